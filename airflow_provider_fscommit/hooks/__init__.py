@@ -1,0 +1,1 @@
+"""Airflow hooks: connections to the systems a commit talks to (Spark, the metastore)."""

@@ -1,0 +1,1 @@
+"""PySpark applications that spark-submit runs (the compaction job)."""

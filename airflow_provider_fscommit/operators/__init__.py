@@ -1,0 +1,1 @@
+"""Airflow operators: compaction and commit tasks, thin shells over the core."""
