@@ -1,0 +1,260 @@
+"""Every table option in one place: its Flink key, Python name, default and meaning.
+
+Mirrors Flink's ``FileSystemConnectorOptions``. A user coming from Flink can paste the
+table options verbatim (``sink.partition-commit.delay = '1 h'``); Python code, the CLI and
+DAG Params use the Python names. The CLI help, the DAG Params and the docs read the
+descriptions from here, so they never disagree.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from airflow_provider_fscommit.core.errors import ConfigError
+from airflow_provider_fscommit.core.partition_spec import DEFAULT_PARTITION_NAME
+from airflow_provider_fscommit.core.units import parse_duration, parse_memory_size
+
+
+def _text(value: Any, option: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise ConfigError(f"{option}: expected a non-empty string, got {value!r}")
+    return value.strip()
+
+
+def _optional_text(value: Any, option: str) -> str | None:
+    return None if value is None or value == "" else _text(value, option)
+
+
+def _names(value: Any, option: str) -> tuple[str, ...]:
+    """A list given as ``'a,b'`` (Flink's form) or as a sequence of strings."""
+    if isinstance(value, str):
+        items: Any = [part for part in value.split(",") if part.strip()]
+    elif isinstance(value, list | tuple):
+        items = value
+    else:
+        raise ConfigError(f"{option}: expected a comma-separated list, got {value!r}")
+    names = tuple(_text(item, option) for item in items)
+    if len(set(names)) != len(names):
+        raise ConfigError(f"{option}: {list(names)} names an entry twice")
+    return names
+
+
+def _parameters(value: Any, option: str) -> tuple[str, ...]:
+    """Flink's ``policy.class.parameters``: ``;``-separated strings, kept verbatim."""
+    if value is None or value == "":
+        return ()
+    if isinstance(value, str):
+        return tuple(value.split(";"))
+    if isinstance(value, Sequence) and all(isinstance(v, str) for v in value):
+        return tuple(value)
+    raise ConfigError(f"{option}: expected ';'-separated parameters, got {value!r}")
+
+
+def _boolean(value: Any, option: str) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+        return value.strip().lower() == "true"
+    raise ConfigError(f"{option}: expected true or false, got {value!r}")
+
+
+def _choice(*allowed: str) -> Callable[[Any, str], str]:
+    def parse(value: Any, option: str) -> str:
+        text = _text(value, option)
+        if text not in allowed:
+            raise ConfigError(f"{option}: {text!r} is not one of {', '.join(allowed)}")
+        return text
+
+    return parse
+
+
+@dataclass(frozen=True)
+class ConfigOption:
+    """One table option. ``key`` is Flink's name (None when Flink has no such option)."""
+
+    name: str
+    key: str | None
+    default: Any
+    parse: Callable[[Any, str], Any]
+    description: str
+    required: bool = False
+
+    def convert(self, value: Any) -> Any:
+        return self.parse(value, self.key or self.name)
+
+
+STAGING_PATH = ConfigOption(
+    "staging_path",
+    None,
+    None,
+    _text,
+    required=True,
+    description="The streaming query's file sink directory (holds _spark_metadata). "
+    "Read-only for fscommit.",
+)
+CHECKPOINT_PATH = ConfigOption(
+    "checkpoint_path",
+    None,
+    None,
+    _text,
+    required=True,
+    description="The streaming query's checkpointLocation (holds offsets/ and commits/).",
+)
+TABLE_PATH = ConfigOption(
+    "table_path",
+    None,
+    None,
+    _optional_text,
+    description="The published table directory that compaction and commit write into.",
+)
+PARTITION_KEYS = ConfigOption(
+    "partition_keys",
+    None,
+    (),
+    _names,
+    required=True,
+    description="The partition columns in path order, e.g. dt,hour (Spark's partitionBy).",
+)
+SINK_PARTITION_COMMIT_TRIGGER = ConfigOption(
+    "trigger",
+    "sink.partition-commit.trigger",
+    "partition-time",
+    _choice("partition-time", "process-time"),
+    description="partition-time: commit when the watermark passes the partition time plus "
+    "the delay; process-time: when the wall clock passes the partition's creation plus the "
+    "delay.",
+)
+SINK_PARTITION_COMMIT_DELAY = ConfigOption(
+    "delay",
+    "sink.partition-commit.delay",
+    timedelta(0),
+    parse_duration,
+    description="How long after its time a partition is complete, e.g. '1 h' for hourly "
+    "partitions.",
+)
+SINK_PARTITION_COMMIT_WATERMARK_TIME_ZONE = ConfigOption(
+    "watermark_time_zone",
+    "sink.partition-commit.watermark-time-zone",
+    "UTC",
+    _text,
+    description="The time zone of the partition values' wall clock, e.g. 'Asia/Shanghai'.",
+)
+SINK_PARTITION_COMMIT_POLICY_KIND = ConfigOption(
+    "policy_kind",
+    "sink.partition-commit.policy.kind",
+    (),
+    _names,
+    description="Commit policies applied in order: metastore, success-file, custom.",
+)
+SINK_PARTITION_COMMIT_POLICY_CLASS = ConfigOption(
+    "policy_class",
+    "sink.partition-commit.policy.class",
+    None,
+    _optional_text,
+    description="Dotted Python path of the custom commit policy class.",
+)
+SINK_PARTITION_COMMIT_POLICY_CLASS_PARAMETERS = ConfigOption(
+    "policy_class_parameters",
+    "sink.partition-commit.policy.class.parameters",
+    (),
+    _parameters,
+    description="';'-separated string parameters passed to the custom policy's constructor.",
+)
+SINK_PARTITION_COMMIT_SUCCESS_FILE_NAME = ConfigOption(
+    "success_file_name",
+    "sink.partition-commit.success-file.name",
+    "_SUCCESS",
+    _text,
+    description="Name of the success-file policy's marker file.",
+)
+PARTITION_TIME_EXTRACTOR_KIND = ConfigOption(
+    "time_extractor_kind",
+    "partition.time-extractor.kind",
+    "default",
+    _choice("default", "custom"),
+    description="default: timestamp pattern and formatter; custom: a user class.",
+)
+PARTITION_TIME_EXTRACTOR_CLASS = ConfigOption(
+    "time_extractor_class",
+    "partition.time-extractor.class",
+    None,
+    _optional_text,
+    description="Dotted Python path of a PartitionTimeExtractor subclass (kind custom).",
+)
+PARTITION_TIME_EXTRACTOR_TIMESTAMP_PATTERN = ConfigOption(
+    "timestamp_pattern",
+    "partition.time-extractor.timestamp-pattern",
+    None,
+    _optional_text,
+    description="How to build the partition time from values, e.g. '$dt $hour:00:00'; "
+    "default: the first partition value.",
+)
+PARTITION_TIME_EXTRACTOR_TIMESTAMP_FORMATTER = ConfigOption(
+    "timestamp_formatter",
+    "partition.time-extractor.timestamp-formatter",
+    None,
+    _optional_text,
+    description="Java DateTimeFormatter pattern for the filled timestamp, e.g. 'yyyyMMdd'; "
+    "default: lenient y-M-d[ H:m:s[.f]].",
+)
+AUTO_COMPACTION = ConfigOption(
+    "auto_compaction",
+    "auto-compaction",
+    True,
+    _boolean,
+    description="Compact a partition's small files before committing it.",
+)
+COMPACTION_FILE_SIZE = ConfigOption(
+    "compaction_file_size",
+    "compaction.file-size",
+    128 * 1024 * 1024,
+    parse_memory_size,
+    description="Target size of compacted files, e.g. '128MB'.",
+)
+PARTITION_DEFAULT_NAME = ConfigOption(
+    "partition_default_name",
+    "partition.default-name",
+    DEFAULT_PARTITION_NAME,
+    _text,
+    description="Directory value Spark writes for a null partition value.",
+)
+
+OPTIONS: tuple[ConfigOption, ...] = (
+    STAGING_PATH,
+    CHECKPOINT_PATH,
+    TABLE_PATH,
+    PARTITION_KEYS,
+    SINK_PARTITION_COMMIT_TRIGGER,
+    SINK_PARTITION_COMMIT_DELAY,
+    SINK_PARTITION_COMMIT_WATERMARK_TIME_ZONE,
+    SINK_PARTITION_COMMIT_POLICY_KIND,
+    SINK_PARTITION_COMMIT_POLICY_CLASS,
+    SINK_PARTITION_COMMIT_POLICY_CLASS_PARAMETERS,
+    SINK_PARTITION_COMMIT_SUCCESS_FILE_NAME,
+    PARTITION_TIME_EXTRACTOR_KIND,
+    PARTITION_TIME_EXTRACTOR_CLASS,
+    PARTITION_TIME_EXTRACTOR_TIMESTAMP_PATTERN,
+    PARTITION_TIME_EXTRACTOR_TIMESTAMP_FORMATTER,
+    AUTO_COMPACTION,
+    COMPACTION_FILE_SIZE,
+    PARTITION_DEFAULT_NAME,
+)
+
+_BY_ANY_NAME: dict[str, ConfigOption] = {o.name: o for o in OPTIONS} | {
+    o.key: o for o in OPTIONS if o.key
+}
+
+
+def lookup(name: str) -> ConfigOption:
+    """Find an option by its Python name or its Flink key."""
+    try:
+        return _BY_ANY_NAME[name]
+    except KeyError:
+        import difflib
+
+        close = difflib.get_close_matches(name, _BY_ANY_NAME, n=3)
+        hint = f"; did you mean {', '.join(close)}?" if close else ""
+        raise ConfigError(f"unknown table option {name!r}{hint}") from None

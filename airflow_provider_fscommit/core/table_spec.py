@@ -1,0 +1,144 @@
+"""The table spec: everything fscommit needs to know about one streaming table.
+
+It travels: the CLI builds it from flags or a file, DAGs from a file or Variable, and it
+crosses process boundaries through XCom and trigger kwargs, so it round-trips through
+plain JSON (:meth:`TableSpec.to_dict` / :meth:`TableSpec.from_options`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from datetime import timedelta
+from functools import cached_property
+from typing import Any
+
+from airflow_provider_fscommit.core import options as o
+from airflow_provider_fscommit.core.commit_trigger import (
+    PartitionCommitTrigger,
+    PartitionTimeCommitTrigger,
+    ProcTimeCommitTrigger,
+    parse_time_zone,
+)
+from airflow_provider_fscommit.core.errors import ConfigError
+from airflow_provider_fscommit.core.filesystem import is_within, normalize_uri
+from airflow_provider_fscommit.core.time_extractor import (
+    PartitionTimeExtractor,
+    create_time_extractor,
+)
+from airflow_provider_fscommit.core.units import format_duration
+
+
+@dataclass(frozen=True)
+class TableSpec:
+    """A validated table configuration; build it with :meth:`from_options`."""
+
+    staging_path: str
+    checkpoint_path: str
+    partition_keys: tuple[str, ...]
+    table_path: str | None = o.TABLE_PATH.default
+    trigger: str = o.SINK_PARTITION_COMMIT_TRIGGER.default
+    delay: timedelta = o.SINK_PARTITION_COMMIT_DELAY.default
+    watermark_time_zone: str = o.SINK_PARTITION_COMMIT_WATERMARK_TIME_ZONE.default
+    policy_kind: tuple[str, ...] = o.SINK_PARTITION_COMMIT_POLICY_KIND.default
+    policy_class: str | None = o.SINK_PARTITION_COMMIT_POLICY_CLASS.default
+    policy_class_parameters: tuple[str, ...] = (
+        o.SINK_PARTITION_COMMIT_POLICY_CLASS_PARAMETERS.default
+    )
+    success_file_name: str = o.SINK_PARTITION_COMMIT_SUCCESS_FILE_NAME.default
+    time_extractor_kind: str = o.PARTITION_TIME_EXTRACTOR_KIND.default
+    time_extractor_class: str | None = o.PARTITION_TIME_EXTRACTOR_CLASS.default
+    timestamp_pattern: str | None = o.PARTITION_TIME_EXTRACTOR_TIMESTAMP_PATTERN.default
+    timestamp_formatter: str | None = o.PARTITION_TIME_EXTRACTOR_TIMESTAMP_FORMATTER.default
+    auto_compaction: bool = o.AUTO_COMPACTION.default
+    compaction_file_size: int = o.COMPACTION_FILE_SIZE.default
+    partition_default_name: str = o.PARTITION_DEFAULT_NAME.default
+
+    @classmethod
+    def from_options(cls, options: Mapping[str, Any]) -> TableSpec:
+        """Build from Python names and/or Flink keys; every value is parsed and checked."""
+        values: dict[str, Any] = {}
+        for name, raw in options.items():
+            option = o.lookup(name)
+            if option.name in values:
+                raise ConfigError(
+                    f"table option {option.name!r} is given twice (as {name!r} and under "
+                    "another name); keep one"
+                )
+            values[option.name] = option.convert(raw)
+        missing = [
+            opt.key or opt.name for opt in o.OPTIONS if opt.required and not values.get(opt.name)
+        ]
+        if missing:
+            raise ConfigError(f"the table spec lacks required option(s) {', '.join(missing)}")
+        spec = cls(**values)
+        spec.validate()
+        return spec
+
+    @classmethod
+    def from_json(cls, text: str) -> TableSpec:
+        return cls.from_options(json.loads(text))
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON values under the Python names; :meth:`from_options` reads it back."""
+        out: dict[str, Any] = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, tuple):
+                value = list(value)
+            elif isinstance(value, timedelta):
+                value = format_duration(value)
+            out[f.name] = value
+        return out
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), sort_keys=True)
+
+    def validate(self) -> None:
+        """Cross-option checks, done once so every later step can rely on them."""
+        parse_time_zone(self.watermark_time_zone)
+        if self.trigger == "partition-time":
+            self.time_extractor.validate(self.partition_keys)
+        unknown = sorted(set(self.policy_kind) - {"metastore", "success-file", "custom"})
+        if unknown:
+            raise ConfigError(
+                f"sink.partition-commit.policy.kind names unknown policies {unknown}; "
+                "use metastore, success-file and/or custom"
+            )
+        if "custom" in self.policy_kind and not self.policy_class:
+            raise ConfigError(
+                "sink.partition-commit.policy.kind includes 'custom' but "
+                "sink.partition-commit.policy.class is not set"
+            )
+        if self.table_path is not None:
+            table = normalize_uri(self.table_path)
+            for name, path in (
+                ("staging_path", self.staging_path),
+                ("checkpoint_path", self.checkpoint_path),
+            ):
+                other = normalize_uri(path)
+                if is_within(other, table) or is_within(table, other):
+                    raise ConfigError(
+                        f"table_path {self.table_path!r} and {name} {path!r} overlap; the "
+                        "published table must be a directory of its own, apart from the "
+                        "streaming query's output and checkpoint"
+                    )
+
+    @cached_property
+    def time_extractor(self) -> PartitionTimeExtractor:
+        return create_time_extractor(
+            self.time_extractor_kind,
+            self.time_extractor_class,
+            self.timestamp_pattern,
+            self.timestamp_formatter,
+        )
+
+    @cached_property
+    def commit_trigger(self) -> PartitionCommitTrigger:
+        """The trigger the options describe, ready to judge partitions."""
+        if self.trigger == "process-time":
+            return ProcTimeCommitTrigger(self.delay)
+        return PartitionTimeCommitTrigger(
+            self.time_extractor, self.delay, parse_time_zone(self.watermark_time_zone)
+        )
