@@ -1,0 +1,151 @@
+"""Committable partitions: the state of every partition of a staging table.
+
+Data flows one way: checkpoint (safe watermark) → sink log (committed files per
+partition) → commit trigger → state. The checkpoint is read *before* the sink log, so
+the watermark a partition is judged by is never newer than the files seen for it.
+"""
+
+from __future__ import annotations
+
+import enum
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from airflow_provider_fscommit.core.checkpoint import CheckpointState, read_checkpoint
+from airflow_provider_fscommit.core.errors import CheckpointError, PartitionTimeError
+from airflow_provider_fscommit.core.staging import StagingPartition, StagingTable
+from airflow_provider_fscommit.core.table_spec import TableSpec
+
+
+class PartitionState(enum.StrEnum):
+    """Where a partition stands. ``committed`` arrives with the commit ledger."""
+
+    PENDING = "pending"
+    COMMITTABLE = "committable"
+    ERROR = "error"
+
+
+@dataclass(frozen=True)
+class PartitionStatus:
+    """One partition, its committed files and whether it may be committed."""
+
+    staged: StagingPartition
+    state: PartitionState
+    commit_time_ms: int | None = None
+    error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "partition": self.staged.path,
+            "values": self.staged.spec.as_dict(),
+            "files": self.staged.files,
+            "bytes": self.staged.bytes,
+            "state": self.state.value,
+            "commit_time_ms": self.commit_time_ms,
+            "commit_time": iso_ms(self.commit_time_ms),
+            "created_ms": self.staged.creation_time_ms,
+            "error": self.error,
+        }
+
+
+@dataclass(frozen=True)
+class TableStatus:
+    """A table's commit status at one moment."""
+
+    spec: TableSpec
+    checkpoint: CheckpointState
+    sink_latest_batch: int | None
+    now_ms: int
+    partitions: list[PartitionStatus]
+    orphan_files: list[str] = field(default_factory=list)
+    missing_files: list[str] = field(default_factory=list)
+
+    def in_state(self, state: PartitionState) -> list[PartitionStatus]:
+        return [p for p in self.partitions if p.state == state]
+
+    def to_dict(self) -> dict[str, Any]:
+        cp = self.checkpoint
+        return {
+            "staging_path": self.spec.staging_path,
+            "checkpoint_path": self.spec.checkpoint_path,
+            "trigger": self.spec.trigger,
+            "latest_committed_batch": cp.latest_committed_batch,
+            "latest_planned_batch": cp.latest_planned_batch,
+            "watermark_ms": cp.watermark_ms,
+            "watermark": iso_ms(cp.watermark_ms),
+            "next_batch_watermark_ms": cp.next_batch_watermark_ms,
+            "last_batch_time_ms": cp.last_commit_time_ms,
+            "last_batch_age_s": (
+                None
+                if cp.last_commit_time_ms is None
+                else round((self.now_ms - cp.last_commit_time_ms) / 1000, 3)
+            ),
+            "sink_latest_batch": self.sink_latest_batch,
+            "now_ms": self.now_ms,
+            "partitions": [p.to_dict() for p in self.partitions],
+            "orphan_files": self.orphan_files,
+            "missing_files": self.missing_files,
+        }
+
+
+def iso_ms(epoch_ms: int | None) -> str | None:
+    """Epoch milliseconds as an ISO-8601 UTC string (None stays None)."""
+    if epoch_ms is None:
+        return None
+    return datetime.fromtimestamp(epoch_ms / 1000, UTC).isoformat(timespec="milliseconds")
+
+
+class TableStatusReader:
+    """Reads a table's status; keep one per table to make repeated reads incremental."""
+
+    def __init__(self, spec: TableSpec) -> None:
+        self.spec = spec
+        self.staging = StagingTable(
+            spec.staging_path, spec.partition_keys, spec.partition_default_name
+        )
+
+    def read(self, now_ms: int | None = None, find_orphans: bool = True) -> TableStatus:
+        """The state of every partition; ``find_orphans`` adds a listing of staging."""
+        now_ms = int(time.time() * 1000) if now_ms is None else now_ms
+        checkpoint = read_checkpoint(self.spec.checkpoint_path)
+        self._check_watermark(checkpoint)
+        snapshot = self.staging.snapshot()
+        partitions = [self._judge(p, checkpoint, now_ms) for p in self.staging.partitions(snapshot)]
+        orphans = self.staging.orphans(snapshot) if find_orphans else None
+        return TableStatus(
+            spec=self.spec,
+            checkpoint=checkpoint,
+            sink_latest_batch=snapshot.latest_batch,
+            now_ms=now_ms,
+            partitions=partitions,
+            orphan_files=orphans.orphan_files if orphans else [],
+            missing_files=orphans.missing_files if orphans else [],
+        )
+
+    def _check_watermark(self, checkpoint: CheckpointState) -> None:
+        if (
+            self.spec.trigger == "partition-time"
+            and checkpoint.latest_committed_batch is not None
+            and not checkpoint.has_watermark
+        ):
+            raise CheckpointError(
+                f"checkpoint {checkpoint.path} has committed batch "
+                f"{checkpoint.latest_committed_batch} without an event-time watermark: the "
+                "query does not call withWatermark(), so partition-time cannot tell when a "
+                "partition is complete. Add .withWatermark('<event time column>', '<delay>') "
+                "to the query, or use the process-time trigger"
+            )
+
+    def _judge(
+        self, staged: StagingPartition, checkpoint: CheckpointState, now_ms: int
+    ) -> PartitionStatus:
+        trigger = self.spec.commit_trigger
+        try:
+            commit_time = trigger.commit_time_ms(staged.spec, staged.creation_time_ms)
+        except PartitionTimeError as exc:
+            return PartitionStatus(staged, PartitionState.ERROR, error=str(exc))
+        committable = trigger.is_committable(commit_time, checkpoint.watermark_ms, now_ms)
+        state = PartitionState.COMMITTABLE if committable else PartitionState.PENDING
+        return PartitionStatus(staged, state, commit_time)

@@ -1,0 +1,122 @@
+"""The staging table: the committed files of a Spark file sink, grouped by partition.
+
+Built on the sink log, so files of failed batches (orphans) never take part; they are
+found by comparing a listing with the log, using Spark's own rule for hidden names.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pyarrow.compute as pc
+import pyarrow.fs as pafs
+
+from airflow_provider_fscommit.core.errors import SinkLogError
+from airflow_provider_fscommit.core.filesystem import (
+    normalize_uri,
+    relative_path,
+    resolve_filesystem,
+)
+from airflow_provider_fscommit.core.partition_spec import PartitionSpec
+from airflow_provider_fscommit.core.sink_log import FileSinkLog, SinkLogSnapshot
+
+
+@dataclass(frozen=True)
+class StagingPartition:
+    """One partition's committed files in staging, summarized."""
+
+    spec: PartitionSpec
+    path: str
+    files: int
+    bytes: int
+    creation_time_ms: int
+
+
+@dataclass(frozen=True)
+class OrphanReport:
+    """Differences between the staging directory and its log, as relative paths."""
+
+    orphan_files: list[str]
+    missing_files: list[str]
+
+
+def is_hidden(name: str) -> bool:
+    """Spark's rule for names its file index skips (``_x`` unless ``_x=v``, ``.x``)."""
+    return (
+        (name.startswith("_") and "=" not in name)
+        or name.startswith(".")
+        or name.endswith("._COPYING_")
+    )
+
+
+class StagingTable:
+    """A file sink's committed output, read incrementally through its sink log."""
+
+    def __init__(
+        self, staging_uri: str, partition_keys: tuple[str, ...], default_name: str
+    ) -> None:
+        self.staging_uri = staging_uri
+        self.partition_keys = partition_keys
+        self.default_name = default_name
+        self._root = normalize_uri(staging_uri)
+        self._log = FileSinkLog(staging_uri)
+
+    def snapshot(self) -> SinkLogSnapshot:
+        return self._log.read()
+
+    def partitions(self, snapshot: SinkLogSnapshot) -> list[StagingPartition]:
+        """Every partition with committed files, sorted by path."""
+        files = snapshot.files
+        directories = pc.replace_substring_regex(files["path"], pattern=r"/[^/]*$", replacement="")
+        grouped = (
+            files.append_column("dir", directories)
+            .group_by("dir")
+            .aggregate([("size", "count"), ("size", "sum"), ("modificationTime", "min")])
+        )
+        partitions: list[StagingPartition] = []
+        outside: list[str] = []
+        for row in grouped.to_pylist():
+            relative = relative_path(normalize_uri(row["dir"]), self._root)
+            if relative is None:
+                outside.append(row["dir"])
+                continue
+            partitions.append(
+                StagingPartition(
+                    spec=PartitionSpec.parse(relative, self.partition_keys, self.default_name),
+                    path=relative,
+                    files=row["size_count"],
+                    bytes=row["size_sum"],
+                    creation_time_ms=row["modificationTime_min"],
+                )
+            )
+        if outside:
+            raise SinkLogError(
+                f"the sink log of {self.staging_uri} lists committed files outside it, e.g. "
+                f"under {min(outside)}: the directory was moved or copied after the query "
+                "wrote it (the log holds absolute paths). Point the staging path at the "
+                "directory the query writes, or restart the query on the new location"
+            )
+        return sorted(partitions, key=lambda p: p.path)
+
+    def logged_relative_paths(self, snapshot: SinkLogSnapshot) -> list[str]:
+        """Committed files as paths relative to the staging root (as named on disk)."""
+        out = []
+        for uri in snapshot.files["path"].to_pylist():
+            relative = relative_path(normalize_uri(uri), self._root)
+            if relative is not None:
+                out.append(relative)
+        return out
+
+    def orphans(self, snapshot: SinkLogSnapshot) -> OrphanReport:
+        """Data files on disk the log does not list, and logged files that are gone."""
+        filesystem, root = resolve_filesystem(self.staging_uri)
+        root = root.rstrip("/")
+        on_disk = set()
+        for info in filesystem.get_file_info(pafs.FileSelector(root, recursive=True)):
+            relative = info.path[len(root) + 1 :]
+            if info.type == pafs.FileType.File and not any(
+                is_hidden(part) for part in relative.split("/")
+            ):
+                on_disk.add(relative)
+        logged = set(self.logged_relative_paths(snapshot))
+        return OrphanReport(sorted(on_disk - logged), sorted(logged - on_disk))

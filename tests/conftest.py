@@ -1,0 +1,123 @@
+"""Session fixtures: one Spark session and real streaming tables written by real queries.
+
+Each table fixture runs a Spark Structured Streaming query once per test session and hands
+the tests its directories plus what Spark itself reported (the oracle to compare with).
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.streams import BLOCK_VALUE, StreamingTable, kill_group, new_spark_session, row
+
+
+@pytest.fixture(scope="session")
+def spark():
+    session = new_spark_session()
+    yield session
+    session.stop()
+
+
+def _hourly_batches(day: str, hours: range, start_id: int = 0) -> list[list[dict]]:
+    """One batch per hour: three rows inside that hour."""
+    return [
+        [row(start_id + 10 * h + i, f"{day}T{h:02d}:{20 * i:02d}:00Z") for i in range(3)]
+        for h in hours
+    ]
+
+
+@pytest.fixture(scope="session")
+def compacted_stream(spark, tmp_path_factory) -> StreamingTable:
+    """Eight hourly batches: the sink log compacts (interval 3) and old batches are purged."""
+    table = StreamingTable(tmp_path_factory.mktemp("compacted"))
+    table.add_batches(*_hourly_batches("2026-11-20", range(8)))
+    table.run(spark)
+    return table
+
+
+@pytest.fixture(scope="session")
+def late_stateful_stream(spark, tmp_path_factory) -> StreamingTable:
+    """A stateful query (dropDuplicates, offset log v2) that receives late and repeated rows."""
+    table = StreamingTable(tmp_path_factory.mktemp("stateful"), stateful=True, offset_log_version=2)
+    batches = _hourly_batches("2026-11-20", range(4))
+    batches.append(
+        [
+            row(1000, "2026-11-20T00:05:00Z"),  # older than the watermark: Spark drops it
+            row(31, "2026-11-20T03:20:00Z"),  # a duplicate of batch 3: dropped by state
+            row(1001, "2026-11-20T04:10:00Z"),
+        ]
+    )
+    table.add_batches(*batches)
+    table.run(spark)
+    return table
+
+
+@pytest.fixture(scope="session")
+def late_stateless_stream(spark, tmp_path_factory) -> StreamingTable:
+    """A stateless query: rows older than the watermark are still written (late data)."""
+    table = StreamingTable(tmp_path_factory.mktemp("stateless-late"))
+    table.add_batches(*_hourly_batches("2026-11-20", range(4)))
+    table.run(spark)
+    return table
+
+
+@pytest.fixture(scope="session")
+def awkward_stream(spark, tmp_path_factory) -> StreamingTable:
+    """Partition values that need Hive escaping, a null, an empty string and non-ASCII."""
+    table = StreamingTable(tmp_path_factory.mktemp("awkward"), partition_by=("dt", "k"))
+    values = ["a b:c/d%e=f#g", None, "", "ü→✓", "x'y\"z", "50%", "__HIVE_x", "[1]{2}^*?\\"]
+    table.add_batches(
+        [row(i, f"2026-11-20T01:{i:02d}:00Z", k=v) for i, v in enumerate(values)],
+        [row(100, "2026-11-20T05:00:00Z", k="later")],
+    )
+    table.run(spark)
+    return table
+
+
+@pytest.fixture(scope="session")
+def shanghai_stream(spark, tmp_path_factory) -> StreamingTable:
+    """Partition values on Asia/Shanghai wall clock (UTC+8) while the watermark is UTC."""
+    table = StreamingTable(tmp_path_factory.mktemp("shanghai"), time_zone="Asia/Shanghai")
+    table.add_batches(*_hourly_batches("2026-11-20", range(0, 5)))
+    table.run(spark)
+    return table
+
+
+@pytest.fixture(scope="session")
+def killed_stream(tmp_path_factory) -> StreamingTable:
+    """A query SIGKILLed mid-batch after one task wrote its files, then restarted.
+
+    Batch 2's task that meets the marker row hangs; the other task finishes and leaves its
+    part files in staging. They never reach the sink log: after the kill and the restart
+    (which redoes batch 2) they are orphans.
+    """
+    table = StreamingTable(tmp_path_factory.mktemp("killed"), blockable=True)
+    batches = _hourly_batches("2026-11-20", range(2))
+    batches.append(
+        [row(200 + i, f"2026-11-20T02:{5 * i:02d}:00Z") for i in range(10)]
+        + [row(299, "2026-11-20T02:59:00Z", k=BLOCK_VALUE)]
+    )
+    table.add_batches(*batches)
+    child = table.run_in_child(block=True)
+    try:
+        blocked = table.base / "blocked"
+        deadline = time.monotonic() + 240
+        while not (blocked.exists() and _part_files(table, "hour=02")):
+            if child.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"the child query did not block; see {table.base}/child.log")
+            time.sleep(0.5)
+        time.sleep(2)  # let the other task close its files
+    finally:
+        kill_group(child)
+    table.orphans_at_kill = sorted(_part_files(table, "hour=02"))  # type: ignore[attr-defined]
+    restarted = table.run_in_child(block=False)
+    if restarted.wait(timeout=300) != 0:
+        raise RuntimeError(f"the restarted query failed; see {table.base}/child.log")
+    return table
+
+
+def _part_files(table: StreamingTable, partition_dir: str) -> list[Path]:
+    return [p for p in Path(table.staging).rglob("part-*") if partition_dir in str(p)]

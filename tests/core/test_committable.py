@@ -1,0 +1,160 @@
+"""Partition states read from real Spark output agree with what Spark itself reads."""
+
+from __future__ import annotations
+
+import shutil
+from datetime import datetime, timedelta
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from airflow_provider_fscommit.core.committable import PartitionState, TableStatusReader
+from airflow_provider_fscommit.core.errors import CheckpointError, PartitionPathError, SinkLogError
+from airflow_provider_fscommit.core.table_spec import TableSpec
+from tests.streams import BLOCK_VALUE, StreamingTable, row
+
+
+def spec_for(table: StreamingTable, **extra) -> TableSpec:
+    options = {
+        "staging_path": table.staging,
+        "checkpoint_path": table.checkpoint,
+        "partition_keys": list(table.partition_by),
+        "timestamp_pattern": "$dt $hour:00:00" if "hour" in table.partition_by else "$dt",
+        "delay": "1 h",
+        "watermark_time_zone": table.time_zone,
+    }
+    return TableSpec.from_options(options | extra)
+
+
+def spark_partitions(spark, table: StreamingTable) -> dict[tuple, int]:
+    """Partition values -> committed row count, as Spark reads the staging directory."""
+    df = spark.read.parquet(table.staging)
+    keys = list(table.partition_by)
+    return {tuple(r[:-1]): r[-1] for r in df.groupBy(*keys).count().collect()}
+
+
+def expected_state(table: StreamingTable, values: tuple[str, ...], delay: timedelta) -> str:
+    """Independent oracle: aware-datetime arithmetic in the query's zone (no DST here)."""
+    dt, hour = values
+    local = datetime.fromisoformat(f"{dt}T{hour}:00:00").replace(tzinfo=ZoneInfo(table.time_zone))
+    commit_ms = int((local + delay).timestamp() * 1000)
+    return "committable" if table.last_watermark_ms > commit_ms else "pending"
+
+
+@pytest.mark.parametrize("fixture", ["compacted_stream", "shanghai_stream", "late_stateful_stream"])
+def test_states_files_and_values_match_spark(fixture, request, spark):
+    table = request.getfixturevalue(fixture)
+    status = TableStatusReader(spec_for(table)).read()
+    ours = {p.staged.spec.values: p for p in status.partitions}
+    assert set(ours) == set(spark_partitions(spark, table))
+    for values, partition in ours.items():
+        assert partition.state.value == expected_state(table, values, timedelta(hours=1)), values
+    assert status.in_state(PartitionState.COMMITTABLE), "the watermark passed some partitions"
+    assert status.in_state(PartitionState.PENDING), "the latest partitions are still open"
+    assert status.checkpoint.watermark_ms == table.last_watermark_ms
+    assert sum(p.staged.files for p in status.partitions) == len(
+        spark.read.parquet(table.staging).inputFiles()
+    )
+    assert status.orphan_files == [] and status.missing_files == []
+
+
+def test_shanghai_partitions_are_judged_on_shanghai_wall_clock(shanghai_stream):
+    status = TableStatusReader(spec_for(shanghai_stream)).read()
+    # Input hours are 00-04 UTC, so Spark wrote hours 08-12 Shanghai time.
+    assert [p.staged.path for p in status.partitions] == [
+        f"dt=2026-11-20/hour={h:02d}" for h in range(8, 13)
+    ]
+    utc = TableStatusReader(spec_for(shanghai_stream, watermark_time_zone="UTC")).read()
+    # Misreading the values as UTC puts every commit time 8 h late: nothing is committable.
+    assert status.in_state(PartitionState.COMMITTABLE)
+    assert not utc.in_state(PartitionState.COMMITTABLE)
+
+
+def test_awkward_partition_values_round_trip_through_paths(awkward_stream, spark):
+    status = TableStatusReader(spec_for(awkward_stream)).read()
+    ours = {p.staged.spec.values for p in status.partitions}
+    assert ours == set(spark_partitions(spark, awkward_stream))
+    assert ("2026-11-20", "a b:c/d%e=f#g") in ours
+    assert ("2026-11-20", None) in ours  # null and "" both went to __HIVE_DEFAULT_PARTITION__
+    # Day partitions with a 1 h delay: the watermark is hours before 2026-11-21 01:00.
+    assert {p.state for p in status.partitions} == {PartitionState.PENDING}
+
+
+def test_late_rows_of_a_stateless_query_land_in_committable_partitions(
+    spark, late_stateless_stream
+):
+    reader = TableStatusReader(spec_for(late_stateless_stream))
+    before = {p.staged.path: p for p in reader.read().partitions}
+    assert before["dt=2026-11-20/hour=00"].state == PartitionState.COMMITTABLE
+    late_stateless_stream.add_batches([row(5000, "2026-11-20T00:30:00Z")])
+    late_stateless_stream.run(spark)
+    after = {p.staged.path: p for p in reader.read().partitions}
+    assert (
+        after["dt=2026-11-20/hour=00"].staged.files
+        == before["dt=2026-11-20/hour=00"].staged.files + 1
+    )
+    assert after["dt=2026-11-20/hour=00"].state == PartitionState.COMMITTABLE
+    assert spark_partitions(spark, late_stateless_stream)[("2026-11-20", "00")] == 4
+
+
+@pytest.mark.slow
+def test_killed_query_leaves_orphans_that_are_reported_and_never_counted(killed_stream, spark):
+    status = TableStatusReader(spec_for(killed_stream)).read()
+    staging = Path(killed_stream.staging)
+    on_disk = {str(p.relative_to(staging)) for p in staging.rglob("part-*")}
+    read_by_spark = {
+        str(Path(uri.removeprefix("file:")).relative_to(staging))
+        for uri in spark.read.parquet(killed_stream.staging).inputFiles()
+    }
+    orphans = sorted(on_disk - read_by_spark)
+    assert orphans, "the kill left files of the unfinished batch behind"
+    assert status.orphan_files == orphans
+    assert set(orphans) <= {str(p.relative_to(staging)) for p in killed_stream.orphans_at_kill}
+    hour2 = next(p for p in status.partitions if p.staged.path == "dt=2026-11-20/hour=02")
+    assert hour2.staged.files == len([f for f in read_by_spark if "hour=02" in f])
+    rows = spark_partitions(spark, killed_stream)
+    assert rows[("2026-11-20", "02")] == 11  # every row once, the blocked one included
+    assert spark.read.parquet(killed_stream.staging).where(f"k = '{BLOCK_VALUE}'").count() == 1
+
+
+def test_process_time_trigger_uses_file_creation(compacted_stream):
+    spec = spec_for(compacted_stream, trigger="process-time", delay="1 d")
+    status = TableStatusReader(spec).read()
+    assert {p.state for p in status.partitions} == {PartitionState.PENDING}
+    created = min(p.staged.creation_time_ms for p in status.partitions)
+    later = TableStatusReader(spec).read(now_ms=created + 86_400_001)
+    assert later.in_state(PartitionState.COMMITTABLE)
+
+
+def test_unparsable_partition_time_marks_that_partition_only(compacted_stream):
+    spec = spec_for(
+        compacted_stream, timestamp_pattern="$dt $hour", timestamp_formatter="yyyy-MM-dd"
+    )
+    status = TableStatusReader(spec).read()
+    assert {p.state for p in status.partitions} == {PartitionState.ERROR}
+    assert "timestamp-formatter" in status.partitions[0].error
+
+
+def test_query_without_watermark_is_an_error_for_partition_time_only(spark, tmp_path):
+    table = StreamingTable(tmp_path, watermark_delay=None)
+    table.add_batches([row(1, "2026-11-20T01:00:00Z")], [row(2, "2026-11-20T02:00:00Z")])
+    table.run(spark)
+    with pytest.raises(CheckpointError, match=r"without an event-time watermark.*withWatermark"):
+        TableStatusReader(spec_for(table)).read()
+    status = TableStatusReader(spec_for(table, trigger="process-time")).read()
+    assert len(status.partitions) == 2
+
+
+def test_wrong_partition_keys_are_reported(compacted_stream):
+    with pytest.raises(PartitionPathError, match="has 2 level"):
+        TableStatusReader(
+            spec_for(compacted_stream, partition_keys="dt", timestamp_pattern="$dt")
+        ).read()
+
+
+def test_a_moved_staging_directory_is_reported_not_guessed(compacted_stream, tmp_path):
+    moved = shutil.copytree(compacted_stream.staging, tmp_path / "moved-staging")
+    spec = spec_for(compacted_stream, staging_path=str(moved))
+    with pytest.raises(SinkLogError, match=r"lists committed files outside it.*moved or copied"):
+        TableStatusReader(spec).read()

@@ -1,0 +1,207 @@
+"""Real Spark Structured Streaming queries for the tests: a file source, a watermark and a
+partitioned Parquet file sink, fed one JSON input file per micro-batch.
+
+The same query definition runs in the test process (``StreamingTable.run``) and in a child
+process (``stream_job.py``) that a test can SIGKILL in the middle of a batch.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+BLOCK_VALUE = "__block__"
+# Input files get increasing modification times from here, so the file source (which
+# orders new files by modification time) takes exactly one file per batch, in order.
+_INPUT_MTIME_BASE = 1_700_000_000
+
+SPARK_TEST_CONF: dict[str, str] = {
+    "spark.ui.enabled": "false",
+    "spark.sql.shuffle.partitions": "2",
+    "spark.sql.session.timeZone": "UTC",
+    "spark.sql.sources.partitionColumnTypeInference.enabled": "false",
+    # Small so that a few batches exercise sink-log compaction and checkpoint purging.
+    "spark.sql.streaming.fileSink.log.compactInterval": "3",
+    "spark.sql.streaming.fileSink.log.cleanupDelay": "0",
+    "spark.sql.streaming.minBatchesToRetain": "3",
+    "spark.driver.bindAddress": "127.0.0.1",
+    "spark.driver.host": "127.0.0.1",
+}
+
+
+def spark_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    env["PYSPARK_PYTHON"] = sys.executable
+    env["PYSPARK_DRIVER_PYTHON"] = sys.executable
+    return env
+
+
+def new_spark_session(app_name: str = "fscommit-tests"):
+    """A local[2] session configured like the streaming queries in the tests."""
+    os.environ.update(spark_env())
+    from pyspark.sql import SparkSession
+
+    builder = SparkSession.builder.master("local[2]").appName(app_name)
+    for key, value in SPARK_TEST_CONF.items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def row(row_id: int, ts: str, k: str | None = "x", v: float = 1.0) -> dict[str, Any]:
+    """One input record; ``ts`` is ISO-8601 with an offset, e.g. ``2026-11-20T03:10:00Z``."""
+    return {"id": row_id, "ts": ts, "k": k, "v": v}
+
+
+@dataclass
+class StreamingTable:
+    """A streaming query's input, checkpoint and staging output under ``base``."""
+
+    base: Path
+    partition_by: tuple[str, ...] = ("dt", "hour")
+    watermark_delay: str | None = "30 minutes"
+    stateful: bool = False
+    time_zone: str = "UTC"
+    offset_log_version: int = 1
+    blockable: bool = False
+    batches_written: int = 0
+    progress: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def staging(self) -> str:
+        return str(self.base / "staging")
+
+    @property
+    def checkpoint(self) -> str:
+        return str(self.base / "checkpoint")
+
+    @property
+    def input_dir(self) -> Path:
+        return self.base / "input"
+
+    def add_batches(self, *batches: list[dict[str, Any]]) -> None:
+        """Write one input file per batch; the next run processes them in order."""
+        self.input_dir.mkdir(parents=True, exist_ok=True)
+        for batch in batches:
+            path = self.input_dir / f"batch-{self.batches_written:05d}.json"
+            path.write_text("".join(json.dumps(r) + "\n" for r in batch))
+            mtime = _INPUT_MTIME_BASE + self.batches_written
+            os.utime(path, (mtime, mtime))
+            self.batches_written += 1
+
+    def config(self) -> dict[str, Any]:
+        return {
+            "base": str(self.base),
+            "partition_by": list(self.partition_by),
+            "watermark_delay": self.watermark_delay,
+            "stateful": self.stateful,
+            "time_zone": self.time_zone,
+            "offset_log_version": self.offset_log_version,
+            "blockable": self.blockable,
+        }
+
+    def run(self, spark) -> list[dict[str, Any]]:
+        """Process every new input file (availableNow), one batch per file, and wait."""
+        progress = run_query(spark, self.config())
+        self.progress.extend(progress)
+        return progress
+
+    @property
+    def last_watermark_ms(self) -> int:
+        """The watermark Spark reports for its last executed batch (the oracle)."""
+        iso = self.progress[-1]["eventTime"]["watermark"]
+        return int(datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp() * 1000)
+
+    def run_in_child(self, block: bool = False) -> subprocess.Popen:
+        """Start the query in its own process group (``stream_job.py``)."""
+        env = spark_env()
+        if block:
+            env["FSCOMMIT_TEST_BLOCK_SIGNAL"] = str(self.base / "blocked")
+        return subprocess.Popen(
+            [sys.executable, str(ROOT / "tests" / "stream_job.py"), json.dumps(self.config())],
+            env=env,
+            cwd=str(self.base),
+            start_new_session=True,
+            stdout=subprocess.DEVNULL,
+            stderr=open(self.base / "child.log", "ab"),
+        )
+
+
+def run_query(spark, config: dict[str, Any]) -> list[dict[str, Any]]:
+    """Build and run the test query described by ``config``; returns its progress."""
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    schema = T.StructType(
+        [
+            T.StructField("id", T.LongType()),
+            T.StructField("ts", T.TimestampType()),
+            T.StructField("k", T.StringType()),
+            T.StructField("v", T.DoubleType()),
+        ]
+    )
+    previous_tz = spark.conf.get("spark.sql.session.timeZone")
+    spark.conf.set("spark.sql.session.timeZone", config["time_zone"])
+    spark.conf.set("spark.sql.streaming.offsetLog.formatVersion", str(config["offset_log_version"]))
+    try:
+        df = (
+            spark.readStream.schema(schema)
+            .option("maxFilesPerTrigger", 1)
+            .json(str(Path(config["base"]) / "input"))
+        )
+        if config["watermark_delay"]:
+            df = df.withWatermark("ts", config["watermark_delay"])
+        if config["stateful"]:
+            df = df.dropDuplicates(["id", "ts"])
+        if config.get("blockable"):
+            df = df.repartition(2, "id").withColumn("k", _blocking_udf()(F.col("k")))
+        df = df.withColumn("dt", F.date_format("ts", "yyyy-MM-dd")).withColumn(
+            "hour", F.date_format("ts", "HH")
+        )
+        query = (
+            df.writeStream.format("parquet")
+            .option("path", str(Path(config["base"]) / "staging"))
+            .option("checkpointLocation", str(Path(config["base"]) / "checkpoint"))
+            .partitionBy(*config["partition_by"])
+            .trigger(availableNow=True)
+            .start()
+        )
+        query.awaitTermination()
+        return list(query.recentProgress)
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", previous_tz)
+
+
+def _blocking_udf():
+    """A UDF that hangs on the marker row, so its task never finishes (to be killed)."""
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    signal_path = os.environ.get("FSCOMMIT_TEST_BLOCK_SIGNAL")
+
+    def passthrough(value):
+        if value == BLOCK_VALUE and signal_path:
+            Path(signal_path).touch()
+            time.sleep(3600)
+        return value
+
+    return F.udf(passthrough, T.StringType())
+
+
+def kill_group(process: subprocess.Popen) -> None:
+    """SIGKILL the child and everything it started (its JVM, Python workers)."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGKILL)
+    process.wait(timeout=60)
