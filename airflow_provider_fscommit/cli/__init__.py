@@ -1,0 +1,1 @@
+"""The ``fscommit`` command line, for a person at a terminal."""

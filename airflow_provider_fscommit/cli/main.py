@@ -1,0 +1,186 @@
+"""``fscommit``: look at and operate a Spark streaming table's partition commit.
+
+A thin shell over :mod:`airflow_provider_fscommit.core`: it builds a :class:`TableSpec`
+from flags (Flink option keys accepted through ``--option``), calls the core and prints
+a readable table or, with ``--json``, one JSON object.
+
+Exit codes: 0 done, 1 error (the message names the thing and the fix), 2 usage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from airflow_provider_fscommit.core import options as o
+from airflow_provider_fscommit.core.committable import (
+    PartitionState,
+    TableStatus,
+    TableStatusReader,
+    iso_ms,
+)
+from airflow_provider_fscommit.core.errors import FsCommitError
+from airflow_provider_fscommit.core.table_spec import TableSpec
+from airflow_provider_fscommit.core.units import format_duration
+
+# Flags that set a table option directly: (flag, option).
+_TABLE_FLAGS: tuple[tuple[str, o.ConfigOption], ...] = (
+    ("--staging", o.STAGING_PATH),
+    ("--checkpoint", o.CHECKPOINT_PATH),
+    ("--partition-keys", o.PARTITION_KEYS),
+    ("--trigger", o.SINK_PARTITION_COMMIT_TRIGGER),
+    ("--delay", o.SINK_PARTITION_COMMIT_DELAY),
+    ("--time-zone", o.SINK_PARTITION_COMMIT_WATERMARK_TIME_ZONE),
+    ("--timestamp-pattern", o.PARTITION_TIME_EXTRACTOR_TIMESTAMP_PATTERN),
+    ("--timestamp-formatter", o.PARTITION_TIME_EXTRACTOR_TIMESTAMP_FORMATTER),
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="fscommit",
+        description="Flink-style partition commit for Spark Structured Streaming tables.",
+        epilog="Exit codes: 0 done, 1 error, 2 usage.",
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    status = commands.add_parser(
+        "status",
+        help="watermark, partitions and their commit state, orphan files",
+        description="Show the latest committed batch, the safe watermark, every partition "
+        "with its committed files and state, and orphan files of failed batches.",
+    )
+    _add_table_arguments(status)
+    status.add_argument("--json", action="store_true", help="print one JSON object")
+    return parser
+
+
+def _add_table_arguments(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("table")
+    for flag, option in _TABLE_FLAGS:
+        default = option.default if option.default not in (None, ()) else None
+        shown = format_duration(default) if flag == "--delay" else default
+        group.add_argument(
+            flag,
+            dest=option.name,
+            required=option.required,
+            metavar=flag[2:].upper().replace("-", "_"),
+            help=option.description + (f" (default: {shown})" if shown is not None else ""),
+        )
+    group.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="any table option by its Flink key or Python name, e.g. "
+        "'sink.partition-commit.delay=1 h' (repeatable)",
+    )
+
+
+def spec_from_args(args: argparse.Namespace) -> TableSpec:
+    """The table spec the flags describe; ``--option`` may use Flink's keys."""
+    values: dict[str, Any] = {}
+    for item in args.option:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise FsCommitError(f"--option {item!r} is not KEY=VALUE")
+        values[key.strip()] = value.strip()
+    for _, option in _TABLE_FLAGS:
+        value = getattr(args, option.name)
+        if value is not None:
+            values.pop(option.key, None)
+            values[option.name] = value
+    return TableSpec.from_options(values)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        spec = spec_from_args(args)
+        status = TableStatusReader(spec).read()
+    except FsCommitError as exc:
+        print(f"fscommit: error: {exc}", file=sys.stderr)
+        return 1
+    if args.json:
+        print(json.dumps(status.to_dict(), indent=2))
+    else:
+        print(render_status(status))
+    return 0
+
+
+def render_status(status: TableStatus) -> str:
+    """The status as a readable report."""
+    spec, cp = status.spec, status.checkpoint
+    lines = [
+        f"Table      {spec.staging_path}",
+        f"Checkpoint {spec.checkpoint_path}",
+    ]
+    if cp.latest_committed_batch is None:
+        lines.append("Batch      no batch committed yet")
+    else:
+        age = (status.now_ms - (cp.last_commit_time_ms or status.now_ms)) / 1000
+        lines.append(
+            f"Batch      {cp.latest_committed_batch} committed {_age(age)} ago "
+            f"(sink log at batch {status.sink_latest_batch})"
+        )
+    lines.append(
+        f"Watermark  {iso_ms(cp.watermark_ms) or '-'} (safe; next batch runs with "
+        f"{iso_ms(cp.next_batch_watermark_ms) or '-'})"
+    )
+    lines.append(
+        f"Trigger    {spec.trigger}, delay {format_duration(spec.delay)}, "
+        f"time zone {spec.watermark_time_zone}"
+    )
+    lines.append("")
+    rows = [("PARTITION", "FILES", "BYTES", "STATE", "COMMIT TIME (UTC)")]
+    for p in status.partitions:
+        rows.append(
+            (
+                p.staged.path,
+                str(p.staged.files),
+                _size(p.staged.bytes),
+                p.state.value,
+                p.error or iso_ms(p.commit_time_ms) or "",
+            )
+        )
+    widths = [max(len(r[i]) for r in rows) for i in range(4)]
+    for row in rows:
+        lines.append(
+            f"{row[0]:<{widths[0]}}  {row[1]:>{widths[1]}}  {row[2]:>{widths[2]}}  "
+            f"{row[3]:<{widths[3]}}  {row[4]}"
+        )
+    counts = ", ".join(
+        f"{len(status.in_state(s))} {s.value}" for s in PartitionState if status.in_state(s)
+    )
+    lines.append(f"{len(status.partitions)} partition(s): {counts or 'none'}")
+    for title, paths in (
+        ("Orphan files (not in the sink log; never published)", status.orphan_files),
+        ("Missing files (in the sink log but not on disk)", status.missing_files),
+    ):
+        if paths:
+            lines.append(f"{title}: {len(paths)}")
+            lines.extend(f"  {path}" for path in paths)
+    return "\n".join(lines)
+
+
+def _age(seconds: float) -> str:
+    if seconds < 120:
+        return f"{seconds:.1f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.1f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def _size(size: int) -> str:
+    value = float(size)
+    for unit in ("B", "KB", "MB", "GB"):
+        if value < 1024 or unit == "GB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    raise AssertionError("unreachable")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

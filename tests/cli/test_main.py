@@ -1,0 +1,103 @@
+"""``fscommit status`` as a person and a script use it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from airflow_provider_fscommit.cli.main import main
+
+FSCOMMIT = str(Path(sys.executable).parent / "fscommit")
+
+
+def status_args(table, *extra: str) -> list[str]:
+    return [
+        "status",
+        "--checkpoint",
+        table.checkpoint,
+        "--staging",
+        table.staging,
+        "--partition-keys",
+        ",".join(table.partition_by),
+        "--timestamp-pattern",
+        "$dt $hour:00:00",
+        "--delay",
+        "1 h",
+        *extra,
+    ]
+
+
+def test_status_json_has_the_documented_fields(compacted_stream, capsys):
+    assert main(status_args(compacted_stream, "--json")) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["latest_committed_batch"] == compacted_stream.progress[-1]["batchId"]
+    assert out["watermark_ms"] == compacted_stream.last_watermark_ms
+    assert out["sink_latest_batch"] == 7
+    assert out["orphan_files"] == []
+    first = out["partitions"][0]
+    assert first["partition"] == "dt=2026-11-20/hour=00"
+    assert {"partition", "files", "bytes", "state"} <= set(first)
+    assert first["state"] == "committable" and first["files"] == 1 and first["bytes"] > 0
+    assert out["partitions"][-1]["state"] == "pending"
+
+
+@pytest.mark.slow
+def test_status_of_a_killed_query_lists_its_orphans_through_the_installed_command(killed_stream):
+    result = subprocess.run(
+        [FSCOMMIT, *status_args(killed_stream, "--json")], capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stderr
+    out = json.loads(result.stdout)
+    assert out["orphan_files"] and all("hour=02/part-" in f for f in out["orphan_files"])
+    human = subprocess.run(
+        [FSCOMMIT, *status_args(killed_stream)], capture_output=True, text=True
+    ).stdout
+    assert "Orphan files (not in the sink log; never published)" in human
+    assert out["orphan_files"][0] in human
+
+
+def test_human_output_is_a_table(compacted_stream, capsys):
+    assert main(status_args(compacted_stream)) == 0
+    out = capsys.readouterr().out
+    assert "Watermark  2026-11-20T" in out
+    assert "PARTITION" in out and "STATE" in out
+    assert "dt=2026-11-20/hour=00" in out
+    assert "committable" in out and "pending" in out
+
+
+def test_flink_keys_through_option(compacted_stream, capsys):
+    args = status_args(compacted_stream, "--json")
+    args[args.index("--delay") : args.index("--delay") + 2] = [
+        "--option",
+        "sink.partition-commit.delay=100 d",
+    ]
+    assert main(args) == 0
+    states = {p["state"] for p in json.loads(capsys.readouterr().out)["partitions"]}
+    assert states == {"pending"}
+
+
+def test_errors_are_one_line_with_exit_code_1(tmp_path, capsys):
+    code = main(
+        [
+            "status",
+            "--checkpoint",
+            str(tmp_path / "nope"),
+            "--staging",
+            str(tmp_path / "s"),
+            "--partition-keys",
+            "dt",
+        ]
+    )
+    assert code == 1
+    err = capsys.readouterr().err
+    assert err.startswith("fscommit: error: checkpoint ") and err.count("\n") == 1
+
+
+def test_usage_errors_exit_2(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["status", "--staging", "/s"])
+    assert exit_info.value.code == 2
