@@ -152,9 +152,19 @@ def run_query(spark, config: dict[str, Any]) -> list[dict[str, Any]]:
             T.StructField("v", T.DoubleType()),
         ]
     )
-    previous_tz = spark.conf.get("spark.sql.session.timeZone")
-    spark.conf.set("spark.sql.session.timeZone", config["time_zone"])
-    spark.conf.set("spark.sql.streaming.offsetLog.formatVersion", str(config["offset_log_version"]))
+    query_conf = {
+        "spark.sql.session.timeZone": config["time_zone"],
+        "spark.sql.streaming.offsetLog.formatVersion": str(config["offset_log_version"]),
+    }
+    if config["stateful"]:
+        # RocksDB with state checkpoint format 2 makes Spark write commit log v2.
+        query_conf["spark.sql.streaming.stateStore.providerClass"] = (
+            "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
+        )
+        query_conf["spark.sql.streaming.stateStore.checkpointFormatVersion"] = "2"
+    previous = {key: spark.conf.get(key, None) for key in query_conf}
+    for key, value in query_conf.items():
+        spark.conf.set(key, value)
     try:
         df = (
             spark.readStream.schema(schema)
@@ -181,7 +191,11 @@ def run_query(spark, config: dict[str, Any]) -> list[dict[str, Any]]:
         query.awaitTermination()
         return list(query.recentProgress)
     finally:
-        spark.conf.set("spark.sql.session.timeZone", previous_tz)
+        for key, value in previous.items():
+            if value is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, value)
 
 
 def _blocking_udf():

@@ -8,6 +8,7 @@ descriptions from here, so they never disagree.
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
@@ -253,8 +254,6 @@ def lookup(name: str) -> ConfigOption:
     try:
         return _BY_ANY_NAME[name]
     except KeyError:
-        import difflib
-
         close = difflib.get_close_matches(name, _BY_ANY_NAME, n=3)
         hint = f"; did you mean {', '.join(close)}?" if close else ""
         raise ConfigError(f"unknown table option {name!r}{hint}") from None

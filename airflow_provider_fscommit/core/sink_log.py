@@ -72,14 +72,22 @@ class FileSinkLog:
         self._deltas: dict[int, tuple[LogFile, pa.Table]] = {}
 
     def read(self) -> SinkLogSnapshot:
-        """The currently committed files (retried if the query purges a file meanwhile)."""
-        for attempt in range(3):
+        """The currently committed files.
+
+        The query may compact and purge log files between our listing and our reads; a
+        file that vanished that way means the listing is stale, so it is simply redone.
+        """
+        attempts = 3
+        while True:
             try:
                 return self._read()
             except FileNotFoundError:
-                if attempt == 2:
-                    raise
-        raise AssertionError("unreachable")
+                attempts -= 1
+                if not attempts:
+                    raise SinkLogError(
+                        f"files of {self._log_dir} kept disappearing while being read; "
+                        "something other than the streaming query is deleting the sink log"
+                    ) from None
 
     def _read(self) -> SinkLogSnapshot:
         listing = list_log(self._filesystem, self._log_dir)

@@ -21,12 +21,13 @@ def test_watermark_and_batch_match_what_spark_reports(fixture, request):
     assert state.last_commit_time_ms is not None
 
 
-def test_old_batches_are_purged_and_offset_log_v2_is_read(late_stateful_stream):
+def test_old_batches_are_purged_and_log_format_v2_is_read(late_stateful_stream):
     offsets = sorted(Path(late_stateful_stream.checkpoint, "offsets").iterdir())
     assert "0" not in [p.name for p in offsets]  # minBatchesToRetain purged the first ones
     state = read_checkpoint(late_stateful_stream.checkpoint)
-    latest = Path(late_stateful_stream.checkpoint, "offsets", str(state.latest_committed_batch))
-    assert latest.read_text().startswith("v2")
+    for log in ("offsets", "commits"):
+        latest = Path(late_stateful_stream.checkpoint, log, str(state.latest_committed_batch))
+        assert latest.read_text().startswith("v2"), log
     # Five input files, and the stateful query ran a no-data batch to advance the watermark.
     assert state.latest_committed_batch == 5 == late_stateful_stream.progress[-1]["batchId"]
 
