@@ -219,3 +219,129 @@ def kill_group(process: subprocess.Popen) -> None:
     with contextlib.suppress(ProcessLookupError):
         os.killpg(process.pid, signal.SIGKILL)
     process.wait(timeout=60)
+
+
+def typed_schema(with_extra: bool):
+    """Every type family of the fidelity invariant; ``extra`` is added mid-stream."""
+    from pyspark.sql import types as T
+
+    fields = [
+        T.StructField("id", T.LongType()),
+        T.StructField("ts", T.TimestampType()),
+        T.StructField("d", T.DateType()),
+        T.StructField("flag", T.BooleanType()),
+        T.StructField("i", T.IntegerType()),
+        T.StructField("f", T.FloatType()),
+        T.StructField("x", T.DoubleType()),
+        T.StructField("small_dec", T.DecimalType(5, 2)),
+        T.StructField("dec", T.DecimalType(12, 3)),
+        T.StructField("big_dec", T.DecimalType(30, 6)),
+        T.StructField("s", T.StringType()),
+        T.StructField("bin", T.BinaryType()),
+        T.StructField(
+            "st",
+            T.StructType(
+                [
+                    T.StructField("a", T.IntegerType()),
+                    T.StructField("t", T.TimestampType()),
+                    T.StructField("tags", T.ArrayType(T.StringType())),
+                ]
+            ),
+        ),
+        T.StructField("arr", T.ArrayType(T.DoubleType())),
+        T.StructField("m", T.MapType(T.StringType(), T.IntegerType())),
+        T.StructField(
+            "nested",
+            T.ArrayType(
+                T.StructType([T.StructField("k", T.StringType()), T.StructField("v", T.LongType())])
+            ),
+        ),
+    ]
+    if with_extra:
+        fields.append(T.StructField("extra", T.StringType()))
+    return T.StructType(fields)
+
+
+def typed_row(row_id: int, ts: str, with_extra: bool) -> tuple:
+    """A row with values (and, for every third id, nulls) in every column."""
+    from decimal import Decimal
+
+    moment = datetime.fromisoformat(ts.replace("Z", "+00:00"))
+    values: tuple = (
+        row_id,
+        moment,
+        moment.date(),
+        row_id % 2 == 0,
+        row_id * 7,
+        row_id / 3.0,
+        row_id * 1.000001,
+        Decimal(f"{row_id % 1000}.25"),
+        Decimal(f"{row_id}.125"),
+        Decimal(f"123456789012345678901.{row_id:06d}"),
+        f"row {row_id} ✓",
+        bytes([row_id % 256, 0, 255]),
+        (row_id, moment, [f"t{row_id}", None]),
+        [row_id * 0.5, -1.0],
+        {"a": row_id, "b": None},
+        [("k", row_id), ("l", None)],
+    )
+    if row_id % 3 == 0:  # nulls everywhere but the key and the event time
+        values = values[:2] + (None,) * (len(values) - 2)
+    return values + ((f"extra {row_id}" if row_id % 3 else None,) if with_extra else ())
+
+
+@dataclass
+class TypedTable:
+    """A streaming table of every type family, fed from Spark-written Parquet files."""
+
+    base: Path
+    timestamp_type: str = "INT96"
+    batches_written: int = 0
+
+    @property
+    def staging(self) -> str:
+        return str(self.base / "staging")
+
+    @property
+    def checkpoint(self) -> str:
+        return str(self.base / "checkpoint")
+
+    def add_batch(self, spark, rows: list[tuple[int, str]], with_extra: bool) -> None:
+        """Write one input Parquet file (one micro-batch) with Spark's batch writer."""
+        schema = typed_schema(with_extra)
+        data = [typed_row(i, ts, with_extra) for i, ts in rows]
+        scratch = self.base / "scratch" / str(self.batches_written)
+        spark.createDataFrame(data, schema).coalesce(1).write.parquet(str(scratch))
+        part = next(scratch.glob("part-*.parquet"))
+        (self.base / "input").mkdir(parents=True, exist_ok=True)
+        target = self.base / "input" / f"batch-{self.batches_written:05d}.parquet"
+        part.rename(target)
+        mtime = _INPUT_MTIME_BASE + self.batches_written
+        os.utime(target, (mtime, mtime))
+        self.batches_written += 1
+
+    def run(self, spark, with_extra: bool) -> None:
+        from pyspark.sql import functions as F
+
+        previous = spark.conf.get("spark.sql.parquet.outputTimestampType")
+        spark.conf.set("spark.sql.parquet.outputTimestampType", self.timestamp_type)
+        try:
+            df = (
+                spark.readStream.schema(typed_schema(with_extra))
+                .option("maxFilesPerTrigger", 1)
+                .parquet(str(self.base / "input"))
+                .withWatermark("ts", "30 minutes")
+                .withColumn("dt", F.date_format("ts", "yyyy-MM-dd"))
+                .withColumn("hour", F.date_format("ts", "HH"))
+            )
+            query = (
+                df.writeStream.format("parquet")
+                .option("path", self.staging)
+                .option("checkpointLocation", self.checkpoint)
+                .partitionBy("dt", "hour")
+                .trigger(availableNow=True)
+                .start()
+            )
+            query.awaitTermination()
+        finally:
+            spark.conf.set("spark.sql.parquet.outputTimestampType", previous)

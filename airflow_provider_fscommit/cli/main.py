@@ -15,6 +15,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from airflow_provider_fscommit.cli.compact import run_compact
 from airflow_provider_fscommit.core import options as o
 from airflow_provider_fscommit.core.committable import (
     PartitionState,
@@ -31,6 +32,8 @@ _TABLE_FLAGS: tuple[tuple[str, o.ConfigOption], ...] = (
     ("--staging", o.STAGING_PATH),
     ("--checkpoint", o.CHECKPOINT_PATH),
     ("--partition-keys", o.PARTITION_KEYS),
+    ("--table", o.TABLE_PATH),
+    ("--target-file-size", o.COMPACTION_FILE_SIZE),
     ("--trigger", o.SINK_PARTITION_COMMIT_TRIGGER),
     ("--delay", o.SINK_PARTITION_COMMIT_DELAY),
     ("--time-zone", o.SINK_PARTITION_COMMIT_WATERMARK_TIME_ZONE),
@@ -54,6 +57,24 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_table_arguments(status)
     status.add_argument("--json", action="store_true", help="print one JSON object")
+    compact = commands.add_parser(
+        "compact",
+        help="compact and publish committable partitions through spark-submit",
+        description="Compact the committed files of committable partitions into the "
+        "published table, exactly once (default: every committable partition).",
+    )
+    _add_table_arguments(compact)
+    compact.add_argument(
+        "partitions", nargs="*", metavar="PARTITION", help="e.g. dt=2026-11-20/hour=03"
+    )
+    compact.add_argument("--spark-master", default="local[*]", help="default: local[*]")
+    compact.add_argument("--spark-submit", help="spark-submit to use (default: pyspark's)")
+    compact.add_argument(
+        "--conf", action="append", default=[], metavar="KEY=VALUE", help="Spark conf"
+    )
+    compact.add_argument("--codec", default="snappy", help="Parquet codec (default: snappy)")
+    compact.add_argument("--dry-run", action="store_true", help="print the plan only")
+    compact.add_argument("--json", action="store_true", help="print one JSON object")
     return parser
 
 
@@ -81,12 +102,7 @@ def _add_table_arguments(parser: argparse.ArgumentParser) -> None:
 
 def spec_from_args(args: argparse.Namespace) -> TableSpec:
     """The table spec the flags describe; ``--option`` may use Flink's keys."""
-    values: dict[str, Any] = {}
-    for item in args.option:
-        key, sep, value = item.partition("=")
-        if not sep:
-            raise FsCommitError(f"--option {item!r} is not KEY=VALUE")
-        values[key.strip()] = value.strip()
+    values: dict[str, Any] = _pairs(args.option, "--option")
     for _, option in _TABLE_FLAGS:
         value = getattr(args, option.name)
         if value is not None:
@@ -99,6 +115,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         spec = spec_from_args(args)
+        if args.command == "compact":
+            return run_compact(
+                spec,
+                args.partitions or None,
+                master=args.spark_master,
+                spark_submit=args.spark_submit,
+                conf=_pairs(args.conf, "--conf"),
+                codec=args.codec,
+                dry_run=args.dry_run,
+                as_json=args.json,
+            )
         status = TableStatusReader(spec).read()
     except FsCommitError as exc:
         print(f"fscommit: error: {exc}", file=sys.stderr)
@@ -108,6 +135,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         print(render_status(status))
     return 0
+
+
+def _pairs(items: list[str], flag: str) -> dict[str, str]:
+    pairs = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise FsCommitError(f"{flag} {item!r} is not KEY=VALUE")
+        pairs[key.strip()] = value.strip()
+    return pairs
 
 
 def render_status(status: TableStatus) -> str:

@@ -15,6 +15,7 @@ from typing import Any
 
 from airflow_provider_fscommit.core.checkpoint import CheckpointState, read_checkpoint
 from airflow_provider_fscommit.core.errors import CheckpointError, PartitionTimeError
+from airflow_provider_fscommit.core.sink_log import SinkLogSnapshot
 from airflow_provider_fscommit.core.staging import StagingPartition, StagingTable
 from airflow_provider_fscommit.core.table_spec import TableSpec
 
@@ -59,6 +60,7 @@ class TableStatus:
     sink_latest_batch: int | None
     now_ms: int
     partitions: list[PartitionStatus]
+    snapshot: SinkLogSnapshot | None = None
     orphan_files: list[str] = field(default_factory=list)
     missing_files: list[str] = field(default_factory=list)
 
@@ -120,6 +122,7 @@ class TableStatusReader:
             sink_latest_batch=snapshot.latest_batch,
             now_ms=now_ms,
             partitions=partitions,
+            snapshot=snapshot,
             orphan_files=orphans.orphan_files if orphans else [],
             missing_files=orphans.missing_files if orphans else [],
         )

@@ -18,6 +18,7 @@ from airflow_provider_fscommit.core.filesystem import (
     resolve_filesystem,
 )
 from airflow_provider_fscommit.core.partition_spec import PartitionSpec
+from airflow_provider_fscommit.core.planner import StagedFile
 from airflow_provider_fscommit.core.sink_log import FileSinkLog, SinkLogSnapshot
 
 
@@ -97,6 +98,19 @@ class StagingTable:
                 "directory the query writes, or restart the query on the new location"
             )
         return sorted(partitions, key=lambda p: p.path)
+
+    def committed_files(
+        self, snapshot: SinkLogSnapshot, partitions: set[str]
+    ) -> dict[str, list[StagedFile]]:
+        """The committed files of the given partitions (relative paths), by partition."""
+        out: dict[str, list[StagedFile]] = {p: [] for p in partitions}
+        for uri, size in zip(
+            snapshot.files["path"].to_pylist(), snapshot.files["size"].to_pylist(), strict=True
+        ):
+            relative = relative_path(normalize_uri(uri), self._root)
+            if relative is not None and relative.rpartition("/")[0] in out:
+                out[relative.rpartition("/")[0]].append(StagedFile(uri, size))
+        return out
 
     def logged_relative_paths(self, snapshot: SinkLogSnapshot) -> list[str]:
         """Committed files as paths relative to the staging root (as named on disk)."""

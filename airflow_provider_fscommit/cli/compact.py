@@ -1,0 +1,150 @@
+"""``fscommit compact``: run the compaction application from a terminal, with progress."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import uuid
+from collections.abc import Sequence
+from typing import Any
+
+from airflow_provider_fscommit.core.coordinator import CompactionCoordinator
+from airflow_provider_fscommit.core.table_spec import TableSpec
+from airflow_provider_fscommit.jobs.compact import (
+    PLANNED_PREFIX,
+    PROGRESS_PREFIX,
+    RESULT_PREFIX,
+)
+from airflow_provider_fscommit.jobs.launch import (
+    APPLICATION,
+    default_conf,
+    default_spark_submit,
+    job_arguments,
+    package_zip,
+    submit_env,
+)
+
+
+def submit_command(
+    spec: TableSpec,
+    partitions: Sequence[str] | None,
+    run_id: str,
+    *,
+    master: str,
+    spark_submit: str,
+    conf: dict[str, str],
+    codec: str,
+    py_files: str,
+) -> list[str]:
+    """The spark-submit command line for one compaction run."""
+    command = [spark_submit, "--master", master, "--name", "fscommit-compact"]
+    for key, value in (default_conf() | conf).items():
+        command += ["--conf", f"{key}={value}"]
+    command += ["--py-files", py_files, APPLICATION]
+    return command + job_arguments(spec, partitions, run_id, codec)
+
+
+def run_compact(
+    spec: TableSpec,
+    partitions: Sequence[str] | None,
+    *,
+    master: str,
+    spark_submit: str | None,
+    conf: dict[str, str],
+    codec: str,
+    dry_run: bool,
+    as_json: bool,
+) -> int:
+    """Plan (dry run) or run the compaction; prints progress, then a summary."""
+    if dry_run:
+        plans, up_to_date = CompactionCoordinator(spec, codec).prepare(partitions, dry_run=True)
+        document = {
+            "plans": [p.to_dict() for p in plans],
+            "up_to_date": [o.partition for o in up_to_date],
+        }
+        print(json.dumps(document, indent=2) if as_json else render_plans(document))
+        return 0
+    with tempfile.TemporaryDirectory(prefix="fscommit-") as scratch:
+        command = submit_command(
+            spec,
+            partitions,
+            uuid.uuid4().hex,
+            master=master,
+            spark_submit=spark_submit or default_spark_submit(),
+            conf=conf,
+            codec=codec,
+            py_files=package_zip(scratch),
+        )
+        log_path = os.path.join(scratch, "spark-submit.log")
+        result = _follow(command, log_path, show_progress=not as_json)
+        if result is None:
+            with open(log_path, errors="replace") as log:
+                tail = log.read()[-4000:]
+            print(f"fscommit: error: the compaction application failed:\n{tail}", file=sys.stderr)
+            return 1
+    if "error" in result:
+        print(f"fscommit: error: {result['error']}", file=sys.stderr)
+        return 1
+    print(json.dumps(result, indent=2) if as_json else render_summary(result))
+    return 1 if any(p["state"] == "failed" for p in result["partitions"]) else 0
+
+
+def _follow(command: list[str], log_path: str, show_progress: bool) -> dict[str, Any] | None:
+    """Run spark-submit, showing each partition as it is published; returns the result."""
+    result = None
+    total = done = 0
+    with open(log_path, "w") as log:
+        process = subprocess.Popen(
+            command, stdout=subprocess.PIPE, stderr=log, text=True, env=submit_env()
+        )
+        assert process.stdout is not None
+        for line in process.stdout:
+            if line.startswith(PLANNED_PREFIX):
+                total = len(json.loads(line[len(PLANNED_PREFIX) :]))
+                if show_progress:
+                    print(f"planned {total} partition(s); compacting...", file=sys.stderr)
+            elif line.startswith(PROGRESS_PREFIX):
+                done += 1
+                outcome = json.loads(line[len(PROGRESS_PREFIX) :])
+                if show_progress:
+                    print(f"[{done}/{total}] {_outcome_line(outcome)}", file=sys.stderr)
+            elif line.startswith(RESULT_PREFIX):
+                result = json.loads(line[len(RESULT_PREFIX) :])
+            else:
+                log.write(line)
+        process.wait()
+    return result
+
+
+def _outcome_line(outcome: dict[str, Any]) -> str:
+    if outcome["state"] == "failed":
+        return f"{outcome['partition']} FAILED: {outcome['error']}"
+    return (
+        f"{outcome['partition']} {outcome['state']}: {outcome['files_in']} file(s) -> "
+        f"{outcome['files_out']}, {outcome['rows']} rows, {outcome['bytes_out']} bytes"
+    )
+
+
+def render_plans(document: dict[str, Any]) -> str:
+    lines = []
+    for plan in document["plans"]:
+        inputs = sum(len(u["inputs"]) for u in plan["units"])
+        size = sum(f["size"] for u in plan["units"] for f in u["inputs"])
+        lines.append(
+            f"{plan['partition']}: {inputs} file(s), {size} bytes -> {len(plan['units'])} "
+            "output file(s)"
+        )
+    lines += [f"{p}: up to date" for p in document["up_to_date"]]
+    return "\n".join(lines) or "nothing committable to compact"
+
+
+def render_summary(result: dict[str, Any]) -> str:
+    lines = [_outcome_line(p) for p in result["partitions"]]
+    lines.append(
+        f"{result['files_in']} file(s) in, {result['files_out']} out; {result['rows']} rows; "
+        f"{result['seconds']} s in the application"
+    )
+    return "\n".join(lines)

@@ -1,0 +1,207 @@
+"""The compactor (Flink's ``CompactOperator``): rewrites one unit's inputs into one file.
+
+Runs inside Spark tasks, one unit per task, with pyarrow, reading and writing through
+``pyarrow.fs`` so staging and table may be local, HDFS or S3. Fidelity is the point: the
+output must read back in Spark with the same schema and rows, so
+
+* INT96 timestamps stay INT96 (read with ``coerce_int96_timestamp_unit``, written with
+  ``use_deprecated_int96_timestamps``); INT64 ones stay INT64;
+* small decimals are stored as INT32/INT64 as Spark stores them;
+* Spark's footer metadata (its schema, with types Parquet cannot express) is kept, merged
+  when files of a partition have different columns (a nullable column added mid-stream:
+  older rows get nulls); incompatible schemas fail the unit with the files named;
+* a unit with a single input whose schema is the plan's is copied byte for byte.
+
+Memory is bounded: inputs are streamed batch by batch into row groups of about 64 MB.
+The output is written under a hidden name; the publisher renames it after the commit point.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+import pyarrow as pa
+import pyarrow.fs as pafs
+import pyarrow.parquet as pq
+
+from airflow_provider_fscommit.core.errors import FsCommitError
+from airflow_provider_fscommit.core.faults import fault_point
+from airflow_provider_fscommit.core.filesystem import resolve_filesystem
+
+SPARK_SCHEMA_KEY = b"org.apache.spark.sql.parquet.row.metadata"
+_ROW_GROUP_BYTES = 64 * 1024 * 1024
+_BATCH_ROWS = 64 * 1024
+
+
+class SchemaMismatchError(FsCommitError):
+    """Files of one partition have schemas that cannot be merged."""
+
+
+def hidden_name(output: str) -> str:
+    """The in-progress name of an output: dot-prefixed, so no reader lists it."""
+    return f".fscommit-inprogress-{output}"
+
+
+@dataclass(frozen=True)
+class PlanSchema:
+    """The merged schema of a plan's inputs, and whether Spark wrote INT96 timestamps."""
+
+    schema: pa.Schema
+    int96: bool
+    rows: dict[str, int]
+
+
+@dataclass(frozen=True)
+class UnitTask:
+    """Everything a Spark task needs to execute one unit (plain, picklable values)."""
+
+    table_path: str
+    partition: str
+    plan_id: str
+    unit: int
+    inputs: tuple[str, ...]
+    output: str
+    codec: str
+    schema: bytes
+    int96: bool
+
+
+@dataclass(frozen=True)
+class UnitResult:
+    partition: str
+    plan_id: str
+    unit: int
+    rows: int = 0
+    bytes: int = 0
+    copied: bool = False
+    error: str | None = None
+
+
+def read_plan_schema(uris: list[str]) -> PlanSchema:
+    """Read the inputs' footers and merge their schemas (fails on incompatible ones)."""
+    schemas: list[pa.Schema] = []
+    int96 = False
+    rows: dict[str, int] = {}
+    for uri in uris:
+        filesystem, path = resolve_filesystem(uri)
+        parquet = _open(filesystem, path, uri)
+        schemas.append(parquet.schema_arrow)
+        rows[uri] = parquet.metadata.num_rows
+        int96 = int96 or any(
+            parquet.metadata.schema.column(i).physical_type == "INT96"
+            for i in range(parquet.metadata.num_columns)
+        )
+    try:
+        merged = pa.unify_schemas(schemas)
+    except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
+        raise SchemaMismatchError(
+            f"the committed files of this partition have incompatible schemas ({exc}); "
+            f"first files: {uris[:3]}. Nothing was published. Rewrite the partition's staged "
+            "data with one schema, or exclude it from the commit"
+        ) from None
+    return PlanSchema(merged.with_metadata(_merged_metadata(schemas, merged)), int96, rows)
+
+
+def _merged_metadata(schemas: list[pa.Schema], merged: pa.Schema) -> dict[bytes, bytes]:
+    """The inputs' footer metadata, with Spark's schema JSON merged field by field."""
+    metadata: dict[bytes, bytes] = {}
+    for schema in schemas:
+        metadata.update(schema.metadata or {})
+    spark_fields: dict[str, dict] = {}
+    for schema in schemas:
+        raw = (schema.metadata or {}).get(SPARK_SCHEMA_KEY)
+        if raw is None:
+            metadata.pop(SPARK_SCHEMA_KEY, None)
+            return metadata
+        for spark_field in json.loads(raw)["fields"]:
+            spark_fields.setdefault(spark_field["name"], spark_field)
+    if SPARK_SCHEMA_KEY in metadata:
+        metadata[SPARK_SCHEMA_KEY] = json.dumps(
+            {"type": "struct", "fields": [spark_fields[name] for name in merged.names]},
+            separators=(",", ":"),
+        ).encode()
+    return metadata
+
+
+def compact_unit(task: UnitTask) -> UnitResult:
+    """Execute one unit; failures are returned (not raised) so other units go on."""
+    try:
+        return _compact(task)
+    except (OSError, pa.ArrowException, FsCommitError) as exc:
+        return UnitResult(task.partition, task.plan_id, task.unit, error=str(exc))
+
+
+def _compact(task: UnitTask) -> UnitResult:
+    schema = pa.ipc.read_schema(pa.py_buffer(task.schema))
+    table_fs, root = resolve_filesystem(task.table_path)
+    directory = f"{root.rstrip('/')}/{task.partition}"
+    table_fs.create_dir(directory, recursive=True)
+    target = f"{directory}/{hidden_name(task.output)}"
+    if len(task.inputs) == 1:
+        filesystem, path = resolve_filesystem(task.inputs[0])
+        parquet = _open(filesystem, path, task.inputs[0])
+        if parquet.schema_arrow.equals(schema, check_metadata=False):
+            pafs.copy_files(path, target, filesystem, table_fs)
+            fault_point("after-unit")
+            size = table_fs.get_file_info(target).size or 0
+            return UnitResult(
+                task.partition, task.plan_id, task.unit, parquet.metadata.num_rows, size, True
+            )
+    rows = 0
+    with table_fs.open_output_stream(target) as sink:
+        writer = pq.ParquetWriter(
+            sink,
+            schema,
+            compression=task.codec,
+            use_deprecated_int96_timestamps=task.int96,
+            store_decimal_as_integer=True,
+        )
+        pending: list[pa.RecordBatch] = []
+        pending_bytes = 0
+        for uri in task.inputs:
+            filesystem, path = resolve_filesystem(uri)
+            parquet = _open(filesystem, path, uri)
+            for batch in parquet.iter_batches(batch_size=_BATCH_ROWS):
+                pending.append(_align(batch, schema))
+                pending_bytes += batch.nbytes
+                rows += batch.num_rows
+                if pending_bytes >= _ROW_GROUP_BYTES:
+                    writer.write_table(pa.Table.from_batches(pending, schema))
+                    pending, pending_bytes = [], 0
+                    fault_point("during-unit")
+        if pending:
+            writer.write_table(pa.Table.from_batches(pending, schema))
+        fault_point("during-unit")
+        writer.close()
+    fault_point("after-unit")
+    size = table_fs.get_file_info(target).size or 0
+    return UnitResult(task.partition, task.plan_id, task.unit, rows, size)
+
+
+def _open(filesystem: pafs.FileSystem, path: str, uri: str) -> pq.ParquetFile:
+    try:
+        return pq.ParquetFile(filesystem.open_input_file(path), coerce_int96_timestamp_unit="us")
+    except FileNotFoundError:
+        raise FsCommitError(
+            f"staged file {uri} is in the sink log but missing on disk; restore it, or the "
+            "partition cannot be published without losing rows"
+        ) from None
+    except (pa.ArrowInvalid, OSError) as exc:
+        raise FsCommitError(
+            f"staged file {uri} is not a readable Parquet file ({exc}); nothing of its "
+            "partition was published"
+        ) from None
+
+
+def _align(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
+    """The batch with the merged schema's columns: missing ones are all null."""
+    if batch.schema.equals(schema, check_metadata=False):
+        return pa.RecordBatch.from_arrays(batch.columns, schema=schema)
+    columns = [
+        batch.column(f.name).cast(f.type)
+        if f.name in batch.schema.names
+        else pa.nulls(batch.num_rows, f.type)
+        for f in schema
+    ]
+    return pa.RecordBatch.from_arrays(columns, schema=schema)

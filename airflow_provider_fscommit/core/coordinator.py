@@ -1,0 +1,308 @@
+"""Compaction and publishing of committable partitions, exactly once whatever fails.
+
+The protocol, per partition (BucketingSink's pending → finished, with Iceberg's idempotent
+commit):
+
+1. **Recover.** A plan of an earlier run that has no commit record is discarded together
+   with its hidden outputs: nothing of it was ever visible. A committed plan whose outputs
+   are not all renamed yet is rolled forward.
+2. **Plan.** Inputs are the sink log's committed files not yet published (ledger), so
+   late data and reruns are handled by the same rule. The plan is written to the ledger
+   before anything executes (write-ahead intent).
+3. **Execute.** Every unit of every plan runs as one Spark task (one application for a
+   whole sweep), writing its output under a hidden name.
+4. **Commit.** When all units of a plan succeeded and their row counts add up, the commit
+   record is written: that is the commit point.
+5. **Publish.** Hidden outputs are renamed to their visible names (idempotent).
+
+A crash anywhere before 4 leaves only hidden files and an open plan, discarded by step 1
+of the next run, which then plans again with whatever the log holds by then (late rows
+included), so no row can be published twice. A crash after 4 is finished by step 1.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from airflow_provider_fscommit.core.committable import PartitionState, TableStatusReader
+from airflow_provider_fscommit.core.compactor import (
+    UnitResult,
+    UnitTask,
+    hidden_name,
+    read_plan_schema,
+)
+from airflow_provider_fscommit.core.errors import ConfigError, FsCommitError
+from airflow_provider_fscommit.core.faults import fault_point
+from airflow_provider_fscommit.core.fsutil import delete_if_exists, exists
+from airflow_provider_fscommit.core.ledger import CommitLedger, LedgerError
+from airflow_provider_fscommit.core.planner import (
+    CODEC_EXTENSIONS,
+    CompactionPlan,
+    plan_partition,
+)
+from airflow_provider_fscommit.core.table_spec import TableSpec
+
+RunUnits = Callable[[list[UnitTask]], list[UnitResult]]
+
+
+@dataclass
+class PartitionOutcome:
+    """What happened to one partition in one run."""
+
+    partition: str
+    state: str  # published | up-to-date | failed | planned (dry run)
+    plan: CompactionPlan | None = None
+    rows: int = 0
+    bytes_out: int = 0
+    error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        plan = self.plan
+        return {
+            "partition": self.partition,
+            "state": self.state,
+            "seq": plan.seq if plan else None,
+            "files_in": len(plan.inputs) if plan else 0,
+            "bytes_in": plan.bytes if plan else 0,
+            "files_out": len(plan.units) if plan else 0,
+            "bytes_out": self.bytes_out,
+            "rows": self.rows,
+            "error": self.error,
+        }
+
+
+@dataclass
+class CompactionSummary:
+    """The result of one run, as the job reports it and the operator returns it."""
+
+    outcomes: list[PartitionOutcome] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def failed(self) -> list[PartitionOutcome]:
+        return [o for o in self.outcomes if o.state == "failed"]
+
+    def to_dict(self) -> dict[str, Any]:
+        outcomes = [o.to_dict() for o in self.outcomes]
+        return {
+            "partitions": outcomes,
+            "files_in": sum(o["files_in"] for o in outcomes),
+            "files_out": sum(o["files_out"] for o in outcomes),
+            "bytes_in": sum(o["bytes_in"] for o in outcomes),
+            "bytes_out": sum(o["bytes_out"] for o in outcomes),
+            "rows": sum(o["rows"] for o in outcomes),
+            "seconds": round(self.seconds, 3),
+        }
+
+
+class CompactionCoordinator:
+    """Runs the protocol above for a table; ``run_units`` executes units (on Spark)."""
+
+    def __init__(self, spec: TableSpec, codec: str = "snappy") -> None:
+        if codec not in CODEC_EXTENSIONS:
+            raise ConfigError(
+                f"compression codec {codec!r} is not supported; use one of "
+                f"{', '.join(CODEC_EXTENSIONS)}"
+            )
+        if not spec.table_path:
+            raise ConfigError(
+                "the table spec has no table_path: set the published table directory "
+                "(--table) to compact into"
+            )
+        self.spec = spec
+        self.codec = codec
+        self.ledger = CommitLedger(spec.table_path)
+
+    def select(self, partitions: Sequence[str] | None) -> tuple[list[str], dict]:
+        """The partitions to work on (default: every committable one) and their files."""
+        reader = TableStatusReader(self.spec)
+        status = reader.read(find_orphans=False)
+        committable = {p.staged.path for p in status.in_state(PartitionState.COMMITTABLE)}
+        if partitions is None:
+            chosen = sorted(committable)
+        else:
+            known = {p.staged.path: p for p in status.partitions}
+            for partition in partitions:
+                if partition not in known:
+                    raise FsCommitError(
+                        f"partition {partition!r} has no committed files in "
+                        f"{self.spec.staging_path}; check the partition path "
+                        "(e.g. dt=2026-11-20/hour=03)"
+                    )
+                if partition not in committable:
+                    raise FsCommitError(
+                        f"partition {partition} is {known[partition].state.value}, not "
+                        "committable: the stream may still write to it. Wait until the "
+                        "watermark passes its commit time (fscommit status)"
+                    )
+            chosen = list(dict.fromkeys(partitions))
+        context = {
+            "files": reader.staging.committed_files(status.snapshot, set(chosen)),
+            "sink_latest_batch": status.sink_latest_batch,
+            "watermark_ms": status.checkpoint.watermark_ms,
+        }
+        return chosen, context
+
+    def prepare(
+        self, partitions: Sequence[str] | None, dry_run: bool = False
+    ) -> tuple[list[CompactionPlan], list[PartitionOutcome]]:
+        """Recover, then plan; the plans are durable intents unless ``dry_run``."""
+        chosen, context = self.select(partitions)
+        plans: list[CompactionPlan] = []
+        up_to_date: list[PartitionOutcome] = []
+        for partition in chosen:
+            if not dry_run:
+                self.recover(partition)
+            ledger = self.ledger.read(partition)
+            plan = plan_partition(
+                partition,
+                context["files"].get(partition, []),
+                ledger.published_inputs,
+                seq=ledger.next_seq,
+                target_file_size=self.spec.compaction_file_size,
+                auto_compaction=self.spec.auto_compaction,
+                codec=self.codec,
+                sink_latest_batch=context["sink_latest_batch"],
+                watermark_ms=context["watermark_ms"],
+                created_ms=int(time.time() * 1000),
+            )
+            if plan is None:
+                up_to_date.append(PartitionOutcome(partition, "up-to-date"))
+                continue
+            if not dry_run:
+                self.ledger.write_plan(plan)
+            plans.append(plan)
+        if plans and not dry_run:
+            fault_point("after-plan")
+        return plans, up_to_date
+
+    def recover(self, partition: str) -> None:
+        """Discard unfinished plans and roll committed ones forward."""
+        ledger = self.ledger.read(partition)
+        for plan in ledger.open_plans:
+            for unit in plan.units:
+                delete_if_exists(
+                    self.ledger.filesystem,
+                    f"{self.ledger.partition_dir(partition)}/{hidden_name(unit.output)}",
+                )
+            self.ledger.discard_plan(plan)
+        for plan in ledger.committed_plans:
+            self.publish(plan)
+
+    def tasks(self, plan: CompactionPlan) -> tuple[list[UnitTask], int]:
+        """The Spark tasks of a plan (with the partition's merged schema) and its rows."""
+        plan_schema = read_plan_schema([f.uri for f in plan.inputs])
+        schema = plan_schema.schema.serialize().to_pybytes()
+        tasks = [
+            UnitTask(
+                table_path=self.spec.table_path or "",
+                partition=plan.partition,
+                plan_id=plan.plan_id,
+                unit=unit.index,
+                inputs=tuple(f.uri for f in unit.inputs),
+                output=unit.output,
+                codec=plan.codec,
+                schema=schema,
+                int96=plan_schema.int96,
+            )
+            for unit in plan.units
+        ]
+        return tasks, sum(plan_schema.rows.values())
+
+    def run(
+        self,
+        run_units: RunUnits,
+        partitions: Sequence[str] | None = None,
+        progress: Callable[[PartitionOutcome], None] | None = None,
+        on_plans: Callable[[list[CompactionPlan]], None] | None = None,
+    ) -> CompactionSummary:
+        """The whole protocol for the given (or every committable) partition."""
+        started = time.monotonic()
+        plans, outcomes = self.prepare(partitions)
+        if on_plans:
+            on_plans(plans)
+        tasks: list[UnitTask] = []
+        failed: dict[str, str] = {}
+        expected_rows: dict[str, int] = {}
+        for plan in plans:
+            try:
+                plan_tasks, expected_rows[plan.plan_id] = self.tasks(plan)
+            except FsCommitError as exc:
+                failed[plan.plan_id] = str(exc)
+            else:
+                tasks += plan_tasks
+        results = run_units(tasks) if tasks else []
+        fault_point("after-units")
+        by_plan: dict[str, list[UnitResult]] = {}
+        for result in results:
+            by_plan.setdefault(result.plan_id, []).append(result)
+        for plan in plans:
+            outcome = self._commit(
+                plan,
+                by_plan.get(plan.plan_id, []),
+                expected_rows.get(plan.plan_id, 0),
+                failed.get(plan.plan_id),
+            )
+            outcomes.append(outcome)
+            if progress:
+                progress(outcome)
+        summary = CompactionSummary(sorted(outcomes, key=lambda o: o.partition))
+        summary.seconds = time.monotonic() - started
+        return summary
+
+    def _commit(
+        self,
+        plan: CompactionPlan,
+        results: list[UnitResult],
+        expected_rows: int,
+        error: str | None,
+    ) -> PartitionOutcome:
+        errors = [r.error for r in results if r.error]
+        if error is None and errors:
+            error = errors[0]
+        if error is None and len(results) != len(plan.units):
+            error = f"{len(plan.units) - len(results)} unit(s) reported no result"
+        if error is None and sum(r.rows for r in results) != expected_rows:
+            error = (
+                f"row count mismatch: the inputs hold {expected_rows} rows, the outputs "
+                f"{sum(r.rows for r in results)}; nothing was published"
+            )
+        if error is not None:
+            self.recover(plan.partition)
+            return PartitionOutcome(plan.partition, "failed", plan, error=error)
+        record = {
+            "seq": plan.seq,
+            "plan_id": plan.plan_id,
+            "committed_ms": int(time.time() * 1000),
+            "rows": sum(r.rows for r in results),
+            "outputs": [
+                {"name": plan.units[r.unit].output, "rows": r.rows, "bytes": r.bytes}
+                for r in sorted(results, key=lambda r: r.unit)
+            ],
+        }
+        self.ledger.write_commit(plan, record)
+        fault_point("after-commit-record")
+        self.publish(plan)
+        return PartitionOutcome(
+            plan.partition, "published", plan, record["rows"], sum(r.bytes for r in results)
+        )
+
+    def publish(self, plan: CompactionPlan) -> None:
+        """Rename a committed plan's hidden outputs to their visible names (idempotent)."""
+        directory = self.ledger.partition_dir(plan.partition)
+        filesystem = self.ledger.filesystem
+        for position, unit in enumerate(plan.units):
+            final = f"{directory}/{unit.output}"
+            hidden = f"{directory}/{hidden_name(unit.output)}"
+            if exists(filesystem, hidden):
+                filesystem.move(hidden, final)
+                if position == 0:
+                    fault_point("during-publish")
+            elif not exists(filesystem, final):
+                raise LedgerError(
+                    f"the ledger records {final} as published but it is missing; restore it "
+                    "from a backup, or remove the partition's ledger records and republish"
+                )

@@ -1,0 +1,31 @@
+"""Fault injection for the crash-safety tests, and nothing else.
+
+Each step boundary of compaction and publishing calls :func:`fault_point`. When the
+environment variable ``FSCOMMIT_FAULT`` names that point, the whole process group (the
+spark-submit application: JVM, driver and Python workers) is SIGKILLed on the spot, the
+way a lost machine or an OOM kill ends a job. The tests start the application in a
+session of its own: its process group is the session's, while pyspark's Python workers
+run in a group of their own inside it, so both groups are killed. Nothing sets the
+variable in production.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+
+FAULT_ENV = "FSCOMMIT_FAULT"
+FAULT_POINTS = (
+    "after-plan",  # intents written, nothing executed
+    "during-unit",  # a unit's hidden output is half written
+    "after-unit",  # one unit's hidden output is complete
+    "after-units",  # every hidden output is complete, no commit record yet
+    "after-commit-record",  # the commit point is durable, outputs still hidden
+    "during-publish",  # some outputs renamed to their visible names, not all
+)
+
+
+def fault_point(name: str) -> None:
+    if os.environ.get(FAULT_ENV) == name:
+        os.killpg(os.getsid(0), signal.SIGKILL)
+        os.killpg(os.getpgrp(), signal.SIGKILL)

@@ -1,0 +1,52 @@
+"""Small filesystem operations shared by the ledger and the publisher.
+
+Everything is written to a hidden temporary name first and then renamed, so a reader (or a
+rerun after a crash) sees either nothing or the complete file, on local disks and HDFS
+alike; on object stores the final name appears only once the upload is complete.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import uuid
+from typing import Any
+
+import pyarrow.fs as pafs
+
+
+def write_atomically(filesystem: pafs.FileSystem, path: str, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a hidden temporary file in the same directory."""
+    directory, _, name = path.rpartition("/")
+    filesystem.create_dir(directory, recursive=True)
+    temporary = f"{directory}/.{name}.{uuid.uuid4().hex[:8]}.tmp"
+    with filesystem.open_output_stream(temporary) as stream:
+        stream.write(data)
+    filesystem.move(temporary, path)
+
+
+def write_json(filesystem: pafs.FileSystem, path: str, document: Any) -> None:
+    write_atomically(filesystem, path, json.dumps(document, indent=1, sort_keys=True).encode())
+
+
+def read_json(filesystem: pafs.FileSystem, path: str) -> Any:
+    with filesystem.open_input_stream(path) as stream:
+        return json.loads(stream.read())
+
+
+def delete_if_exists(filesystem: pafs.FileSystem, path: str) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        filesystem.delete_file(path)
+
+
+def exists(filesystem: pafs.FileSystem, path: str) -> bool:
+    return filesystem.get_file_info(path).type != pafs.FileType.NotFound
+
+
+def list_names(filesystem: pafs.FileSystem, directory: str) -> list[str]:
+    """Base names in ``directory`` (empty when it does not exist), sorted."""
+    try:
+        infos = filesystem.get_file_info(pafs.FileSelector(directory, recursive=False))
+    except FileNotFoundError:
+        return []
+    return sorted(info.base_name for info in infos)

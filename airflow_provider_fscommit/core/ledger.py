@@ -1,0 +1,126 @@
+"""The commit ledger: what has been published, kept next to the published data.
+
+Like the ``max-committed-checkpoint-id`` an Iceberg sink keeps in its snapshots, it makes
+every step idempotent: retries, backfills and re-triggers consult it before doing anything.
+It lives in ``<table>/_fscommit/`` (names starting with ``_`` are hidden from Spark, Hive and
+Trino). Per partition, ``plan-<seq>.json`` is the write-ahead intent of one compaction and
+``commit-<seq>.json`` its commit point: once that file exists, the plan's inputs are
+published into its outputs, whatever happens afterwards. A plan without a commit record
+is unfinished and is discarded (with its hidden outputs) by the next run.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from airflow_provider_fscommit.core.errors import FsCommitError
+from airflow_provider_fscommit.core.filesystem import resolve_filesystem
+from airflow_provider_fscommit.core.fsutil import (
+    delete_if_exists,
+    exists,
+    list_names,
+    read_json,
+    write_json,
+)
+from airflow_provider_fscommit.core.planner import CompactionPlan
+
+LEDGER_DIR = "_fscommit"
+_RECORD = re.compile(r"(plan|commit)-(\d{8})\.json")
+
+
+class LedgerError(FsCommitError):
+    """The ledger is unreadable or contradicts the published files."""
+
+
+@dataclass
+class PartitionLedger:
+    """The ledger records of one partition."""
+
+    plans: dict[int, CompactionPlan] = field(default_factory=dict)
+    commits: dict[int, dict[str, Any]] = field(default_factory=dict)
+
+    @property
+    def open_plans(self) -> list[CompactionPlan]:
+        return [p for seq, p in sorted(self.plans.items()) if seq not in self.commits]
+
+    @property
+    def committed_plans(self) -> list[CompactionPlan]:
+        return [p for seq, p in sorted(self.plans.items()) if seq in self.commits]
+
+    @property
+    def published_inputs(self) -> set[str]:
+        return {f.uri for plan in self.committed_plans for f in plan.inputs}
+
+    @property
+    def next_seq(self) -> int:
+        return max(self.plans, default=-1) + 1
+
+
+class CommitLedger:
+    """Reads and writes the ledger of one published table."""
+
+    def __init__(self, table_path: str) -> None:
+        self.table_path = table_path
+        self.filesystem, root = resolve_filesystem(table_path)
+        self.root = root.rstrip("/")
+        self.ledger_root = f"{self.root}/{LEDGER_DIR}"
+
+    def partition_dir(self, partition: str) -> str:
+        """Where the partition's published files live."""
+        return f"{self.root}/{partition}"
+
+    def _records_dir(self, partition: str) -> str:
+        return f"{self.ledger_root}/partitions/{partition}"
+
+    def read(self, partition: str) -> PartitionLedger:
+        ledger = PartitionLedger()
+        directory = self._records_dir(partition)
+        for name in list_names(self.filesystem, directory):
+            match = _RECORD.fullmatch(name)
+            if not match:
+                continue
+            kind, seq = match.group(1), int(match.group(2))
+            try:
+                document = read_json(self.filesystem, f"{directory}/{name}")
+            except (ValueError, KeyError) as exc:
+                raise LedgerError(
+                    f"ledger record {directory}/{name} is unreadable ({exc}); restore it from "
+                    "a backup (never edit the ledger by hand)"
+                ) from None
+            if kind == "plan":
+                ledger.plans[seq] = CompactionPlan.from_dict(document)
+            else:
+                ledger.commits[seq] = document
+        orphaned = sorted(set(ledger.commits) - set(ledger.plans))
+        if orphaned:
+            raise LedgerError(
+                f"ledger of {partition} has commit records {orphaned} without their plans in "
+                f"{directory}; restore the missing plan files from a backup"
+            )
+        return ledger
+
+    def write_plan(self, plan: CompactionPlan) -> None:
+        write_json(self.filesystem, self._path(plan.partition, "plan", plan.seq), plan.to_dict())
+
+    def write_commit(self, plan: CompactionPlan, record: dict[str, Any]) -> None:
+        write_json(self.filesystem, self._path(plan.partition, "commit", plan.seq), record)
+
+    def discard_plan(self, plan: CompactionPlan) -> None:
+        delete_if_exists(self.filesystem, self._path(plan.partition, "plan", plan.seq))
+
+    def write_run(self, run_id: str, result: dict[str, Any]) -> None:
+        """Keep a run's summary, so a caller in another process (or host) can read it."""
+        write_json(self.filesystem, self._run_path(run_id), result)
+
+    def read_run(self, run_id: str) -> dict[str, Any] | None:
+        if not exists(self.filesystem, self._run_path(run_id)):
+            return None
+        return read_json(self.filesystem, self._run_path(run_id))
+
+    def _run_path(self, run_id: str) -> str:
+        return f"{self.ledger_root}/runs/{run_id}.json"
+
+    def _path(self, partition: str, kind: str, seq: int) -> str:
+        return f"{self._records_dir(partition)}/{kind}-{seq:08d}.json"

@@ -1,0 +1,73 @@
+"""The compaction application: ``spark-submit compact.py --spec JSON [--partition P ...]``.
+
+One application compacts and publishes every requested partition (default: every
+committable one), because starting a Spark application costs seconds; each unit of each
+plan is one Spark task, so the work spreads over a cluster. The driver runs the core's
+:class:`CompactionCoordinator`; executors run :func:`compact_unit` with pyarrow.
+
+It prints one ``FSCOMMIT_PROGRESS <json>`` line per partition as it is done, stores the
+run summary in the table's ledger under ``--run-id`` and prints it as ``FSCOMMIT_RESULT``.
+Exit status 1 when any partition failed (the others are published).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+
+from airflow_provider_fscommit.core.compactor import UnitResult, UnitTask, compact_unit
+from airflow_provider_fscommit.core.coordinator import CompactionCoordinator, PartitionOutcome
+from airflow_provider_fscommit.core.errors import FsCommitError
+from airflow_provider_fscommit.core.planner import CompactionPlan
+from airflow_provider_fscommit.core.table_spec import TableSpec
+
+PLANNED_PREFIX = "FSCOMMIT_PLANNED "
+PROGRESS_PREFIX = "FSCOMMIT_PROGRESS "
+RESULT_PREFIX = "FSCOMMIT_RESULT "
+
+
+def parse_args(argv: Sequence[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="compact.py", description=__doc__.splitlines()[0])
+    parser.add_argument("--spec", required=True, help="the table spec as JSON")
+    parser.add_argument("--partition", action="append", dest="partitions")
+    parser.add_argument("--run-id", required=True)
+    parser.add_argument("--codec", default="snappy")
+    return parser.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    from pyspark.sql import SparkSession
+
+    spark = SparkSession.builder.appName("fscommit-compact").getOrCreate()
+    context = spark.sparkContext
+
+    def run_units(tasks: list[UnitTask]) -> list[UnitResult]:
+        context.setJobDescription(f"fscommit: {len(tasks)} compaction unit(s)")
+        return context.parallelize(tasks, numSlices=len(tasks)).map(compact_unit).collect()
+
+    def progress(outcome: PartitionOutcome) -> None:
+        print(PROGRESS_PREFIX + json.dumps(outcome.to_dict()), flush=True)
+
+    def planned(plans: list[CompactionPlan]) -> None:
+        summary = [{"partition": p.partition, "files": len(p.inputs)} for p in plans]
+        print(PLANNED_PREFIX + json.dumps(summary), flush=True)
+
+    try:
+        coordinator = CompactionCoordinator(TableSpec.from_json(args.spec), args.codec)
+        result = coordinator.run(run_units, args.partitions, progress, planned).to_dict()
+    except FsCommitError as exc:
+        result = {"error": str(exc), "partitions": []}
+    finally:
+        spark.stop()
+    if "error" not in result:
+        coordinator.ledger.write_run(args.run_id, result)
+    print(RESULT_PREFIX + json.dumps(result), flush=True)
+    failed = "error" in result or any(p["state"] == "failed" for p in result["partitions"])
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,69 @@
+"""How to launch the compaction application, shared by the Airflow hook and the CLI."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+import zipfile
+from collections.abc import Sequence
+from pathlib import Path
+
+import airflow_provider_fscommit
+from airflow_provider_fscommit.core.table_spec import TableSpec
+
+PACKAGE_DIR = Path(airflow_provider_fscommit.__file__).resolve().parent
+APPLICATION = str(PACKAGE_DIR / "jobs" / "compact.py")
+
+
+def default_spark_submit() -> str:
+    """``spark-submit`` of the running environment (pyspark's), else the one on PATH."""
+    beside = Path(sys.executable).parent / "spark-submit"
+    return str(beside) if beside.exists() else shutil.which("spark-submit") or "spark-submit"
+
+
+def submit_env() -> dict[str, str]:
+    """Environment for spark-submit: pyspark's Spark home, and loopback unless set.
+
+    pyspark's ``spark-submit`` looks for its home with whatever ``python3`` is on PATH,
+    which need not be this environment's; naming it avoids that guess.
+    """
+    import pyspark
+
+    env = dict(os.environ)
+    env.setdefault("SPARK_HOME", str(Path(pyspark.__file__).resolve().parent))
+    env.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    return env
+
+
+def default_conf() -> dict[str, str]:
+    """Run the driver and the workers on this environment's Python (it has pyarrow).
+
+    On a cluster whose nodes have another Python, override ``spark.pyspark.python``.
+    """
+    return {
+        "spark.pyspark.python": sys.executable,
+        "spark.pyspark.driver.python": sys.executable,
+    }
+
+
+def package_zip(directory: str | None = None) -> str:
+    """Zip this package for ``--py-files``, so executors on other hosts can import it."""
+    target = (
+        Path(directory or tempfile.mkdtemp(prefix="fscommit-")) / "airflow_provider_fscommit.zip"
+    )
+    with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as archive:
+        for path in sorted(PACKAGE_DIR.rglob("*.py")):
+            archive.write(path, path.relative_to(PACKAGE_DIR.parent))
+    return str(target)
+
+
+def job_arguments(
+    spec: TableSpec, partitions: Sequence[str] | None, run_id: str, codec: str = "snappy"
+) -> list[str]:
+    """The application arguments of ``compact.py``."""
+    args = ["--spec", spec.to_json(), "--run-id", run_id, "--codec", codec]
+    for partition in partitions or ():
+        args += ["--partition", partition]
+    return args

@@ -1,0 +1,211 @@
+"""The compaction application, run through spark-submit as users run it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+from pyspark.sql import functions as F
+
+from airflow_provider_fscommit.core.committable import PartitionState, TableStatusReader
+from airflow_provider_fscommit.core.ledger import CommitLedger
+from airflow_provider_fscommit.core.table_spec import TableSpec
+from tests.compaction import check_exactly_once, compact, visible_data_files
+from tests.streams import StreamingTable, TypedTable, row
+
+
+def committable(staging: str, checkpoint: str) -> set[tuple]:
+    spec = TableSpec.from_options(
+        {
+            "staging_path": staging,
+            "checkpoint_path": checkpoint,
+            "partition_keys": "dt,hour",
+            "timestamp_pattern": "$dt $hour:00:00",
+            "delay": "1 h",
+        }
+    )
+    status = TableStatusReader(spec).read(find_orphans=False)
+    return {p.staged.spec.values for p in status.in_state(PartitionState.COMMITTABLE)}
+
+
+def comparable(df):
+    """Maps cannot take part in set operations; compare their sorted entries instead."""
+    return df.withColumn("m", F.array_sort(F.map_entries("m")))
+
+
+@pytest.fixture(scope="module")
+def typed_table(spark, tmp_path_factory) -> TypedTable:
+    """Every type family, INT96 timestamps, a column added mid-stream (hour 01 has both)."""
+    table = TypedTable(tmp_path_factory.mktemp("typed"))
+    table.add_batch(spark, [(i, f"2026-11-20T00:{10 * i:02d}:00Z") for i in range(1, 5)], False)
+    table.add_batch(spark, [(i, f"2026-11-20T01:{5 * i:02d}:00Z") for i in range(5, 9)], False)
+    table.add_batch(spark, [(9, "2026-11-20T00:59:00Z"), (10, "2026-11-20T01:59:00Z")], False)
+    table.run(spark, with_extra=False)
+    table.add_batch(spark, [(i, f"2026-11-20T01:{2 * i:02d}:00Z") for i in range(11, 15)], True)
+    table.add_batch(spark, [(i, f"2026-11-20T02:{2 * i:02d}:00Z") for i in range(15, 19)], True)
+    table.add_batch(spark, [(19, "2026-11-20T05:00:00Z")], True)
+    table.add_batch(spark, [(20, "2026-11-20T06:00:00Z")], True)
+    table.run(spark, with_extra=True)
+    return table
+
+
+def test_published_partitions_read_back_identical_with_every_type(spark, typed_table, tmp_path):
+    table = str(tmp_path / "table")
+    result = compact(typed_table.staging, typed_table.checkpoint, table, target="128MB")
+    assert result.returncode == 0, result.stderr
+    summary = json.loads(result.stdout)
+    ready = committable(typed_table.staging, typed_table.checkpoint)
+    assert {("2026-11-20", "00"), ("2026-11-20", "01"), ("2026-11-20", "02")} <= ready
+    assert {
+        tuple(p["partition"].replace("dt=", "").replace("hour=", "").split("/"))
+        for p in summary["partitions"]
+    } == ready
+    staged = spark.read.option("mergeSchema", "true").parquet(typed_table.staging)
+    published = spark.read.option("mergeSchema", "true").parquet(table)
+    assert published.schema == staged.schema
+    assert "extra" in published.columns
+    for dt, hour in ready:
+        mine = comparable(published.where(f"dt = '{dt}' AND hour = '{hour}'"))
+        theirs = comparable(staged.where(f"dt = '{dt}' AND hour = '{hour}'"))
+        assert mine.count() == theirs.count() > 0
+        assert mine.exceptAll(theirs).count() == 0 and theirs.exceptAll(mine).count() == 0
+    # One output per partition (128 MB target); INT96 stayed INT96; footer schema kept.
+    for dt, hour in ready:
+        files = list(Path(table, f"dt={dt}", f"hour={hour}").glob("*.parquet"))
+        assert len(files) == 1
+        metadata = pq.read_metadata(files[0])
+        physical = {
+            metadata.schema.column(i).path: metadata.schema.column(i).physical_type
+            for i in range(metadata.num_columns)
+        }
+        assert physical["ts"] == "INT96" and physical["st.t"] == "INT96"
+        assert physical["small_dec"] == "INT32" and physical["dec"] == "INT64"
+        assert b"org.apache.spark.sql.parquet.row.metadata" in metadata.metadata
+    hour1 = next(Path(table, "dt=2026-11-20", "hour=01").glob("*.parquet"))
+    assert (
+        pq.read_metadata(hour1)
+        .metadata[b"org.apache.spark.sql.parquet.row.metadata"]
+        .count(b'"extra"')
+        == 1
+    )
+    # Nothing was published for partitions the watermark has not passed.
+    assert not Path(table, "dt=2026-11-20", "hour=06").exists()
+
+
+def test_int64_timestamps_stay_int64(spark, tmp_path):
+    typed = TypedTable(tmp_path / "micros", timestamp_type="TIMESTAMP_MICROS")
+    typed.add_batch(spark, [(i, f"2026-11-20T00:{10 * i:02d}:00Z") for i in range(1, 4)], False)
+    typed.add_batch(spark, [(i, f"2026-11-20T00:{10 * i:02d}:00Z") for i in range(4, 6)], False)
+    typed.add_batch(spark, [(9, "2026-11-20T03:00:00Z")], False)
+    typed.add_batch(spark, [(10, "2026-11-20T04:00:00Z")], False)
+    typed.run(spark, with_extra=False)
+    table = str(tmp_path / "table")
+    result = compact(
+        typed.staging,
+        typed.checkpoint,
+        table,
+        "dt=2026-11-20/hour=00",
+        "--codec",
+        "zstd",
+        target="128MB",
+    )
+    assert result.returncode == 0, result.stderr
+    (output,) = Path(table, "dt=2026-11-20", "hour=00").glob("*.zstd.parquet")
+    metadata = pq.read_metadata(output)
+    assert metadata.schema.column(1).physical_type == "INT64"
+    assert metadata.row_group(0).column(0).compression == "ZSTD"
+    staged = spark.read.parquet(typed.staging).where("hour = '00'")
+    published = spark.read.parquet(table)
+    assert published.schema == staged.schema
+    assert comparable(published).exceptAll(comparable(staged)).count() == 0
+    assert published.count() == staged.count() == 5
+
+
+@pytest.mark.slow
+def test_sigkill_at_every_step_then_rerun_publishes_every_row_exactly_once(spark, tmp_path):
+    stream = StreamingTable(tmp_path / "stream")
+    for hour in range(5):
+        for half in (0, 30):
+            stream.add_batches(
+                [
+                    row(100 * hour + half + i, f"2026-11-20T{hour:02d}:{half + i:02d}:00Z")
+                    for i in range(3)
+                ]
+            )
+    stream.run(spark)
+    table = str(tmp_path / "table")
+    ledger = CommitLedger(table)
+    ready = committable(stream.staging, stream.checkpoint)
+    assert len(ready) >= 3
+    kills = []
+
+    def kill_at(point: str) -> None:
+        result = compact(stream.staging, stream.checkpoint, table, fault=point)
+        assert result.returncode == -9, f"{point}: not killed: {result.stderr[-2000:]}"
+        kills.append(point)
+        check_exactly_once(spark, stream.staging, table)
+
+    kill_at("after-plan")
+    assert visible_data_files(table) == []
+    assert all(ledger.read(f"dt={d}/hour={h}").open_plans for d, h in ready)
+    kill_at("during-unit")
+    assert visible_data_files(table) == []
+    # Late rows arrive for partitions already planned twice: the next plans differ.
+    stream.add_batches([row(9000, "2026-11-20T00:45:00Z"), row(9001, "2026-11-20T01:15:00Z")])
+    stream.run(spark)
+    kill_at("after-unit")
+    kill_at("after-units")
+    assert visible_data_files(table) == []
+    kill_at("after-commit-record")
+    assert visible_data_files(table) == []
+    committed = {p for p in (f"dt={d}/hour={h}" for d, h in ready) if ledger.read(p).commits}
+    assert committed, "the commit point was passed before the kill"
+    kill_at("during-publish")
+    result = compact(stream.staging, stream.checkpoint, table)
+    assert result.returncode == 0, result.stderr
+    rows = check_exactly_once(spark, stream.staging, table, complete=ready)
+    assert ("2026-11-20", "00") in ready and rows >= 3 * 6
+    for partition in (f"dt={d}/hour={h}" for d, h in ready):
+        records = ledger.read(partition)
+        assert not records.open_plans
+        assert len(records.commits) == 1, partition  # one committed plan, all earlier discarded
+    leftovers = [p for p in Path(table).rglob(".fscommit-inprogress-*")]
+    assert leftovers == []
+    print(f"kill points exercised: {kills}; rows checked: {rows}; violations: 0")
+
+
+@pytest.mark.slow
+def test_rerun_is_idempotent_and_late_data_is_published_as_new_files(spark, tmp_path):
+    stream = StreamingTable(tmp_path / "stream")
+    stream.add_batches(
+        *[
+            [row(10 * h + i, f"2026-11-20T{h:02d}:{20 * i:02d}:00Z") for i in range(3)]
+            for h in range(4)
+        ]
+    )
+    stream.run(spark)
+    table = str(tmp_path / "table")
+    first = compact(stream.staging, stream.checkpoint, table)
+    assert first.returncode == 0, first.stderr
+    first_published = {p["partition"] for p in json.loads(first.stdout)["partitions"]}
+    files = {p: p.stat().st_mtime_ns for p in visible_data_files(table)}
+    again = json.loads(compact(stream.staging, stream.checkpoint, table).stdout)
+    assert {p["state"] for p in again["partitions"]} == {"up-to-date"}
+    assert {p: p.stat().st_mtime_ns for p in visible_data_files(table)} == files
+    stream.add_batches([row(777, "2026-11-20T00:50:00Z")])  # late for a published partition
+    stream.run(spark)
+    late = json.loads(compact(stream.staging, stream.checkpoint, table).stdout)
+    published = {p["partition"]: p for p in late["partitions"] if p["state"] == "published"}
+    # The late row's partition again, plus what the advancing watermark made committable.
+    assert "dt=2026-11-20/hour=00" in published
+    assert set(published) - {"dt=2026-11-20/hour=00"} == (
+        {f"dt={d}/hour={h}" for d, h in committable(stream.staging, stream.checkpoint)}
+        - first_published
+    )
+    assert published["dt=2026-11-20/hour=00"]["rows"] == 1
+    assert len(CommitLedger(table).read("dt=2026-11-20/hour=00").commits) == 2
+    assert set(files) < set(visible_data_files(table))
+    ready = committable(stream.staging, stream.checkpoint)
+    check_exactly_once(spark, stream.staging, table, complete=ready)
