@@ -23,11 +23,16 @@ def compact(
     fault: str | None = None,
     target: str = "4KB",
 ) -> subprocess.CompletedProcess:
-    """Run the compaction application through the CLI in its own process group."""
+    """Run the compaction application through the CLI in its own process group.
+
+    ``extra`` may name partitions or override flags such as ``--spark-master``.
+    """
     env = dict(os.environ)
     env.pop("FSCOMMIT_FAULT", None)
     if fault:
         env["FSCOMMIT_FAULT"] = fault
+    if "--spark-master" not in extra:
+        extra = ("--spark-master", "local[2]", *extra)
     return subprocess.run(
         [
             FSCOMMIT,
@@ -46,8 +51,6 @@ def compact(
             table,
             "--target-file-size",
             target,
-            "--spark-master",
-            "local[2]",
             "--json",
             *extra,
         ],

@@ -6,12 +6,18 @@ the tests its directories plus what Spark itself reported (the oracle to compare
 
 from __future__ import annotations
 
+import logging
 import time
 from pathlib import Path
 
 import pytest
 
 from tests.streams import BLOCK_VALUE, StreamingTable, kill_group, new_spark_session, row
+
+
+# py4j logs "Closing down clientserver connection" from __del__ at interpreter exit,
+# after pytest closed the streams; nothing of it is worth seeing in test output.
+logging.getLogger("py4j").setLevel(logging.WARNING)
 
 
 @pytest.fixture(scope="session")

@@ -100,10 +100,18 @@ def read_plan_schema(uris: list[str]) -> PlanSchema:
             f"first files: {uris[:3]}. Nothing was published. Rewrite the partition's staged "
             "data with one schema, or exclude it from the commit"
         ) from None
-    return PlanSchema(merged.with_metadata(_merged_metadata(schemas, merged)), int96, rows)
+    # A column some files lack holds nulls in the output, whatever one file declared.
+    partial = {name for name in merged.names if any(name not in s.names for s in schemas)}
+    merged = pa.schema(
+        [f.with_nullable(True) if f.name in partial else f for f in merged],
+        metadata=merged.metadata,
+    )
+    return PlanSchema(merged.with_metadata(_merged_metadata(schemas, merged, partial)), int96, rows)
 
 
-def _merged_metadata(schemas: list[pa.Schema], merged: pa.Schema) -> dict[bytes, bytes]:
+def _merged_metadata(
+    schemas: list[pa.Schema], merged: pa.Schema, partial: set[str]
+) -> dict[bytes, bytes]:
     """The inputs' footer metadata, with Spark's schema JSON merged field by field."""
     metadata: dict[bytes, bytes] = {}
     for schema in schemas:
@@ -116,6 +124,8 @@ def _merged_metadata(schemas: list[pa.Schema], merged: pa.Schema) -> dict[bytes,
             return metadata
         for spark_field in json.loads(raw)["fields"]:
             spark_fields.setdefault(spark_field["name"], spark_field)
+    for name in partial:
+        spark_fields[name] = spark_fields[name] | {"nullable": True}
     if SPARK_SCHEMA_KEY in metadata:
         metadata[SPARK_SCHEMA_KEY] = json.dumps(
             {"type": "struct", "fields": [spark_fields[name] for name in merged.names]},
@@ -149,14 +159,16 @@ def _compact(task: UnitTask) -> UnitResult:
                 task.partition, task.plan_id, task.unit, parquet.metadata.num_rows, size, True
             )
     rows = 0
-    with table_fs.open_output_stream(target) as sink:
-        writer = pq.ParquetWriter(
+    with (
+        table_fs.open_output_stream(target) as sink,
+        pq.ParquetWriter(
             sink,
             schema,
             compression=task.codec,
             use_deprecated_int96_timestamps=task.int96,
             store_decimal_as_integer=True,
-        )
+        ) as writer,
+    ):
         pending: list[pa.RecordBatch] = []
         pending_bytes = 0
         for uri in task.inputs:
@@ -173,7 +185,6 @@ def _compact(task: UnitTask) -> UnitResult:
         if pending:
             writer.write_table(pa.Table.from_batches(pending, schema))
         fault_point("during-unit")
-        writer.close()
     fault_point("after-unit")
     size = table_fs.get_file_info(target).size or 0
     return UnitResult(task.partition, task.plan_id, task.unit, rows, size)

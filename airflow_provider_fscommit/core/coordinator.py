@@ -107,14 +107,10 @@ class CompactionCoordinator:
                 f"compression codec {codec!r} is not supported; use one of "
                 f"{', '.join(CODEC_EXTENSIONS)}"
             )
-        if not spec.table_path:
-            raise ConfigError(
-                "the table spec has no table_path: set the published table directory "
-                "(--table) to compact into"
-            )
         self.spec = spec
         self.codec = codec
-        self.ledger = CommitLedger(spec.table_path)
+        self.table_path = spec.require_table_path()
+        self.ledger = CommitLedger(self.table_path)
 
     def select(self, partitions: Sequence[str] | None) -> tuple[list[str], dict]:
         """The partitions to work on (default: every committable one) and their files."""
@@ -198,7 +194,7 @@ class CompactionCoordinator:
         schema = plan_schema.schema.serialize().to_pybytes()
         tasks = [
             UnitTask(
-                table_path=self.spec.table_path or "",
+                table_path=self.table_path,
                 partition=plan.partition,
                 plan_id=plan.plan_id,
                 unit=unit.index,

@@ -125,6 +125,15 @@ class TableSpec:
                         "streaming query's output and checkpoint"
                     )
 
+    def require_table_path(self) -> str:
+        """The published table directory; compaction and commit cannot run without it."""
+        if not self.table_path:
+            raise ConfigError(
+                "the table spec has no table_path: set the published table directory "
+                "(--table, or the table_path option) to compact and publish into"
+            )
+        return self.table_path
+
     @cached_property
     def time_extractor(self) -> PartitionTimeExtractor:
         return create_time_extractor(

@@ -56,6 +56,7 @@ class CompactionHook(BaseHook):
 
     def compact(self, spec: TableSpec, partitions: Sequence[str] | None) -> dict[str, Any]:
         """Compact and publish; raises with the job's message when a partition failed."""
+        ledger = CommitLedger(spec.require_table_path())
         run_id = uuid.uuid4().hex
         env = {k: v for k, v in submit_env().items() if k in ("SPARK_HOME", "SPARK_LOCAL_IP")}
         submit_kwargs = dict(self.submit_kwargs)
@@ -74,7 +75,7 @@ class CompactionHook(BaseHook):
             try:
                 self._submit_hook.submit(APPLICATION)
             except Exception as exc:
-                result = CommitLedger(spec.table_path or "").read_run(run_id)
+                result = ledger.read_run(run_id)
                 failed = [p for p in (result or {}).get("partitions", []) if p["error"]]
                 if failed:
                     raise FsCommitError(
@@ -82,7 +83,7 @@ class CompactionHook(BaseHook):
                         f"{failed[0]['partition']}: {failed[0]['error']}"
                     ) from exc
                 raise
-        result = CommitLedger(spec.table_path or "").read_run(run_id)
+        result = ledger.read_run(run_id)
         if result is None:
             raise FsCommitError(
                 "the compaction application finished but left no run summary in the ledger; "

@@ -209,3 +209,69 @@ def test_rerun_is_idempotent_and_late_data_is_published_as_new_files(spark, tmp_
     assert set(files) < set(visible_data_files(table))
     ready = committable(stream.staging, stream.checkpoint)
     check_exactly_once(spark, stream.staging, table, complete=ready)
+
+
+@pytest.fixture
+def hourly_stream(spark, tmp_path) -> StreamingTable:
+    stream = StreamingTable(tmp_path / "stream")
+    stream.add_batches(
+        *[
+            [row(10 * h + i, f"2026-11-20T{h:02d}:{20 * i:02d}:00Z") for i in range(3)]
+            for h in range(4)
+        ],
+        [row(50, "2026-11-20T00:10:00Z"), row(51, "2026-11-20T01:10:00Z")],
+    )
+    stream.run(spark)
+    return stream
+
+
+def test_a_corrupt_staged_file_fails_its_partition_only_and_publishes_nothing_of_it(
+    spark, hourly_stream, tmp_path
+):
+    staged = sorted(Path(hourly_stream.staging, "dt=2026-11-20", "hour=01").glob("*.parquet"))
+    staged[0].write_bytes(staged[0].read_bytes()[:50])  # a truncated file
+    table = str(tmp_path / "table")
+    result = compact(hourly_stream.staging, hourly_stream.checkpoint, table)
+    assert result.returncode == 1
+    outcomes = {p["partition"]: p for p in json.loads(result.stdout)["partitions"]}
+    failed = outcomes["dt=2026-11-20/hour=01"]
+    assert failed["state"] == "failed" and staged[0].name in failed["error"]
+    assert outcomes["dt=2026-11-20/hour=00"]["state"] == "published"
+    assert not list(Path(table, "dt=2026-11-20", "hour=01").glob("*"))
+    assert CommitLedger(table).read("dt=2026-11-20/hour=01").plans == {}
+
+
+def test_a_partition_that_is_not_committable_is_refused(hourly_stream, tmp_path):
+    result = compact(
+        hourly_stream.staging,
+        hourly_stream.checkpoint,
+        str(tmp_path / "t"),
+        "dt=2026-11-20/hour=03",
+    )
+    assert result.returncode == 1
+    assert "dt=2026-11-20/hour=03 is pending, not committable" in result.stderr
+    assert not Path(tmp_path / "t").exists()
+
+
+@pytest.mark.slow
+def test_the_same_job_runs_on_a_standalone_cluster(spark, hourly_stream, tmp_path):
+    from tests.spark_cluster import StandaloneCluster
+
+    cluster = StandaloneCluster(tmp_path / "cluster")
+    try:
+        cluster.start()
+        table = str(tmp_path / "table")
+        result = compact(
+            hourly_stream.staging,
+            hourly_stream.checkpoint,
+            table,
+            "--spark-master",
+            cluster.master_url,
+        )
+        assert result.returncode == 0, result.stderr
+        ready = committable(hourly_stream.staging, hourly_stream.checkpoint)
+        check_exactly_once(spark, hourly_stream.staging, table, complete=ready)
+        app_logs = list((tmp_path / "cluster" / "work").rglob("stderr"))
+        assert app_logs, "executors ran on the standalone worker"
+    finally:
+        cluster.stop()

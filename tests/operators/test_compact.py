@@ -1,0 +1,65 @@
+"""The operator submits through the Spark provider's hook and connection."""
+
+from __future__ import annotations
+
+import pytest
+
+from airflow_provider_fscommit.core.errors import ConfigError
+from airflow_provider_fscommit.operators.compact import PartitionCompactOperator
+from tests.compaction import check_exactly_once, visible_data_files
+from tests.jobs.test_compact import committable, hourly_stream  # noqa: F401 - fixture
+
+
+def table_options(stream, table: str) -> dict:
+    return {
+        "staging_path": stream.staging,
+        "checkpoint_path": stream.checkpoint,
+        "partition_keys": "dt,hour",
+        "partition.time-extractor.timestamp-pattern": "$dt $hour:00:00",
+        "sink.partition-commit.delay": "1 h",
+        "table_path": table,
+        "compaction.file-size": "4KB",
+    }
+
+
+@pytest.fixture
+def spark_connection(monkeypatch, tmp_path):
+    monkeypatch.setenv("AIRFLOW_CONN_SPARK_DEFAULT", "spark://local%5B2%5D")
+    monkeypatch.setenv("AIRFLOW_HOME", str(tmp_path / "airflow-home"))
+
+
+@pytest.mark.usefixtures("spark_connection")
+def test_operator_compacts_every_committable_partition(spark, hourly_stream, tmp_path):  # noqa: F811
+    table = str(tmp_path / "table")
+    operator = PartitionCompactOperator(
+        task_id="compact", table=table_options(hourly_stream, table)
+    )
+    result = operator.execute(context={})
+    ready = committable(hourly_stream.staging, hourly_stream.checkpoint)
+    assert {p["partition"] for p in result["partitions"]} == {f"dt={d}/hour={h}" for d, h in ready}
+    assert result["rows"] == check_exactly_once(spark, hourly_stream.staging, table, ready)
+    assert result["files_out"] == len(visible_data_files(table))
+
+
+@pytest.mark.usefixtures("spark_connection")
+def test_dry_run_plans_and_writes_nothing(hourly_stream, tmp_path):  # noqa: F811
+    table = str(tmp_path / "table")
+    operator = PartitionCompactOperator(
+        task_id="compact",
+        table=table_options(hourly_stream, table),
+        partitions="dt=2026-11-20/hour=00",
+        dry_run=True,
+    )
+    result = operator.execute(context={})
+    (plan,) = result["plans"]
+    assert plan["partition"] == "dt=2026-11-20/hour=00"
+    assert sum(len(u["inputs"]) for u in plan["units"]) == 2
+    assert not (tmp_path / "table").exists()
+
+
+def test_a_table_spec_without_table_path_is_refused(hourly_stream):  # noqa: F811
+    options = table_options(hourly_stream, "x")
+    del options["table_path"]
+    operator = PartitionCompactOperator(task_id="compact", table=options)
+    with pytest.raises(ConfigError, match="has no table_path"):
+        operator.execute(context={})
