@@ -3,9 +3,10 @@
 It starts a Spark Structured Streaming query on the built-in ``rate`` source, with an
 event-time column that runs faster than the wall clock (so hours of partitions appear in
 seconds) and some rows arriving 90 minutes late, written as Hive-style ``dt/hour``
-partitions with a watermark. After a few micro-batches it stops the query and prints what
-``fscommit status`` reports for the table: the safe watermark and which partitions are
-committable.
+partitions with a watermark. After a few micro-batches it stops the query, prints what
+``fscommit status`` reports for the table (the safe watermark, which partitions are
+committable), then compacts and publishes the committable partitions into
+``demo-output/table`` with the compaction application, as ``fscommit compact`` does.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from airflow_provider_fscommit.cli.compact import run_compact
 from airflow_provider_fscommit.cli.main import render_status
 from airflow_provider_fscommit.core.committable import TableStatusReader
 from airflow_provider_fscommit.core.table_spec import TableSpec
@@ -94,18 +96,33 @@ def main(argv: Sequence[str] | None = None) -> int:
             "partition_keys": "dt,hour",
             "partition.time-extractor.timestamp-pattern": "$dt $hour:00:00",
             "sink.partition-commit.delay": "1 h",
+            "table_path": str(output / "table"),
         }
     )
     print()
     print(render_status(TableStatusReader(spec).read()))
     print()
-    print(
-        "Look again at any time with:\n"
-        f"  .venv/bin/fscommit status --staging {spec.staging_path} "
-        f"--checkpoint {spec.checkpoint_path} --partition-keys dt,hour "
-        "--timestamp-pattern '$dt $hour:00:00' --delay '1 h'"
+    print("Compacting the committable partitions into", spec.table_path)
+    code = run_compact(
+        spec,
+        None,
+        master="local[2]",
+        spark_submit=None,
+        conf={},
+        codec="snappy",
+        dry_run=False,
+        as_json=False,
     )
-    return 0
+    flags = (
+        f"--staging {spec.staging_path} --checkpoint {spec.checkpoint_path} "
+        "--partition-keys dt,hour --timestamp-pattern '$dt $hour:00:00' --delay '1 h'"
+    )
+    print(
+        "\nLook again at any time with:\n"
+        f"  .venv/bin/fscommit status {flags}\n"
+        f"  .venv/bin/fscommit compact {flags} --table {spec.table_path}"
+    )
+    return code
 
 
 if __name__ == "__main__":

@@ -14,7 +14,6 @@ import pytest
 
 from tests.streams import BLOCK_VALUE, StreamingTable, kill_group, new_spark_session, row
 
-
 # py4j logs "Closing down clientserver connection" from __del__ at interpreter exit,
 # after pytest closed the streams; nothing of it is worth seeing in test output.
 logging.getLogger("py4j").setLevel(logging.WARNING)

@@ -35,3 +35,20 @@ def test_readme_lists_every_flink_option_and_both_set_up_commands():
             assert f"`{option.key}`" in readme, option.key
     commands = [line for line in readme.split("```")[1].splitlines()[1:] if line.strip()]
     assert [c.split("#")[0].strip() for c in commands] == ["make demo", "make test"]
+
+
+def test_the_readme_dag_parses_and_templates_the_partition():
+    from airflow_provider_fscommit.operators.compact import PartitionCompactOperator
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    (snippet,) = [
+        block.removeprefix("python\n")
+        for block in readme.split("```")
+        if block.startswith("python\n") and "PartitionCompactOperator(" in block
+    ]
+    namespace: dict = {}
+    exec(compile(snippet, "README.md", "exec"), namespace)
+    (task,) = namespace["dag"].tasks
+    assert isinstance(task, PartitionCompactOperator)
+    assert "partitions" in task.template_fields
+    assert task.table["table_path"] == "s3://lake/tables/events"

@@ -142,7 +142,8 @@ def render_plans(document: dict[str, Any]) -> str:
 
 
 def render_summary(result: dict[str, Any]) -> str:
-    lines = [_outcome_line(p) for p in result["partitions"]]
+    """Totals, and the failures again (each partition was shown as it finished)."""
+    lines = [_outcome_line(p) for p in result["partitions"] if p["state"] == "failed"]
     lines.append(
         f"{result['files_in']} file(s) in, {result['files_out']} out; {result['rows']} rows; "
         f"{result['seconds']} s in the application"
