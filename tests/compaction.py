@@ -12,6 +12,9 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+from airflow_provider_fscommit.core.committable import PartitionState, TableStatusReader
+from airflow_provider_fscommit.core.table_spec import TableSpec
+
 FSCOMMIT = str(Path(sys.executable).parent / "fscommit")
 
 
@@ -101,3 +104,18 @@ def check_exactly_once(spark, staging: str, table: str, complete: set[tuple] = f
     for partition in complete:
         assert published.get(partition, Counter()) == staged[partition], partition
     return sum(sum(ids.values()) for ids in published.values())
+
+
+def committable(staging: str, checkpoint: str) -> set[tuple]:
+    """The (dt, hour) values of the committable partitions (hourly, delay 1 h)."""
+    spec = TableSpec.from_options(
+        {
+            "staging_path": staging,
+            "checkpoint_path": checkpoint,
+            "partition_keys": "dt,hour",
+            "timestamp_pattern": "$dt $hour:00:00",
+            "delay": "1 h",
+        }
+    )
+    status = TableStatusReader(spec).read(find_orphans=False)
+    return {p.staged.spec.values for p in status.in_state(PartitionState.COMMITTABLE)}

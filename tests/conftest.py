@@ -12,7 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.streams import BLOCK_VALUE, StreamingTable, kill_group, new_spark_session, row
+from tests.streams import (
+    BLOCK_VALUE,
+    StreamingTable,
+    hourly_batches,
+    kill_group,
+    new_spark_session,
+    row,
+)
 
 # py4j logs "Closing down clientserver connection" from __del__ at interpreter exit,
 # after pytest closed the streams; nothing of it is worth seeing in test output.
@@ -26,19 +33,11 @@ def spark():
     session.stop()
 
 
-def _hourly_batches(day: str, hours: range, start_id: int = 0) -> list[list[dict]]:
-    """One batch per hour: three rows inside that hour."""
-    return [
-        [row(start_id + 10 * h + i, f"{day}T{h:02d}:{20 * i:02d}:00Z") for i in range(3)]
-        for h in hours
-    ]
-
-
 @pytest.fixture(scope="session")
 def compacted_stream(spark, tmp_path_factory) -> StreamingTable:
     """Eight hourly batches: the sink log compacts (interval 3) and old batches are purged."""
     table = StreamingTable(tmp_path_factory.mktemp("compacted"))
-    table.add_batches(*_hourly_batches("2026-11-20", range(8)))
+    table.add_batches(*hourly_batches("2026-11-20", range(8)))
     table.run(spark)
     return table
 
@@ -47,7 +46,7 @@ def compacted_stream(spark, tmp_path_factory) -> StreamingTable:
 def late_stateful_stream(spark, tmp_path_factory) -> StreamingTable:
     """A stateful query (dropDuplicates, offset log v2) that receives late and repeated rows."""
     table = StreamingTable(tmp_path_factory.mktemp("stateful"), stateful=True, offset_log_version=2)
-    batches = _hourly_batches("2026-11-20", range(4))
+    batches = hourly_batches("2026-11-20", range(4))
     batches.append(
         [
             row(1000, "2026-11-20T00:05:00Z"),  # older than the watermark: Spark drops it
@@ -64,7 +63,7 @@ def late_stateful_stream(spark, tmp_path_factory) -> StreamingTable:
 def late_stateless_stream(spark, tmp_path_factory) -> StreamingTable:
     """A stateless query: rows older than the watermark are still written (late data)."""
     table = StreamingTable(tmp_path_factory.mktemp("stateless-late"))
-    table.add_batches(*_hourly_batches("2026-11-20", range(4)))
+    table.add_batches(*hourly_batches("2026-11-20", range(4)))
     table.run(spark)
     return table
 
@@ -86,7 +85,7 @@ def awkward_stream(spark, tmp_path_factory) -> StreamingTable:
 def shanghai_stream(spark, tmp_path_factory) -> StreamingTable:
     """Partition values on Asia/Shanghai wall clock (UTC+8) while the watermark is UTC."""
     table = StreamingTable(tmp_path_factory.mktemp("shanghai"), time_zone="Asia/Shanghai")
-    table.add_batches(*_hourly_batches("2026-11-20", range(0, 5)))
+    table.add_batches(*hourly_batches("2026-11-20", range(0, 5)))
     table.run(spark)
     return table
 
@@ -100,7 +99,7 @@ def killed_stream(tmp_path_factory) -> StreamingTable:
     (which redoes batch 2) they are orphans.
     """
     table = StreamingTable(tmp_path_factory.mktemp("killed"), blockable=True)
-    batches = _hourly_batches("2026-11-20", range(2))
+    batches = hourly_batches("2026-11-20", range(2))
     batches.append(
         [row(200 + i, f"2026-11-20T02:{5 * i:02d}:00Z") for i in range(10)]
         + [row(299, "2026-11-20T02:59:00Z", k=BLOCK_VALUE)]
@@ -126,3 +125,15 @@ def killed_stream(tmp_path_factory) -> StreamingTable:
 
 def _part_files(table: StreamingTable, partition_dir: str) -> list[Path]:
     return [p for p in Path(table.staging).rglob("part-*") if partition_dir in str(p)]
+
+
+@pytest.fixture
+def hourly_stream(spark, tmp_path) -> StreamingTable:
+    """Four hours of three rows, then a batch of late rows for hours 00 and 01."""
+    stream = StreamingTable(tmp_path / "stream")
+    stream.add_batches(
+        *hourly_batches("2026-11-20", range(4)),
+        [row(50, "2026-11-20T00:10:00Z"), row(51, "2026-11-20T01:10:00Z")],
+    )
+    stream.run(spark)
+    return stream

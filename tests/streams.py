@@ -66,18 +66,11 @@ def row(row_id: int, ts: str, k: str | None = "x", v: float = 1.0) -> dict[str, 
 
 
 @dataclass
-class StreamingTable:
-    """A streaming query's input, checkpoint and staging output under ``base``."""
+class QueryDirs:
+    """A test query's directories under ``base`` and its ordered input files."""
 
     base: Path
-    partition_by: tuple[str, ...] = ("dt", "hour")
-    watermark_delay: str | None = "30 minutes"
-    stateful: bool = False
-    time_zone: str = "UTC"
-    offset_log_version: int = 1
-    blockable: bool = False
     batches_written: int = 0
-    progress: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def staging(self) -> str:
@@ -91,15 +84,43 @@ class StreamingTable:
     def input_dir(self) -> Path:
         return self.base / "input"
 
+    def _next_input(self, suffix: str) -> Path:
+        self.input_dir.mkdir(parents=True, exist_ok=True)
+        return self.input_dir / f"batch-{self.batches_written:05d}.{suffix}"
+
+    def _added(self, path: Path) -> None:
+        """Order the new input after the others (the source orders by mtime)."""
+        mtime = _INPUT_MTIME_BASE + self.batches_written
+        os.utime(path, (mtime, mtime))
+        self.batches_written += 1
+
+
+def hourly_batches(day: str, hours: range, start_id: int = 0) -> list[list[dict[str, Any]]]:
+    """One batch per hour: three rows inside that hour (ids 10 * hour + 0..2)."""
+    return [
+        [row(start_id + 10 * h + i, f"{day}T{h:02d}:{20 * i:02d}:00Z") for i in range(3)]
+        for h in hours
+    ]
+
+
+@dataclass
+class StreamingTable(QueryDirs):
+    """A streaming query's input, checkpoint and staging output under ``base``."""
+
+    partition_by: tuple[str, ...] = ("dt", "hour")
+    watermark_delay: str | None = "30 minutes"
+    stateful: bool = False
+    time_zone: str = "UTC"
+    offset_log_version: int = 1
+    blockable: bool = False
+    progress: list[dict[str, Any]] = field(default_factory=list)
+
     def add_batches(self, *batches: list[dict[str, Any]]) -> None:
         """Write one input file per batch; the next run processes them in order."""
-        self.input_dir.mkdir(parents=True, exist_ok=True)
         for batch in batches:
-            path = self.input_dir / f"batch-{self.batches_written:05d}.json"
+            path = self._next_input("json")
             path.write_text("".join(json.dumps(r) + "\n" for r in batch))
-            mtime = _INPUT_MTIME_BASE + self.batches_written
-            os.utime(path, (mtime, mtime))
-            self.batches_written += 1
+            self._added(path)
 
     def config(self) -> dict[str, Any]:
         return {
@@ -291,20 +312,10 @@ def typed_row(row_id: int, ts: str, with_extra: bool) -> tuple:
 
 
 @dataclass
-class TypedTable:
+class TypedTable(QueryDirs):
     """A streaming table of every type family, fed from Spark-written Parquet files."""
 
-    base: Path
     timestamp_type: str = "INT96"
-    batches_written: int = 0
-
-    @property
-    def staging(self) -> str:
-        return str(self.base / "staging")
-
-    @property
-    def checkpoint(self) -> str:
-        return str(self.base / "checkpoint")
 
     def add_batch(self, spark, rows: list[tuple[int, str]], with_extra: bool) -> None:
         """Write one input Parquet file (one micro-batch) with Spark's batch writer."""
@@ -312,13 +323,9 @@ class TypedTable:
         data = [typed_row(i, ts, with_extra) for i, ts in rows]
         scratch = self.base / "scratch" / str(self.batches_written)
         spark.createDataFrame(data, schema).coalesce(1).write.parquet(str(scratch))
-        part = next(scratch.glob("part-*.parquet"))
-        (self.base / "input").mkdir(parents=True, exist_ok=True)
-        target = self.base / "input" / f"batch-{self.batches_written:05d}.parquet"
-        part.rename(target)
-        mtime = _INPUT_MTIME_BASE + self.batches_written
-        os.utime(target, (mtime, mtime))
-        self.batches_written += 1
+        target = self._next_input("parquet")
+        next(scratch.glob("part-*.parquet")).rename(target)
+        self._added(target)
 
     def run(self, spark, with_extra: bool) -> None:
         from pyspark.sql import functions as F
@@ -329,7 +336,7 @@ class TypedTable:
             df = (
                 spark.readStream.schema(typed_schema(with_extra))
                 .option("maxFilesPerTrigger", 1)
-                .parquet(str(self.base / "input"))
+                .parquet(str(self.input_dir))
                 .withWatermark("ts", "30 minutes")
                 .withColumn("dt", F.date_format("ts", "yyyy-MM-dd"))
                 .withColumn("hour", F.date_format("ts", "HH"))

@@ -9,25 +9,9 @@ import pyarrow.parquet as pq
 import pytest
 from pyspark.sql import functions as F
 
-from airflow_provider_fscommit.core.committable import PartitionState, TableStatusReader
 from airflow_provider_fscommit.core.ledger import CommitLedger
-from airflow_provider_fscommit.core.table_spec import TableSpec
-from tests.compaction import check_exactly_once, compact, visible_data_files
+from tests.compaction import check_exactly_once, committable, compact, visible_data_files
 from tests.streams import StreamingTable, TypedTable, row
-
-
-def committable(staging: str, checkpoint: str) -> set[tuple]:
-    spec = TableSpec.from_options(
-        {
-            "staging_path": staging,
-            "checkpoint_path": checkpoint,
-            "partition_keys": "dt,hour",
-            "timestamp_pattern": "$dt $hour:00:00",
-            "delay": "1 h",
-        }
-    )
-    status = TableStatusReader(spec).read(find_orphans=False)
-    return {p.staged.spec.values for p in status.in_state(PartitionState.COMMITTABLE)}
 
 
 def comparable(df):
@@ -177,15 +161,10 @@ def test_sigkill_at_every_step_then_rerun_publishes_every_row_exactly_once(spark
 
 
 @pytest.mark.slow
-def test_rerun_is_idempotent_and_late_data_is_published_as_new_files(spark, tmp_path):
-    stream = StreamingTable(tmp_path / "stream")
-    stream.add_batches(
-        *[
-            [row(10 * h + i, f"2026-11-20T{h:02d}:{20 * i:02d}:00Z") for i in range(3)]
-            for h in range(4)
-        ]
-    )
-    stream.run(spark)
+def test_rerun_is_idempotent_and_late_data_is_published_as_new_files(
+    spark, hourly_stream, tmp_path
+):
+    stream = hourly_stream
     table = str(tmp_path / "table")
     first = compact(stream.staging, stream.checkpoint, table)
     assert first.returncode == 0, first.stderr
@@ -209,20 +188,6 @@ def test_rerun_is_idempotent_and_late_data_is_published_as_new_files(spark, tmp_
     assert set(files) < set(visible_data_files(table))
     ready = committable(stream.staging, stream.checkpoint)
     check_exactly_once(spark, stream.staging, table, complete=ready)
-
-
-@pytest.fixture
-def hourly_stream(spark, tmp_path) -> StreamingTable:
-    stream = StreamingTable(tmp_path / "stream")
-    stream.add_batches(
-        *[
-            [row(10 * h + i, f"2026-11-20T{h:02d}:{20 * i:02d}:00Z") for i in range(3)]
-            for h in range(4)
-        ],
-        [row(50, "2026-11-20T00:10:00Z"), row(51, "2026-11-20T01:10:00Z")],
-    )
-    stream.run(spark)
-    return stream
 
 
 def test_a_corrupt_staged_file_fails_its_partition_only_and_publishes_nothing_of_it(

@@ -6,8 +6,7 @@ import pytest
 
 from airflow_provider_fscommit.core.errors import ConfigError
 from airflow_provider_fscommit.operators.compact import PartitionCompactOperator
-from tests.compaction import check_exactly_once, visible_data_files
-from tests.jobs.test_compact import committable, hourly_stream  # noqa: F401 - fixture
+from tests.compaction import check_exactly_once, committable, visible_data_files
 
 
 def table_options(stream, table: str) -> dict:
@@ -29,7 +28,7 @@ def spark_connection(monkeypatch, tmp_path):
 
 
 @pytest.mark.usefixtures("spark_connection")
-def test_operator_compacts_every_committable_partition(spark, hourly_stream, tmp_path):  # noqa: F811
+def test_operator_compacts_every_committable_partition(spark, hourly_stream, tmp_path):
     table = str(tmp_path / "table")
     operator = PartitionCompactOperator(
         task_id="compact", table=table_options(hourly_stream, table)
@@ -42,7 +41,7 @@ def test_operator_compacts_every_committable_partition(spark, hourly_stream, tmp
 
 
 @pytest.mark.usefixtures("spark_connection")
-def test_dry_run_plans_and_writes_nothing(hourly_stream, tmp_path):  # noqa: F811
+def test_dry_run_plans_and_writes_nothing(hourly_stream, tmp_path):
     table = str(tmp_path / "table")
     operator = PartitionCompactOperator(
         task_id="compact",
@@ -57,7 +56,7 @@ def test_dry_run_plans_and_writes_nothing(hourly_stream, tmp_path):  # noqa: F81
     assert not (tmp_path / "table").exists()
 
 
-def test_a_table_spec_without_table_path_is_refused(hourly_stream):  # noqa: F811
+def test_a_table_spec_without_table_path_is_refused(hourly_stream):
     options = table_options(hourly_stream, "x")
     del options["table_path"]
     operator = PartitionCompactOperator(task_id="compact", table=options)
