@@ -41,6 +41,7 @@ from airflow_provider_fscommit.core.ledger import CommitLedger, LedgerError
 from airflow_provider_fscommit.core.planner import (
     CODEC_EXTENSIONS,
     CompactionPlan,
+    StagedFile,
     plan_partition,
 )
 from airflow_provider_fscommit.core.table_spec import TableSpec
@@ -98,6 +99,16 @@ class CompactionSummary:
         }
 
 
+@dataclass(frozen=True)
+class Selection:
+    """The partitions a run works on, their committed files and the stream's progress."""
+
+    partitions: list[str]
+    files: dict[str, list[StagedFile]]
+    sink_latest_batch: int | None
+    watermark_ms: int | None
+
+
 class CompactionCoordinator:
     """Runs the protocol above for a table; ``run_units`` executes units (on Spark)."""
 
@@ -112,7 +123,7 @@ class CompactionCoordinator:
         self.table_path = spec.require_table_path()
         self.ledger = CommitLedger(self.table_path)
 
-    def select(self, partitions: Sequence[str] | None) -> tuple[list[str], dict]:
+    def select(self, partitions: Sequence[str] | None) -> Selection:
         """The partitions to work on (default: every committable one) and their files."""
         reader = TableStatusReader(self.spec)
         status = reader.read(find_orphans=False)
@@ -135,34 +146,34 @@ class CompactionCoordinator:
                         "watermark passes its commit time (fscommit status)"
                     )
             chosen = list(dict.fromkeys(partitions))
-        context = {
-            "files": reader.staging.committed_files(status.snapshot, set(chosen)),
-            "sink_latest_batch": status.sink_latest_batch,
-            "watermark_ms": status.checkpoint.watermark_ms,
-        }
-        return chosen, context
+        return Selection(
+            partitions=chosen,
+            files=reader.staging.committed_files(status.snapshot, set(chosen)),
+            sink_latest_batch=status.sink_latest_batch,
+            watermark_ms=status.checkpoint.watermark_ms,
+        )
 
     def prepare(
         self, partitions: Sequence[str] | None, dry_run: bool = False
     ) -> tuple[list[CompactionPlan], list[PartitionOutcome]]:
         """Recover, then plan; the plans are durable intents unless ``dry_run``."""
-        chosen, context = self.select(partitions)
+        selection = self.select(partitions)
         plans: list[CompactionPlan] = []
         up_to_date: list[PartitionOutcome] = []
-        for partition in chosen:
+        for partition in selection.partitions:
             if not dry_run:
                 self.recover(partition)
             ledger = self.ledger.read(partition)
             plan = plan_partition(
                 partition,
-                context["files"].get(partition, []),
+                selection.files[partition],
                 ledger.published_inputs,
                 seq=ledger.next_seq,
                 target_file_size=self.spec.compaction_file_size,
                 auto_compaction=self.spec.auto_compaction,
                 codec=self.codec,
-                sink_latest_batch=context["sink_latest_batch"],
-                watermark_ms=context["watermark_ms"],
+                sink_latest_batch=selection.sink_latest_batch,
+                watermark_ms=selection.watermark_ms,
                 created_ms=int(time.time() * 1000),
             )
             if plan is None:
