@@ -14,6 +14,15 @@ from tests.compaction import check_exactly_once, committable, compact, visible_d
 from tests.streams import StreamingTable, TypedTable, row
 
 
+def staging_state(staging: str) -> dict[str, tuple[int, int]]:
+    """Every file under staging (sink log included) with its size and mtime."""
+    return {
+        str(p): (p.stat().st_size, p.stat().st_mtime_ns)
+        for p in Path(staging).rglob("*")
+        if p.is_file()
+    }
+
+
 def comparable(df):
     """Maps cannot take part in set operations; compare their sorted entries instead."""
     return df.withColumn("m", F.array_sort(F.map_entries("m")))
@@ -166,6 +175,7 @@ def test_rerun_is_idempotent_and_late_data_is_published_as_new_files(
 ):
     stream = hourly_stream
     table = str(tmp_path / "table")
+    staging_before = staging_state(stream.staging)
     first = compact(stream.staging, stream.checkpoint, table)
     assert first.returncode == 0, first.stderr
     first_published = {p["partition"] for p in json.loads(first.stdout)["partitions"]}
@@ -173,6 +183,7 @@ def test_rerun_is_idempotent_and_late_data_is_published_as_new_files(
     again = json.loads(compact(stream.staging, stream.checkpoint, table).stdout)
     assert {p["state"] for p in again["partitions"]} == {"up-to-date"}
     assert {p: p.stat().st_mtime_ns for p in visible_data_files(table)} == files
+    assert staging_state(stream.staging) == staging_before  # staging is read-only for us
     stream.add_batches([row(777, "2026-11-20T00:50:00Z")])  # late for a published partition
     stream.run(spark)
     late = json.loads(compact(stream.staging, stream.checkpoint, table).stdout)
