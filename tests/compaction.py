@@ -25,6 +25,7 @@ def compact(
     *extra: str,
     fault: str | None = None,
     target: str = "4KB",
+    command: str = "compact",
 ) -> subprocess.CompletedProcess:
     """Run the compaction application through the CLI in its own process group.
 
@@ -39,7 +40,7 @@ def compact(
     return subprocess.run(
         [
             FSCOMMIT,
-            "compact",
+            command,
             "--staging",
             staging,
             "--checkpoint",

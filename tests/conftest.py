@@ -137,3 +137,24 @@ def hourly_stream(spark, tmp_path) -> StreamingTable:
     )
     stream.run(spark)
     return stream
+
+
+@pytest.fixture(scope="session")
+def metastore(tmp_path_factory):
+    """A real Hive metastore Thrift server on 127.0.0.1, stopped by PID at the end."""
+    from airflow_provider_fscommit.metastore import server
+
+    state = tmp_path_factory.mktemp("metastore")
+    running = server.start(state)
+    yield running
+    server.stop(state)
+
+
+@pytest.fixture
+def metastore_connection(metastore, monkeypatch, tmp_path):
+    """Airflow's ``metastore_default`` connection pointing at the test metastore."""
+    monkeypatch.setenv(
+        "AIRFLOW_CONN_METASTORE_DEFAULT", f"hive-metastore://127.0.0.1:{metastore.port}"
+    )
+    monkeypatch.setenv("AIRFLOW_HOME", str(tmp_path / "airflow-home"))
+    return metastore

@@ -67,6 +67,32 @@ def run_compact(
         }
         print(json.dumps(document, indent=2) if as_json else render_plans(document))
         return 0
+    result = submit_compaction(
+        spec,
+        partitions,
+        master=master,
+        spark_submit=spark_submit,
+        conf=conf,
+        codec=codec,
+        show_progress=not as_json,
+    )
+    if result is None:
+        return 1
+    print(json.dumps(result, indent=2) if as_json else render_summary(result))
+    return 1 if any(p["state"] == "failed" for p in result["partitions"]) else 0
+
+
+def submit_compaction(
+    spec: TableSpec,
+    partitions: Sequence[str] | None,
+    *,
+    master: str,
+    spark_submit: str | None,
+    conf: dict[str, str],
+    codec: str,
+    show_progress: bool,
+) -> dict[str, Any] | None:
+    """Run the compaction application; None (after printing why) when it did not finish."""
     with tempfile.TemporaryDirectory(prefix="fscommit-") as scratch:
         command = submit_command(
             spec,
@@ -79,17 +105,16 @@ def run_compact(
             py_files=package_zip(scratch),
         )
         log_path = os.path.join(scratch, "spark-submit.log")
-        result = _follow(command, log_path, show_progress=not as_json)
+        result = _follow(command, log_path, show_progress)
         if result is None:
             with open(log_path, errors="replace") as log:
                 tail = log.read()[-4000:]
             print(f"fscommit: error: the compaction application failed:\n{tail}", file=sys.stderr)
-            return 1
+            return None
     if "error" in result:
         print(f"fscommit: error: {result['error']}", file=sys.stderr)
-        return 1
-    print(json.dumps(result, indent=2) if as_json else render_summary(result))
-    return 1 if any(p["state"] == "failed" for p in result["partitions"]) else 0
+        return None
+    return result
 
 
 def _follow(command: list[str], log_path: str, show_progress: bool) -> dict[str, Any] | None:

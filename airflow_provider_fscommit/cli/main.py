@@ -15,6 +15,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from airflow_provider_fscommit.cli.commit import run_commit
 from airflow_provider_fscommit.cli.compact import run_compact
 from airflow_provider_fscommit.core import options as o
 from airflow_provider_fscommit.core.committable import (
@@ -37,6 +38,9 @@ _TABLE_FLAGS: tuple[tuple[str, o.ConfigOption], ...] = (
     ("--trigger", o.SINK_PARTITION_COMMIT_TRIGGER),
     ("--delay", o.SINK_PARTITION_COMMIT_DELAY),
     ("--time-zone", o.SINK_PARTITION_COMMIT_WATERMARK_TIME_ZONE),
+    ("--policy", o.SINK_PARTITION_COMMIT_POLICY_KIND),
+    ("--database", o.METASTORE_DATABASE),
+    ("--table-name", o.METASTORE_TABLE),
     ("--timestamp-pattern", o.PARTITION_TIME_EXTRACTOR_TIMESTAMP_PATTERN),
     ("--timestamp-formatter", o.PARTITION_TIME_EXTRACTOR_TIMESTAMP_FORMATTER),
 )
@@ -63,18 +67,28 @@ def build_parser() -> argparse.ArgumentParser:
         description="Compact the committed files of committable partitions into the "
         "published table, exactly once (default: every committable partition).",
     )
-    _add_table_arguments(compact)
-    compact.add_argument(
-        "partitions", nargs="*", metavar="PARTITION", help="e.g. dt=2026-11-20/hour=03"
+    commit = commands.add_parser(
+        "commit",
+        help="compact, then run the commit policies (metastore, success file, custom)",
+        description="Compact committable partitions like 'compact', then make them visible "
+        "with the policies of --policy, in that order.",
     )
-    compact.add_argument("--spark-master", default="local[*]", help="default: local[*]")
-    compact.add_argument("--spark-submit", help="spark-submit to use (default: pyspark's)")
-    compact.add_argument(
-        "--conf", action="append", default=[], metavar="KEY=VALUE", help="Spark conf"
+    for command in (compact, commit):
+        _add_table_arguments(command)
+        command.add_argument(
+            "partitions", nargs="*", metavar="PARTITION", help="e.g. dt=2026-11-20/hour=03"
+        )
+        command.add_argument("--spark-master", default="local[*]", help="default: local[*]")
+        command.add_argument("--spark-submit", help="spark-submit to use (default: pyspark's)")
+        command.add_argument(
+            "--conf", action="append", default=[], metavar="KEY=VALUE", help="Spark conf"
+        )
+        command.add_argument("--codec", default="snappy", help="Parquet codec (default: snappy)")
+        command.add_argument("--dry-run", action="store_true", help="print the plan only")
+        command.add_argument("--json", action="store_true", help="print one JSON object")
+    commit.add_argument(
+        "--metastore-uri", metavar="THRIFT_URI", help="e.g. thrift://127.0.0.1:9083"
     )
-    compact.add_argument("--codec", default="snappy", help="Parquet codec (default: snappy)")
-    compact.add_argument("--dry-run", action="store_true", help="print the plan only")
-    compact.add_argument("--json", action="store_true", help="print one JSON object")
     return parser
 
 
@@ -115,6 +129,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         spec = spec_from_args(args)
+        if args.command == "commit":
+            return run_commit(
+                spec,
+                args.partitions or None,
+                metastore_uri=args.metastore_uri,
+                master=args.spark_master,
+                spark_submit=args.spark_submit,
+                conf=_pairs(args.conf, "--conf"),
+                codec=args.codec,
+                dry_run=args.dry_run,
+                as_json=args.json,
+            )
         if args.command == "compact":
             return run_compact(
                 spec,

@@ -27,7 +27,7 @@ from airflow_provider_fscommit.core.fsutil import (
 from airflow_provider_fscommit.core.planner import CompactionPlan
 
 LEDGER_DIR = "_fscommit"
-_RECORD = re.compile(r"(plan|commit)-(\d{8})\.json")
+_RECORD = re.compile(r"(plan|commit|policy)-(\d{8})\.json")
 
 
 class LedgerError(FsCommitError):
@@ -40,6 +40,7 @@ class PartitionLedger:
 
     plans: dict[int, CompactionPlan] = field(default_factory=dict)
     commits: dict[int, dict[str, Any]] = field(default_factory=dict)
+    policy_commits: dict[int, dict[str, Any]] = field(default_factory=dict)
 
     @property
     def open_plans(self) -> list[CompactionPlan]:
@@ -91,8 +92,10 @@ class CommitLedger:
                 ) from None
             if kind == "plan":
                 ledger.plans[seq] = CompactionPlan.from_dict(document)
-            else:
+            elif kind == "commit":
                 ledger.commits[seq] = document
+            else:
+                ledger.policy_commits[seq] = document
         orphaned = sorted(set(ledger.commits) - set(ledger.plans))
         if orphaned:
             raise LedgerError(
@@ -109,6 +112,10 @@ class CommitLedger:
 
     def discard_plan(self, plan: CompactionPlan) -> None:
         delete_if_exists(self.filesystem, self._path(plan.partition, "plan", plan.seq))
+
+    def write_policy_commit(self, partition: str, seq: int, record: dict[str, Any]) -> None:
+        """Record that the policies made compaction ``seq`` of the partition visible."""
+        write_json(self.filesystem, self._path(partition, "policy", seq), record)
 
     def write_run(self, run_id: str, result: dict[str, Any]) -> None:
         """Keep a run's summary, so a caller in another process (or host) can read it."""

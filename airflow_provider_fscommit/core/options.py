@@ -164,6 +164,20 @@ SINK_PARTITION_COMMIT_POLICY_CLASS_PARAMETERS = ConfigOption(
     _parameters,
     description="';'-separated string parameters passed to the custom policy's constructor.",
 )
+METASTORE_DATABASE = ConfigOption(
+    "metastore_database",
+    None,
+    "default",
+    _text,
+    description="Hive database of the table the metastore policy commits to.",
+)
+METASTORE_TABLE = ConfigOption(
+    "metastore_table",
+    None,
+    None,
+    _optional_text,
+    description="Hive table the metastore policy adds partitions to (it must exist).",
+)
 SINK_PARTITION_COMMIT_SUCCESS_FILE_NAME = ConfigOption(
     "success_file_name",
     "sink.partition-commit.success-file.name",
@@ -234,6 +248,8 @@ OPTIONS: tuple[ConfigOption, ...] = (
     SINK_PARTITION_COMMIT_POLICY_KIND,
     SINK_PARTITION_COMMIT_POLICY_CLASS,
     SINK_PARTITION_COMMIT_POLICY_CLASS_PARAMETERS,
+    METASTORE_DATABASE,
+    METASTORE_TABLE,
     SINK_PARTITION_COMMIT_SUCCESS_FILE_NAME,
     PARTITION_TIME_EXTRACTOR_KIND,
     PARTITION_TIME_EXTRACTOR_CLASS,

@@ -46,6 +46,8 @@ class TableSpec:
     policy_class_parameters: tuple[str, ...] = (
         o.SINK_PARTITION_COMMIT_POLICY_CLASS_PARAMETERS.default
     )
+    metastore_database: str = o.METASTORE_DATABASE.default
+    metastore_table: str | None = o.METASTORE_TABLE.default
     success_file_name: str = o.SINK_PARTITION_COMMIT_SUCCESS_FILE_NAME.default
     time_extractor_kind: str = o.PARTITION_TIME_EXTRACTOR_KIND.default
     time_extractor_class: str | None = o.PARTITION_TIME_EXTRACTOR_CLASS.default
@@ -105,6 +107,22 @@ class TableSpec:
             raise ConfigError(
                 f"sink.partition-commit.policy.kind names unknown policies {unknown}; "
                 "use metastore, success-file and/or custom"
+            )
+        if "metastore" in self.policy_kind and not self.metastore_table:
+            raise ConfigError(
+                "sink.partition-commit.policy.kind includes 'metastore' but no metastore "
+                "table is set; give metastore_table (--table-name)"
+            )
+        kinds = list(self.policy_kind)
+        if (
+            "metastore" in kinds
+            and "success-file" in kinds
+            and (kinds.index("success-file") < kinds.index("metastore"))
+        ):
+            raise ConfigError(
+                "sink.partition-commit.policy.kind lists success-file before metastore; the "
+                "success file must only appear once the metastore has the partition: "
+                "write 'metastore,success-file'"
             )
         if "custom" in self.policy_kind and not self.policy_class:
             raise ConfigError(

@@ -1,0 +1,82 @@
+"""The partition committer (Flink's ``PartitionCommitter``): runs the policy chain.
+
+A partition is committed once its published files are in the ledger; the policies run
+for all partitions of a call together (the metastore in one batch), and only when every
+policy succeeded is the commit recorded in the ledger. A partition whose latest
+compaction is already recorded as committed is skipped, so retries, backfills and
+re-triggers change nothing; late data makes a new compaction, which is committed again
+(statistics and success file refreshed), as Flink does.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from airflow_provider_fscommit.core.ledger import CommitLedger, PartitionLedger
+from airflow_provider_fscommit.core.partition_spec import PartitionSpec
+from airflow_provider_fscommit.core.policy import CommitContext, PartitionCommitPolicy
+from airflow_provider_fscommit.core.table_spec import TableSpec
+
+
+@dataclass(frozen=True)
+class CommitOutcome:
+    partition: str
+    state: str  # committed | up-to-date | nothing-published
+    summary: dict[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"partition": self.partition, "state": self.state, **self.summary}
+
+
+class PartitionCommitter:
+    def __init__(self, spec: TableSpec, policies: Sequence[PartitionCommitPolicy]) -> None:
+        self.spec = spec
+        self.policies = list(policies)
+        self.table_path = spec.require_table_path()
+        self.ledger = CommitLedger(self.table_path)
+
+    def commit(self, partitions: Sequence[str]) -> list[CommitOutcome]:
+        """Run the policies for the partitions that have something new to commit."""
+        outcomes: list[CommitOutcome] = []
+        pending: list[tuple[CommitContext, int]] = []
+        now_ms = int(time.time() * 1000)
+        for path in dict.fromkeys(partitions):
+            spec = PartitionSpec.parse(
+                path, self.spec.partition_keys, self.spec.partition_default_name
+            )
+            records = self.ledger.read(path)
+            if not records.commits:
+                outcomes.append(CommitOutcome(path, "nothing-published", {}))
+                continue
+            latest = max(records.commits)
+            summary = _summary(records, now_ms)
+            if records.policy_commits and max(records.policy_commits) >= latest:
+                outcomes.append(CommitOutcome(path, "up-to-date", summary))
+                continue
+            location = f"{self.table_path.rstrip('/')}/{path}"
+            pending.append((CommitContext(self.spec, spec, path, location, summary), latest))
+        contexts = [context for context, _ in pending]
+        for policy in self.policies:
+            policy.commit_all(contexts)
+        for context, seq in pending:
+            self.ledger.write_policy_commit(context.path, seq, context.summary)
+            outcomes.append(CommitOutcome(context.path, "committed", context.summary))
+        return sorted(outcomes, key=lambda o: o.partition)
+
+
+def _summary(records: PartitionLedger, now_ms: int) -> dict[str, Any]:
+    """The commit facts of everything published for a partition so far."""
+    outputs = [o for record in records.commits.values() for o in record["outputs"]]
+    latest_plan = records.plans[max(records.commits)]
+    return {
+        "files": len(outputs),
+        "bytes": sum(o["bytes"] for o in outputs),
+        "rows": sum(o["rows"] for o in outputs),
+        "watermark_ms": latest_plan.watermark_ms,
+        "max_batch_id": latest_plan.sink_latest_batch,
+        "compaction_seq": max(records.commits),
+        "committed_at_ms": now_ms,
+    }

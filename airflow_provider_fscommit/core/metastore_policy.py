@@ -1,0 +1,140 @@
+"""The ``metastore`` policy: add or alter the partition in a Hive metastore.
+
+All partitions of a commit go through one ``add_partitions_req`` (``ifNotExists``) call,
+and existing ones whose location or statistics changed through one ``alter_partitions``
+call; values travel as Thrift fields, never as SQL text. The partition's storage
+descriptor is the table's with ``LOCATION`` set to the published partition directory; its
+parameters carry Hive's statistics (``numFiles``, ``totalSize``, ``numRows``) and our commit
+facts (``fscommit.watermark``, ``fscommit.max-batch-id``, ``fscommit.committed-at``).
+
+The client comes from a factory (the operator and CLI pass the Airflow Hive provider's
+``HiveMetastoreHook`` client), so this module needs no Airflow.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
+from typing import Any
+
+from hmsclient.genthrift.hive_metastore import ttypes
+from thrift.Thrift import TException
+
+from airflow_provider_fscommit.core.errors import FsCommitError
+from airflow_provider_fscommit.core.policy import CommitContext, PartitionCommitPolicy
+
+ClientFactory = Callable[[], AbstractContextManager[Any]]
+
+
+class MetastoreError(FsCommitError):
+    """The metastore refused the commit or could not be reached; retrying is safe."""
+
+
+class MetastoreCommitPolicy(PartitionCommitPolicy):
+    def __init__(self, client_factory: ClientFactory, database: str, table: str) -> None:
+        self.client_factory = client_factory
+        self.database = database
+        self.table = table
+
+    def commit(self, context: CommitContext) -> None:
+        self.commit_all([context])
+
+    def commit_all(self, contexts: Sequence[CommitContext]) -> None:
+        if not contexts:
+            return
+        name = f"{self.database}.{self.table}"
+        try:
+            connection = self.client_factory()
+        except Exception as exc:  # the hook raises its own types for an unreachable server
+            raise MetastoreError(
+                f"cannot reach the metastore for {name} ({exc}); check that it runs and the "
+                "connection (metastore_default or --metastore-uri) points at it; nothing was "
+                "committed, and a retry is safe"
+            ) from exc
+        try:
+            with connection as client:
+                table = self._table(client, name, contexts[0])
+                names = [c.path for c in contexts]
+                existing = {
+                    tuple(p.values): p
+                    for p in client.get_partitions_by_names(self.database, self.table, names)
+                }
+                new, changed = [], []
+                for context in contexts:
+                    values = [
+                        v if v is not None else context.spec.partition_default_name
+                        for v in context.values
+                    ]
+                    partition = existing.get(tuple(values))
+                    if partition is None:
+                        new.append(self._partition(table, values, context))
+                    else:
+                        partition.sd.location = context.location
+                        partition.parameters = (partition.parameters or {}) | _parameters(context)
+                        changed.append(partition)
+                if new:
+                    client.add_partitions_req(
+                        ttypes.AddPartitionsRequest(
+                            dbName=self.database,
+                            tblName=self.table,
+                            parts=new,
+                            ifNotExists=True,
+                            needResult=False,
+                        )
+                    )
+                if changed:
+                    # Keep our statistics: without this the server recounts the files.
+                    client.alter_partitions_with_environment_context(
+                        self.database,
+                        self.table,
+                        changed,
+                        ttypes.EnvironmentContext({"DO_NOT_UPDATE_STATS": "true"}),
+                    )
+        except MetastoreError:
+            raise
+        except (TException, OSError) as exc:
+            raise MetastoreError(
+                f"committing {len(contexts)} partition(s) of {name} to the metastore failed "
+                f"({type(exc).__name__}: {exc}); nothing after the metastore policy ran, and "
+                "a retry commits them again safely"
+            ) from exc
+
+    def _table(self, client: Any, name: str, context: CommitContext) -> Any:
+        try:
+            table = client.get_table(self.database, self.table)
+        except ttypes.NoSuchObjectException:
+            raise MetastoreError(
+                f"table {name} does not exist in the metastore; create it (partitioned by "
+                f"{', '.join(context.spec.partition_keys)}) or fix the database/table name"
+            ) from None
+        keys = [k.name for k in table.partitionKeys or []]
+        if keys != list(context.spec.partition_keys):
+            raise MetastoreError(
+                f"table {name} is partitioned by {keys}, but the table spec's partition keys "
+                f"are {list(context.spec.partition_keys)}; make them agree"
+            )
+        return table
+
+    def _partition(self, table: Any, values: list[str], context: CommitContext) -> Any:
+        sd = copy.deepcopy(table.sd)
+        sd.location = context.location
+        return ttypes.Partition(
+            values=values,
+            dbName=self.database,
+            tableName=self.table,
+            sd=sd,
+            parameters=_parameters(context),
+        )
+
+
+def _parameters(context: CommitContext) -> dict[str, str]:
+    summary = context.summary
+    return {
+        "numFiles": str(summary["files"]),
+        "totalSize": str(summary["bytes"]),
+        "numRows": str(summary["rows"]),
+        "fscommit.watermark": str(summary["watermark_ms"]),
+        "fscommit.max-batch-id": str(summary["max_batch_id"]),
+        "fscommit.committed-at": str(summary["committed_at_ms"]),
+    }
