@@ -6,6 +6,10 @@ policy succeeded is the commit recorded in the ledger. A partition whose latest
 compaction is already recorded as committed is skipped, so retries, backfills and
 re-triggers change nothing; late data makes a new compaction, which is committed again
 (statistics and success file refreshed), as Flink does.
+
+An hour in which the stream wrote nothing still has to be marked done, or downstream
+waits forever (a known Flink gap): with ``commit_empty``, a partition with nothing
+published is committed empty (its directory, metastore partition and success file).
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from airflow_provider_fscommit.core.table_spec import TableSpec
 @dataclass(frozen=True)
 class CommitOutcome:
     partition: str
-    state: str  # committed | up-to-date | nothing-published
+    state: str  # committed | committed-empty | up-to-date | nothing-published
     summary: dict[str, Any]
 
     def to_dict(self) -> dict[str, Any]:
@@ -38,45 +42,49 @@ class PartitionCommitter:
         self.table_path = spec.require_table_path()
         self.ledger = CommitLedger(self.table_path)
 
-    def commit(self, partitions: Sequence[str]) -> list[CommitOutcome]:
+    def commit(self, partitions: Sequence[str], commit_empty: bool = False) -> list[CommitOutcome]:
         """Run the policies for the partitions that have something new to commit."""
         outcomes: list[CommitOutcome] = []
-        pending: list[tuple[CommitContext, int]] = []
+        pending: list[CommitContext] = []
         now_ms = int(time.time() * 1000)
         for path in dict.fromkeys(partitions):
             spec = PartitionSpec.parse(
                 path, self.spec.partition_keys, self.spec.partition_default_name
             )
             records = self.ledger.read(path)
-            if not records.commits:
+            if not records.commits and not commit_empty:
                 outcomes.append(CommitOutcome(path, "nothing-published", {}))
                 continue
-            latest = max(records.commits)
             summary = _summary(records, now_ms)
-            if records.policy_commits and max(records.policy_commits) >= latest:
+            if any(
+                r.get("compaction_seq") == summary["compaction_seq"]
+                for r in records.policy_commits.values()
+            ):
                 outcomes.append(CommitOutcome(path, "up-to-date", summary))
                 continue
             location = f"{self.table_path.rstrip('/')}/{path}"
-            pending.append((CommitContext(self.spec, spec, path, location, summary), latest))
-        contexts = [context for context, _ in pending]
+            self.ledger.filesystem.create_dir(self.ledger.partition_dir(path), recursive=True)
+            pending.append(CommitContext(self.spec, spec, path, location, summary))
         for policy in self.policies:
-            policy.commit_all(contexts)
-        for context, seq in pending:
-            self.ledger.write_policy_commit(context.path, seq, context.summary)
-            outcomes.append(CommitOutcome(context.path, "committed", context.summary))
+            policy.commit_all(pending)
+        for context in pending:
+            seq = context.summary["compaction_seq"]
+            self.ledger.write_policy_commit(context.path, seq or 0, context.summary)
+            state = "committed" if seq is not None else "committed-empty"
+            outcomes.append(CommitOutcome(context.path, state, context.summary))
         return sorted(outcomes, key=lambda o: o.partition)
 
 
 def _summary(records: PartitionLedger, now_ms: int) -> dict[str, Any]:
-    """The commit facts of everything published for a partition so far."""
+    """The commit facts of everything published for a partition so far (maybe nothing)."""
     outputs = [o for record in records.commits.values() for o in record["outputs"]]
-    latest_plan = records.plans[max(records.commits)]
+    latest_plan = records.plans[max(records.commits)] if records.commits else None
     return {
         "files": len(outputs),
         "bytes": sum(o["bytes"] for o in outputs),
         "rows": sum(o["rows"] for o in outputs),
-        "watermark_ms": latest_plan.watermark_ms,
-        "max_batch_id": latest_plan.sink_latest_batch,
-        "compaction_seq": max(records.commits),
+        "watermark_ms": latest_plan.watermark_ms if latest_plan else None,
+        "max_batch_id": latest_plan.sink_latest_batch if latest_plan else None,
+        "compaction_seq": max(records.commits) if records.commits else None,
         "committed_at_ms": now_ms,
     }

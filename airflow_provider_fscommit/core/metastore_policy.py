@@ -129,12 +129,14 @@ class MetastoreCommitPolicy(PartitionCommitPolicy):
 
 
 def _parameters(context: CommitContext) -> dict[str, str]:
+    """Hive statistics and our commit facts (an empty partition has no watermark yet)."""
     summary = context.summary
-    return {
-        "numFiles": str(summary["files"]),
-        "totalSize": str(summary["bytes"]),
-        "numRows": str(summary["rows"]),
-        "fscommit.watermark": str(summary["watermark_ms"]),
-        "fscommit.max-batch-id": str(summary["max_batch_id"]),
-        "fscommit.committed-at": str(summary["committed_at_ms"]),
+    facts = {
+        "numFiles": summary["files"],
+        "totalSize": summary["bytes"],
+        "numRows": summary["rows"],
+        "fscommit.watermark": summary["watermark_ms"],
+        "fscommit.max-batch-id": summary["max_batch_id"],
+        "fscommit.committed-at": summary["committed_at_ms"],
     }
+    return {key: str(value) for key, value in facts.items() if value is not None}

@@ -26,6 +26,7 @@ FLINK_OPTIONS = {
     "sink.partition-commit.delay": "1 h",
     "sink.partition-commit.watermark-time-zone": "Asia/Shanghai",
     "sink.partition-commit.policy.kind": "metastore,success-file,custom",
+    "metastore_table": "events",
     "sink.partition-commit.policy.class": "my.policies.Notify",
     "sink.partition-commit.policy.class.parameters": "a;b;c=d",
     "sink.partition-commit.success-file.name": "_DONE",

@@ -1,0 +1,95 @@
+"""``PartitionCommitOperator``: run the commit policies and announce committed partitions."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+from airflow.sdk import Asset, BaseOperator
+from airflow.sdk.exceptions import AirflowSkipException
+
+from airflow_provider_fscommit.core.committer import PartitionCommitter
+from airflow_provider_fscommit.core.filesystem import normalize_uri
+from airflow_provider_fscommit.core.policy_factory import create_policies
+from airflow_provider_fscommit.core.table_spec import TableSpec
+
+
+def table_asset(table_path: str) -> Asset:
+    """The asset of a published table: its directory URI (``file://`` for a local path)."""
+    location = normalize_uri(table_path)
+    uri = str(location) if location.scheme else f"file://{location.path}"
+    return Asset(uri=uri, name=f"fscommit:{uri}")
+
+
+class PartitionCommitOperator(BaseOperator):
+    """Make published partitions visible with the table's commit policy chain.
+
+    Runs ``sink.partition-commit.policy.kind`` in order (the metastore in one batch call
+    through ``HiveMetastoreHook``), records each commit in the table's ledger (reruns,
+    retries and backfills change nothing; late data is committed again), and emits one
+    asset event per committed partition for the table asset, with the partition path as
+    ``partition_key`` and the commit facts in ``extra``, so a DAG scheduled with
+    ``PartitionedAssetTimetable(assets=table_asset(...))`` runs once per partition.
+
+    :param table: the table spec (Python names or Flink keys, or a TableSpec); templated.
+    :param partitions: partition path(s) to commit, e.g. from the compaction's XCom.
+    :param metastore_conn_id: Airflow connection of the Hive metastore.
+    :param commit_empty_partitions: commit a partition with no published files as empty
+        (directory, metastore partition, success file) instead of only logging why not.
+    :param asset: the table asset; default :func:`table_asset` of the table path.
+    """
+
+    template_fields: Sequence[str] = ("table", "partitions")
+    template_fields_renderers: ClassVar[dict[str, str]] = {"table": "json"}
+    ui_color = "#e3eefb"
+
+    def __init__(
+        self,
+        *,
+        table: dict[str, Any] | TableSpec,
+        partitions: str | list[str],
+        metastore_conn_id: str = "metastore_default",
+        commit_empty_partitions: bool = False,
+        asset: Asset | None = None,
+        **kwargs: Any,
+    ) -> None:
+        table = table.to_dict() if isinstance(table, TableSpec) else table
+        self.asset = asset or table_asset(TableSpec.from_options(table).require_table_path())
+        kwargs.setdefault("outlets", [self.asset])
+        super().__init__(**kwargs)
+        self.table = table
+        self.partitions = partitions
+        self.metastore_conn_id = metastore_conn_id
+        self.commit_empty_partitions = commit_empty_partitions
+
+    def _metastore_client(self) -> Any:
+        from airflow.providers.apache.hive.hooks.hive import HiveMetastoreHook
+
+        return HiveMetastoreHook(metastore_conn_id=self.metastore_conn_id).metastore
+
+    def execute(self, context: Any) -> list[dict[str, Any]]:
+        spec = TableSpec.from_options(self.table)
+        partitions = [self.partitions] if isinstance(self.partitions, str) else self.partitions
+        committer = PartitionCommitter(spec, create_policies(spec, self._metastore_client))
+        outcomes = committer.commit(partitions, commit_empty=self.commit_empty_partitions)
+        committed = {o.partition: o.summary for o in outcomes if o.state.startswith("committed")}
+        for outcome in outcomes:
+            if outcome.state == "nothing-published":
+                self.log.warning(
+                    "%s: nothing committed: no files of it are published (no committed rows in "
+                    "staging, or not compacted yet); set commit_empty_partitions=True to mark "
+                    "an empty partition done",
+                    outcome.partition,
+                )
+            else:
+                self.log.info("%s: %s %s", outcome.partition, outcome.state, outcome.summary)
+        if not committed:
+            # A skipped task emits no asset event: a rerun must not announce anything.
+            raise AirflowSkipException(
+                f"nothing new to commit in {len(outcomes)} partition(s): "
+                + ", ".join(f"{o.partition} {o.state}" for o in outcomes[:5])
+            )
+        event = context["outlet_events"][self.asset]
+        event.add_partitions(sorted(committed))
+        event.extra = {"table_path": spec.table_path, "partitions": committed}
+        return [o.to_dict() for o in outcomes]

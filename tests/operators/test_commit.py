@@ -1,0 +1,103 @@
+"""PartitionCommitOperator in real DAG runs: policies, asset events, partitioned scheduling."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.airflow_env import AirflowEnv
+from tests.compaction import committable, compact
+from tests.core.test_policies import create_table
+
+DAGS = """
+import json
+
+import pendulum
+from airflow.providers.standard.operators.empty import EmptyOperator
+from airflow.sdk import DAG, PartitionedAssetTimetable
+
+from airflow_provider_fscommit.operators.commit import PartitionCommitOperator, table_asset
+
+TABLE = json.loads('''{table}''')
+
+with DAG("fscommit_commit", schedule=None, start_date=pendulum.datetime(2026, 11, 1)):
+    PartitionCommitOperator(
+        task_id="commit",
+        table=TABLE,
+        partitions={partitions},
+        commit_empty_partitions=True,
+    )
+
+with DAG(
+    "fscommit_downstream",
+    schedule=PartitionedAssetTimetable(assets=table_asset(TABLE["table_path"])),
+    start_date=pendulum.datetime(2026, 11, 1),
+):
+    EmptyOperator(task_id="use_partition")
+"""
+
+
+@pytest.mark.slow
+def test_commit_operator_emits_one_partitioned_asset_event_per_partition(
+    hourly_stream, metastore, tmp_path
+):
+    table = tmp_path / "table"
+    create_table(metastore, "dagrun", table)
+    result = compact(hourly_stream.staging, hourly_stream.checkpoint, str(table))
+    assert result.returncode == 0, result.stderr
+    ready = sorted(
+        f"dt={d}/hour={h}" for d, h in committable(hourly_stream.staging, hourly_stream.checkpoint)
+    )
+    empty = "dt=2026-11-19/hour=23"  # an hour the stream wrote nothing for
+    options = {
+        "staging_path": hourly_stream.staging,
+        "checkpoint_path": hourly_stream.checkpoint,
+        "table_path": str(table),
+        "partition_keys": "dt,hour",
+        "partition.time-extractor.timestamp-pattern": "$dt $hour:00:00",
+        "sink.partition-commit.delay": "1 h",
+        "sink.partition-commit.policy.kind": "metastore,success-file",
+        "metastore_database": "fscommit",
+        "metastore_table": "dagrun",
+    }
+    airflow = AirflowEnv(
+        tmp_path / "airflow",
+        {"AIRFLOW_CONN_METASTORE_DEFAULT": f"hive-metastore://127.0.0.1:{metastore.port}"},
+    ).setup()
+    (airflow.dags_folder / "commit.py").write_text(
+        DAGS.format(table=json.dumps(options), partitions=[*ready, empty])
+    )
+    # The consumer must be known (serialized, unpaused) when the events happen.
+    assert airflow.run("dags", "reserialize").returncode == 0
+    assert airflow.run("dags", "unpause", "fscommit_downstream").returncode == 0
+    run = airflow.run("dags", "test", "fscommit_commit")
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    events = airflow.query("SELECT partition_key, extra FROM asset_event ORDER BY partition_key")
+    assert [key for key, _ in events] == sorted([*ready, empty])
+    extra = json.loads(events[0][1])
+    assert extra["partitions"][ready[0]]["rows"] > 0
+    assert extra["partitions"][empty]["rows"] == 0
+    assert (table / "dt=2026-11-19" / "hour=23" / "_SUCCESS").exists()
+
+    again = airflow.run("dags", "test", "fscommit_commit")
+    assert again.returncode == 0
+    assert len(airflow.query("SELECT 1 FROM asset_event")) == len(events)  # nothing new
+    states = airflow.query(
+        "SELECT state FROM task_instance WHERE dag_id = 'fscommit_commit' ORDER BY start_date"
+    )
+    assert [s for (s,) in states] == ["success", "skipped"]
+
+    # --skip-serve-logs: the log server would listen on every interface.
+    scheduler = airflow.run("scheduler", "--num-runs", "5", "--skip-serve-logs", timeout=300)
+    deadline = time.monotonic() + 60
+    runs: list[tuple] = []
+    while time.monotonic() < deadline and len(runs) < len(events):
+        runs = airflow.query(
+            "SELECT partition_key FROM dag_run WHERE dag_id = 'fscommit_downstream'"
+        )
+        time.sleep(1)
+    assert sorted(r[0] for r in runs) == sorted([*ready, empty]), scheduler.stdout[-2000:]
+    assert Path(table).exists()
