@@ -1,12 +1,17 @@
-"""The end-to-end demo behind ``make demo``: a real streaming query, then its commit status.
+"""The end-to-end demo behind ``make demo``: stream, compact, commit, query through Hive.
 
-It starts a Spark Structured Streaming query on the built-in ``rate`` source, with an
-event-time column that runs faster than the wall clock (so hours of partitions appear in
-seconds) and some rows arriving 90 minutes late, written as Hive-style ``dt/hour``
-partitions with a watermark. After a few micro-batches it stops the query, prints what
-``fscommit status`` reports for the table (the safe watermark, which partitions are
-committable), then compacts and publishes the committable partitions into
-``demo-output/table`` with the compaction application, as ``fscommit compact`` does.
+1. Starts a real Hive metastore on 127.0.0.1 (from pyspark's jars) and a Spark session
+   using it.
+2. Runs a Spark Structured Streaming query on the built-in ``rate`` source, with an
+   event-time column that runs faster than the wall clock (hours of partitions appear in
+   seconds) and some rows arriving 90 minutes late, written as Hive-style ``dt/hour``
+   partitions with a watermark, then stops it.
+3. Prints what ``fscommit status`` reports: the safe watermark, committable partitions.
+4. Commits the committable partitions as ``fscommit commit`` does: the compaction
+   application publishes them into ``demo-output/table``, then the ``metastore`` and
+   ``success-file`` policies make them visible.
+5. Reads the Hive table with Spark SQL and shows its rows per partition next to what the
+   sink log holds for the same partitions.
 """
 
 from __future__ import annotations
@@ -18,10 +23,11 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from airflow_provider_fscommit.cli.compact import run_compact
+from airflow_provider_fscommit.cli.commit import run_commit
 from airflow_provider_fscommit.cli.main import render_status
-from airflow_provider_fscommit.core.committable import TableStatusReader
+from airflow_provider_fscommit.core.committable import PartitionState, TableStatusReader
 from airflow_provider_fscommit.core.table_spec import TableSpec
+from airflow_provider_fscommit.metastore import server as metastore_server
 
 EVENT_TIME_START = "2026-11-20 00:00:00"
 SECONDS_OF_EVENT_TIME_PER_ROW = 20
@@ -29,11 +35,9 @@ ROWS_PER_SECOND = 30
 LATE_EVERY_NTH_ROW = 7
 
 
-def run_stream(output: Path, seconds: float) -> None:
-    """Run the demo query for about ``seconds`` and stop it after a completed batch."""
+def spark_session(metastore_uri: str, warehouse: Path):
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     from pyspark.sql import SparkSession
-    from pyspark.sql import functions as F
 
     spark = (
         SparkSession.builder.master("local[2]")
@@ -41,9 +45,19 @@ def run_stream(output: Path, seconds: float) -> None:
         .config("spark.ui.enabled", "false")
         .config("spark.sql.shuffle.partitions", "2")
         .config("spark.sql.session.timeZone", "UTC")
+        .config("hive.metastore.uris", metastore_uri)
+        .config("spark.sql.warehouse.dir", str(warehouse))
+        .enableHiveSupport()
         .getOrCreate()
     )
     spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def run_stream(spark, output: Path, seconds: float) -> None:
+    """Run the demo query for about ``seconds`` and stop it after a completed batch."""
+    from pyspark.sql import functions as F
+
     offset = F.col("value") * SECONDS_OF_EVENT_TIME_PER_ROW - F.when(
         F.col("value") % LATE_EVERY_NTH_ROW == 0, 90 * 60
     ).otherwise(0)
@@ -78,7 +92,6 @@ def run_stream(output: Path, seconds: float) -> None:
             print(f"  batch {reported}: {progress['numInputRows']} rows, watermark {watermark}")
         time.sleep(0.5)
     query.stop()
-    spark.stop()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -88,41 +101,82 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     output = args.output.resolve()
     shutil.rmtree(output, ignore_errors=True)
-    run_stream(output, args.seconds)
-    spec = TableSpec.from_options(
-        {
-            "staging_path": str(output / "staging"),
-            "checkpoint_path": str(output / "checkpoint"),
-            "partition_keys": "dt,hour",
-            "partition.time-extractor.timestamp-pattern": "$dt $hour:00:00",
-            "sink.partition-commit.delay": "1 h",
-            "table_path": str(output / "table"),
-        }
-    )
-    print()
-    print(render_status(TableStatusReader(spec).read()))
-    print()
-    print("Compacting the committable partitions into", spec.table_path)
-    code = run_compact(
-        spec,
-        None,
-        master="local[2]",
-        spark_submit=None,
-        conf={},
-        codec="snappy",
-        dry_run=False,
-        as_json=False,
-    )
+    metastore = metastore_server.start(output / "metastore")
+    print(f"Hive metastore {metastore.uri} (pid {metastore.pid})")
+    try:
+        return demo(output, args.seconds, metastore.uri)
+    finally:
+        metastore_server.stop(output / "metastore")
+
+
+def demo(output: Path, seconds: float, metastore_uri: str) -> int:
+    spark = spark_session(metastore_uri, output / "metastore" / "warehouse")
+    try:
+        run_stream(spark, output, seconds)
+        table = output / "table"
+        spark.sql("CREATE DATABASE IF NOT EXISTS fscommit_demo")
+        spark.sql(
+            "CREATE TABLE fscommit_demo.events (timestamp TIMESTAMP, value BIGINT, "
+            "event_time TIMESTAMP) PARTITIONED BY (dt STRING, hour STRING) STORED AS PARQUET "
+            f"LOCATION '{table}'"
+        )
+        spec = TableSpec.from_options(
+            {
+                "staging_path": str(output / "staging"),
+                "checkpoint_path": str(output / "checkpoint"),
+                "table_path": str(table),
+                "partition_keys": "dt,hour",
+                "partition.time-extractor.timestamp-pattern": "$dt $hour:00:00",
+                "sink.partition-commit.delay": "1 h",
+                "sink.partition-commit.policy.kind": "metastore,success-file",
+                "metastore_database": "fscommit_demo",
+                "metastore_table": "events",
+            }
+        )
+        status = TableStatusReader(spec).read()
+        print()
+        print(render_status(status))
+        print()
+        print(f"Committing the committable partitions into {table} and the metastore")
+        code = run_commit(
+            spec,
+            None,
+            metastore_uri=metastore_uri,
+            master="local[2]",
+            spark_submit=None,
+            conf={},
+            codec="snappy",
+            dry_run=False,
+            as_json=False,
+        )
+        print("\nThe Hive table fscommit_demo.events, read by Spark SQL through the metastore:")
+        spark.sql("REFRESH TABLE fscommit_demo.events")
+        spark.sql(
+            "SELECT dt, hour, count(*) AS rows FROM fscommit_demo.events "
+            "GROUP BY dt, hour ORDER BY dt, hour"
+        ).show(50, truncate=False)
+        committed = [p.staged.path for p in status.in_state(PartitionState.COMMITTABLE)]
+        staged = spark.read.option("basePath", spec.staging_path).parquet(spec.staging_path)
+        print(
+            f"Rows in the sink log for the same {len(committed)} partition(s): "
+            f"{staged.where(_partition_filter(committed)).count()}"
+        )
+    finally:
+        spark.stop()
     flags = (
         f"--staging {spec.staging_path} --checkpoint {spec.checkpoint_path} "
         "--partition-keys dt,hour --timestamp-pattern '$dt $hour:00:00' --delay '1 h'"
     )
-    print(
-        "\nLook again at any time with:\n"
-        f"  .venv/bin/fscommit status {flags}\n"
-        f"  .venv/bin/fscommit compact {flags} --table {spec.table_path}"
-    )
+    print(f"\nLook again at any time with:\n  .venv/bin/fscommit status {flags}")
     return code
+
+
+def _partition_filter(paths: list[str]) -> str:
+    clauses = []
+    for path in paths:
+        values = dict(part.split("=", 1) for part in path.split("/"))
+        clauses.append(f"(dt = '{values['dt']}' AND hour = '{values['hour']}')")
+    return " OR ".join(clauses) or "false"
 
 
 if __name__ == "__main__":
