@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from airflow_provider_fscommit.cli.commit import run_commit
+from airflow_provider_fscommit.cli.compact import SparkOptions
 from airflow_provider_fscommit.cli.main import render_status
 from airflow_provider_fscommit.core.committable import PartitionState, TableStatusReader
 from airflow_provider_fscommit.core.table_spec import TableSpec
@@ -142,10 +143,7 @@ def demo(output: Path, seconds: float, metastore_uri: str) -> int:
             spec,
             None,
             metastore_uri=metastore_uri,
-            master="local[2]",
-            spark_submit=None,
-            conf={},
-            codec="snappy",
+            spark=SparkOptions(master="local[2]"),
             dry_run=False,
             as_json=False,
         )

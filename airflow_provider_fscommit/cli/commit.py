@@ -10,7 +10,12 @@ from collections.abc import Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
-from airflow_provider_fscommit.cli.compact import render_summary, run_compact, submit_compaction
+from airflow_provider_fscommit.cli.compact import (
+    SparkOptions,
+    render_summary,
+    run_compact,
+    submit_compaction,
+)
 from airflow_provider_fscommit.core.committer import PartitionCommitter
 from airflow_provider_fscommit.core.errors import ConfigError
 from airflow_provider_fscommit.core.metastore_policy import ClientFactory
@@ -42,10 +47,7 @@ def run_commit(
     partitions: Sequence[str] | None,
     *,
     metastore_uri: str | None,
-    master: str,
-    spark_submit: str | None,
-    conf: dict[str, str],
-    codec: str,
+    spark: SparkOptions,
     dry_run: bool,
     as_json: bool,
 ) -> int:
@@ -53,25 +55,8 @@ def run_commit(
         spec, create_policies(spec, metastore_client_factory(metastore_uri))
     )
     if dry_run:
-        return run_compact(
-            spec,
-            partitions,
-            master=master,
-            spark_submit=spark_submit,
-            conf=conf,
-            codec=codec,
-            dry_run=True,
-            as_json=as_json,
-        )
-    result = submit_compaction(
-        spec,
-        partitions,
-        master=master,
-        spark_submit=spark_submit,
-        conf=conf,
-        codec=codec,
-        show_progress=not as_json,
-    )
+        return run_compact(spec, partitions, spark, dry_run=True, as_json=as_json)
+    result = submit_compaction(spec, partitions, spark, show_progress=not as_json)
     if result is None:
         return 1
     ready = [p["partition"] for p in result["partitions"] if p["state"] != "failed"]

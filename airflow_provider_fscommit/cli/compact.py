@@ -9,6 +9,7 @@ import sys
 import tempfile
 import uuid
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from airflow_provider_fscommit.core.coordinator import CompactionCoordinator
@@ -28,54 +29,56 @@ from airflow_provider_fscommit.jobs.launch import (
 )
 
 
+@dataclass(frozen=True)
+class SparkOptions:
+    """How to run the compaction application (the CLI's Spark flags)."""
+
+    master: str = "local[*]"
+    spark_submit: str | None = None
+    conf: dict[str, str] = field(default_factory=dict)
+    codec: str = "snappy"
+
+
 def submit_command(
     spec: TableSpec,
     partitions: Sequence[str] | None,
     run_id: str,
-    *,
-    master: str,
-    spark_submit: str,
-    conf: dict[str, str],
-    codec: str,
+    spark: SparkOptions,
     py_files: str,
 ) -> list[str]:
     """The spark-submit command line for one compaction run."""
-    command = [spark_submit, "--master", master, "--name", "fscommit-compact"]
-    for key, value in (default_conf() | conf).items():
+    command = [
+        spark.spark_submit or default_spark_submit(),
+        "--master",
+        spark.master,
+        "--name",
+        "fscommit-compact",
+    ]
+    for key, value in (default_conf() | spark.conf).items():
         command += ["--conf", f"{key}={value}"]
     command += ["--py-files", py_files, APPLICATION]
-    return command + job_arguments(spec, partitions, run_id, codec)
+    return command + job_arguments(spec, partitions, run_id, spark.codec)
 
 
 def run_compact(
     spec: TableSpec,
     partitions: Sequence[str] | None,
+    spark: SparkOptions,
     *,
-    master: str,
-    spark_submit: str | None,
-    conf: dict[str, str],
-    codec: str,
     dry_run: bool,
     as_json: bool,
 ) -> int:
     """Plan (dry run) or run the compaction; prints progress, then a summary."""
     if dry_run:
-        plans, up_to_date = CompactionCoordinator(spec, codec).prepare(partitions, dry_run=True)
+        coordinator = CompactionCoordinator(spec, spark.codec)
+        plans, up_to_date = coordinator.prepare(partitions, dry_run=True)
         document = {
             "plans": [p.to_dict() for p in plans],
             "up_to_date": [o.partition for o in up_to_date],
         }
         print(json.dumps(document, indent=2) if as_json else render_plans(document))
         return 0
-    result = submit_compaction(
-        spec,
-        partitions,
-        master=master,
-        spark_submit=spark_submit,
-        conf=conf,
-        codec=codec,
-        show_progress=not as_json,
-    )
+    result = submit_compaction(spec, partitions, spark, show_progress=not as_json)
     if result is None:
         return 1
     print(json.dumps(result, indent=2) if as_json else render_summary(result))
@@ -85,25 +88,13 @@ def run_compact(
 def submit_compaction(
     spec: TableSpec,
     partitions: Sequence[str] | None,
+    spark: SparkOptions,
     *,
-    master: str,
-    spark_submit: str | None,
-    conf: dict[str, str],
-    codec: str,
     show_progress: bool,
 ) -> dict[str, Any] | None:
     """Run the compaction application; None (after printing why) when it did not finish."""
     with tempfile.TemporaryDirectory(prefix="fscommit-") as scratch:
-        command = submit_command(
-            spec,
-            partitions,
-            uuid.uuid4().hex,
-            master=master,
-            spark_submit=spark_submit or default_spark_submit(),
-            conf=conf,
-            codec=codec,
-            py_files=package_zip(scratch),
-        )
+        command = submit_command(spec, partitions, uuid.uuid4().hex, spark, package_zip(scratch))
         log_path = os.path.join(scratch, "spark-submit.log")
         result = _follow(command, log_path, show_progress)
         if result is None:

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from typing import Any
 
 from airflow_provider_fscommit.cli.commit import run_commit
-from airflow_provider_fscommit.cli.compact import run_compact
+from airflow_provider_fscommit.cli.compact import SparkOptions, run_compact
 from airflow_provider_fscommit.core import options as o
 from airflow_provider_fscommit.core.committable import (
     PartitionState,
@@ -126,32 +127,32 @@ def spec_from_args(args: argparse.Namespace) -> TableSpec:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    try:
+        return _run(build_parser().parse_args(argv))
+    except BrokenPipeError:
+        # Output piped into `head` and cut: not an error. Silence the flush at exit too.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+
+
+def _run(args: argparse.Namespace) -> int:
     try:
         spec = spec_from_args(args)
-        if args.command == "commit":
-            return run_commit(
-                spec,
-                args.partitions or None,
-                metastore_uri=args.metastore_uri,
-                master=args.spark_master,
-                spark_submit=args.spark_submit,
-                conf=_pairs(args.conf, "--conf"),
-                codec=args.codec,
-                dry_run=args.dry_run,
-                as_json=args.json,
+        if args.command in ("compact", "commit"):
+            spark = SparkOptions(
+                args.spark_master, args.spark_submit, _pairs(args.conf, "--conf"), args.codec
             )
-        if args.command == "compact":
-            return run_compact(
-                spec,
-                args.partitions or None,
-                master=args.spark_master,
-                spark_submit=args.spark_submit,
-                conf=_pairs(args.conf, "--conf"),
-                codec=args.codec,
-                dry_run=args.dry_run,
-                as_json=args.json,
-            )
+            partitions = args.partitions or None
+            if args.command == "commit":
+                return run_commit(
+                    spec,
+                    partitions,
+                    metastore_uri=args.metastore_uri,
+                    spark=spark,
+                    dry_run=args.dry_run,
+                    as_json=args.json,
+                )
+            return run_compact(spec, partitions, spark, dry_run=args.dry_run, as_json=args.json)
         status = TableStatusReader(spec).read()
     except FsCommitError as exc:
         print(f"fscommit: error: {exc}", file=sys.stderr)
