@@ -120,3 +120,16 @@ def committable(staging: str, checkpoint: str) -> set[tuple]:
     )
     status = TableStatusReader(spec).read(find_orphans=False)
     return {p.staged.spec.values for p in status.in_state(PartitionState.COMMITTABLE)}
+
+
+def table_options(stream, table: str) -> dict:
+    """Options of an hourly test table (Flink keys), publishing into ``table``."""
+    return {
+        "staging_path": stream.staging,
+        "checkpoint_path": stream.checkpoint,
+        "partition_keys": "dt,hour",
+        "partition.time-extractor.timestamp-pattern": "$dt $hour:00:00",
+        "sink.partition-commit.delay": "1 h",
+        "table_path": table,
+        "compaction.file-size": "4KB",
+    }

@@ -82,6 +82,29 @@ def read_checkpoint(checkpoint_uri: str) -> CheckpointState:
     )
 
 
+def watermark_since_ms(checkpoint_uri: str, state: CheckpointState) -> int | None:
+    """When the checkpoint's safe watermark reached its current value (epoch ms).
+
+    That is when the first retained batch running with this watermark was planned: the
+    stream has not advanced event time since. Purged batches make it a lower bound.
+    """
+    if state.latest_committed_batch is None:
+        return None
+    filesystem, root = resolve_filesystem(checkpoint_uri)
+    offsets = [
+        f
+        for f in list_log(filesystem, f"{root}/offsets") or []
+        if f.batch_id <= state.latest_committed_batch
+    ]
+    since = None
+    for log_file in reversed(offsets):
+        metadata = _read_metadata(filesystem, log_file, _MAX_OFFSET_VERSION)
+        if _int_field(metadata, "batchWatermarkMs", log_file) != state.watermark_ms:
+            break
+        since = log_file.mtime_ms
+    return since
+
+
 def _read_metadata(
     filesystem: pafs.FileSystem, log_file: LogFile, max_version: int
 ) -> dict[str, Any]:

@@ -6,19 +6,12 @@ import pytest
 
 from airflow_provider_fscommit.core.errors import ConfigError
 from airflow_provider_fscommit.operators.compact import PartitionCompactOperator
-from tests.compaction import check_exactly_once, committable, visible_data_files
-
-
-def table_options(stream, table: str) -> dict:
-    return {
-        "staging_path": stream.staging,
-        "checkpoint_path": stream.checkpoint,
-        "partition_keys": "dt,hour",
-        "partition.time-extractor.timestamp-pattern": "$dt $hour:00:00",
-        "sink.partition-commit.delay": "1 h",
-        "table_path": table,
-        "compaction.file-size": "4KB",
-    }
+from tests.compaction import (
+    check_exactly_once,
+    committable,
+    table_options,
+    visible_data_files,
+)
 
 
 @pytest.fixture

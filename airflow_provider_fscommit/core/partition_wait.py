@@ -1,0 +1,112 @@
+"""Waiting for one partition: is it committable now, and is the stream still moving?
+
+Shared by the sensor (poke and reschedule) and its deferrable trigger. Besides the
+trigger's verdict it reports a *stalled* stream: a watermark that has not moved for
+``stall_timeout`` means the query is stopped, failing or receiving no data, and waiting
+silently for it is the pain every Flink user knows. An opt-in process-time fallback
+commits anyway once the wall clock is past the commit time plus a further delay.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass
+from datetime import timedelta
+from typing import Any
+
+from airflow_provider_fscommit.core.checkpoint import watermark_since_ms
+from airflow_provider_fscommit.core.committable import PartitionState, TableStatusReader, iso_ms
+from airflow_provider_fscommit.core.partition_spec import PartitionSpec
+from airflow_provider_fscommit.core.table_spec import TableSpec
+
+_MS = timedelta(milliseconds=1)
+
+
+@dataclass(frozen=True)
+class PartitionCheck:
+    """One look at a partition; ``committable`` or ``stalled`` ends the wait."""
+
+    partition: str
+    committable: bool
+    stalled: bool
+    watermark_ms: int | None
+    batch_id: int | None
+    commit_time_ms: int | None
+    reason: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def check_partition(
+    spec: TableSpec,
+    partition: str,
+    stall_timeout: timedelta | None = None,
+    process_time_fallback: timedelta | None = None,
+    now_ms: int | None = None,
+) -> PartitionCheck:
+    """Judge ``partition`` (an escaped path such as ``dt=2026-11-20/hour=03``) now."""
+    now_ms = int(time.time() * 1000) if now_ms is None else now_ms
+    values = PartitionSpec.parse(partition, spec.partition_keys, spec.partition_default_name)
+    status = TableStatusReader(spec).read(now_ms=now_ms, find_orphans=False)
+    cp = status.checkpoint
+    staged = next((p for p in status.partitions if p.staged.path == partition), None)
+    if staged is not None:
+        commit_time = staged.commit_time_ms
+        committable = staged.state == PartitionState.COMMITTABLE
+    elif spec.trigger == "partition-time":  # no files (yet): the time says it all
+        commit_time = spec.commit_trigger.commit_time_ms(values, 0)
+        committable = spec.commit_trigger.is_committable(commit_time, cp.watermark_ms, now_ms)
+    else:
+        commit_time, committable = None, False
+
+    def verdict(committable: bool, stalled: bool, reason: str) -> PartitionCheck:
+        return PartitionCheck(
+            partition,
+            committable,
+            stalled,
+            cp.watermark_ms,
+            cp.latest_committed_batch,
+            commit_time,
+            reason,
+        )
+
+    if committable:
+        return verdict(
+            True,
+            False,
+            f"{spec.trigger}: watermark {iso_ms(cp.watermark_ms)} "
+            f"passed the commit time {iso_ms(commit_time)}",
+        )
+    if (
+        process_time_fallback is not None
+        and commit_time is not None
+        and now_ms > commit_time + process_time_fallback // _MS
+    ):
+        return verdict(
+            True,
+            False,
+            "process-time fallback: the wall clock passed the commit "
+            f"time {iso_ms(commit_time)} plus {process_time_fallback}",
+        )
+    if stall_timeout is not None:
+        since = watermark_since_ms(spec.checkpoint_path, cp) if cp.has_watermark else None
+        since = since if since is not None else cp.last_commit_time_ms
+        if since is not None and now_ms - since > stall_timeout // _MS:
+            return verdict(
+                False,
+                True,
+                (
+                    "the stream looks stalled or idle: its watermark "
+                    f"{iso_ms(cp.watermark_ms)} has not moved since {iso_ms(since)} (more than "
+                    f"{stall_timeout}), so partition {partition} (commit time "
+                    f"{iso_ms(commit_time)}) may never become committable. "
+                    f"Check the streaming query (checkpoint {spec.checkpoint_path}): stopped, "
+                    "failing, or receiving no data? Or set process_time_fallback to commit anyway"
+                ),
+            )
+    return verdict(
+        False,
+        False,
+        f"waiting: watermark {iso_ms(cp.watermark_ms)}, commit time {iso_ms(commit_time)}",
+    )

@@ -1,0 +1,71 @@
+"""The trigger of a deferred ``PartitionWatermarkSensor``: it only waits.
+
+It polls the checkpoint and sink log in a worker thread (file reads must not block the
+triggerer's event loop), writes nothing, and fires once: committable, or stalled.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from datetime import timedelta
+from typing import Any
+
+from airflow.triggers.base import BaseTrigger, TriggerEvent
+
+from airflow_provider_fscommit.core.partition_wait import check_partition
+from airflow_provider_fscommit.core.table_spec import TableSpec
+
+
+class PartitionWatermarkTrigger(BaseTrigger):
+    """Fires when ``partition`` is committable, or when the stream stalls.
+
+    :param table: the table spec as plain options (it travels through the database).
+    :param partition: escaped partition path, e.g. ``dt=2026-11-20/hour=03``.
+    :param poll_interval: seconds between looks.
+    :param stall_timeout: seconds without watermark progress before giving up, or None.
+    :param process_time_fallback: seconds after the commit time to commit anyway, or None.
+    """
+
+    def __init__(
+        self,
+        table: dict[str, Any],
+        partition: str,
+        poll_interval: float = 30.0,
+        stall_timeout: float | None = None,
+        process_time_fallback: float | None = None,
+    ) -> None:
+        super().__init__()
+        self.table = table
+        self.partition = partition
+        self.poll_interval = poll_interval
+        self.stall_timeout = stall_timeout
+        self.process_time_fallback = process_time_fallback
+
+    def serialize(self) -> tuple[str, dict[str, Any]]:
+        return (
+            f"{type(self).__module__}.{type(self).__qualname__}",
+            {
+                "table": self.table,
+                "partition": self.partition,
+                "poll_interval": self.poll_interval,
+                "stall_timeout": self.stall_timeout,
+                "process_time_fallback": self.process_time_fallback,
+            },
+        )
+
+    async def run(self) -> AsyncIterator[TriggerEvent]:
+        spec = TableSpec.from_options(self.table)
+        stall = None if self.stall_timeout is None else timedelta(seconds=self.stall_timeout)
+        fallback = (
+            None
+            if self.process_time_fallback is None
+            else timedelta(seconds=self.process_time_fallback)
+        )
+        while True:
+            check = await asyncio.to_thread(check_partition, spec, self.partition, stall, fallback)
+            self.log.info("%s: %s", self.partition, check.reason)
+            if check.committable or check.stalled:
+                yield TriggerEvent(check.to_dict())
+                return
+            await asyncio.sleep(self.poll_interval)
