@@ -1,0 +1,39 @@
+"""Discovery: every partition that has something to commit, for a sweep or task mapping.
+
+A partition needs work when it is committable and either some of its committed staged
+files are not published yet (new, or late data for a committed partition) or its latest
+publication has not gone through the commit policies.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from airflow_provider_fscommit.core.committable import PartitionState, TableStatusReader
+from airflow_provider_fscommit.core.ledger import CommitLedger
+from airflow_provider_fscommit.core.table_spec import TableSpec
+
+
+@dataclass(frozen=True)
+class PendingCommit:
+    partition: str
+    reason: str  # new | late-data | policies-pending
+
+
+def partitions_to_commit(spec: TableSpec) -> list[PendingCommit]:
+    """Committable partitions not committed yet, plus committed ones with late data."""
+    reader = TableStatusReader(spec)
+    status = reader.read(find_orphans=False)
+    ready = [p.staged.path for p in status.in_state(PartitionState.COMMITTABLE)]
+    files = reader.staging.committed_files(status.snapshot, set(ready))
+    ledger = CommitLedger(spec.require_table_path())
+    pending = []
+    for partition in ready:
+        records = ledger.read(partition)
+        unpublished = {f.uri for f in files[partition]} - records.published_inputs
+        latest = max(records.commits, default=None)
+        if unpublished:
+            pending.append(PendingCommit(partition, "late-data" if records.commits else "new"))
+        elif not any(r.get("compaction_seq") == latest for r in records.policy_commits.values()):
+            pending.append(PendingCommit(partition, "policies-pending"))
+    return pending
