@@ -56,10 +56,7 @@ class PartitionCommitter:
                 outcomes.append(CommitOutcome(path, "nothing-published", {}))
                 continue
             summary = _summary(records, now_ms)
-            if any(
-                r.get("compaction_seq") == summary["compaction_seq"]
-                for r in records.policy_commits.values()
-            ):
+            if records.policies_current:
                 outcomes.append(CommitOutcome(path, "up-to-date", summary))
                 continue
             location = f"{self.table_path.rstrip('/')}/{path}"
@@ -69,6 +66,7 @@ class PartitionCommitter:
             policy.commit_all(pending)
         for context in pending:
             seq = context.summary["compaction_seq"]
+            # An empty commit is filed as seq 0; a later first compaction (seq 0) replaces it.
             self.ledger.write_policy_commit(context.path, seq or 0, context.summary)
             state = "committed" if seq is not None else "committed-empty"
             outcomes.append(CommitOutcome(context.path, state, context.summary))
@@ -78,13 +76,14 @@ class PartitionCommitter:
 def _summary(records: PartitionLedger, now_ms: int) -> dict[str, Any]:
     """The commit facts of everything published for a partition so far (maybe nothing)."""
     outputs = [o for record in records.commits.values() for o in record["outputs"]]
-    latest_plan = records.plans[max(records.commits)] if records.commits else None
+    latest = records.latest_commit
+    latest_plan = records.plans[latest] if latest is not None else None
     return {
         "files": len(outputs),
         "bytes": sum(o["bytes"] for o in outputs),
         "rows": sum(o["rows"] for o in outputs),
         "watermark_ms": latest_plan.watermark_ms if latest_plan else None,
         "max_batch_id": latest_plan.sink_latest_batch if latest_plan else None,
-        "compaction_seq": max(records.commits) if records.commits else None,
+        "compaction_seq": latest,
         "committed_at_ms": now_ms,
     }

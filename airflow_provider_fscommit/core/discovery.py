@@ -31,9 +31,8 @@ def partitions_to_commit(spec: TableSpec) -> list[PendingCommit]:
     for partition in ready:
         records = ledger.read(partition)
         unpublished = {f.uri for f in files[partition]} - records.published_inputs
-        latest = max(records.commits, default=None)
         if unpublished:
             pending.append(PendingCommit(partition, "late-data" if records.commits else "new"))
-        elif not any(r.get("compaction_seq") == latest for r in records.policy_commits.values()):
+        elif not records.policies_current:
             pending.append(PendingCommit(partition, "policies-pending"))
     return pending

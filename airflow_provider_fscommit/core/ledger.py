@@ -55,6 +55,17 @@ class PartitionLedger:
         return {f.uri for plan in self.committed_plans for f in plan.inputs}
 
     @property
+    def latest_commit(self) -> int | None:
+        """The seq of the latest published compaction (None: nothing published)."""
+        return max(self.commits, default=None)
+
+    @property
+    def policies_current(self) -> bool:
+        """Whether the policies have committed the latest publication (or the empty one)."""
+        latest = self.latest_commit
+        return any(r.get("compaction_seq") == latest for r in self.policy_commits.values())
+
+    @property
     def next_seq(self) -> int:
         return max(self.plans, default=-1) + 1
 

@@ -79,6 +79,11 @@ class TableSpec:
         return spec
 
     @classmethod
+    def options_of(cls, table: Mapping[str, Any] | TableSpec) -> dict[str, Any]:
+        """Plain options for a spec given either way (what operators keep and template)."""
+        return table.to_dict() if isinstance(table, TableSpec) else dict(table)
+
+    @classmethod
     def from_json(cls, text: str) -> TableSpec:
         return cls.from_options(json.loads(text))
 

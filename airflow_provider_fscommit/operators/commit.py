@@ -53,7 +53,7 @@ class PartitionCommitOperator(BaseOperator):
         asset: Asset | None = None,
         **kwargs: Any,
     ) -> None:
-        table = table.to_dict() if isinstance(table, TableSpec) else table
+        table = TableSpec.options_of(table)
         self.asset = asset or table_asset(TableSpec.from_options(table).require_table_path())
         kwargs.setdefault("outlets", [self.asset])
         super().__init__(**kwargs)

@@ -50,7 +50,7 @@ class PartitionCompactOperator(BaseOperator):
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
-        self.table = table.to_dict() if isinstance(table, TableSpec) else table
+        self.table = TableSpec.options_of(table)
         self.partitions = partitions
         self.conn_id = conn_id
         self.spark_binary = spark_binary

@@ -28,7 +28,7 @@ class CommittablePartitionsOperator(BaseOperator):
 
     def __init__(self, *, table: dict[str, Any] | TableSpec, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.table = table.to_dict() if isinstance(table, TableSpec) else table
+        self.table = TableSpec.options_of(table)
 
     def execute(self, context: Any) -> list[str]:
         pending = partitions_to_commit(TableSpec.from_options(self.table))

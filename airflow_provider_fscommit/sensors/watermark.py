@@ -48,7 +48,7 @@ class PartitionWatermarkSensor(BaseSensorOperator):
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
-        self.table = table.to_dict() if isinstance(table, TableSpec) else table
+        self.table = TableSpec.options_of(table)
         self.partition = partition
         self.stall_timeout = stall_timeout
         self.process_time_fallback = process_time_fallback
