@@ -35,7 +35,6 @@ class CheckpointState:
     latest_planned_batch: int | None
     watermark_ms: int | None
     next_batch_watermark_ms: int | None
-    batch_timestamp_ms: int | None
     last_commit_time_ms: int | None
 
     @property
@@ -61,7 +60,7 @@ def read_checkpoint(checkpoint_uri: str) -> CheckpointState:
         )
     latest_planned = offsets[-1].batch_id if offsets else None
     if not commits:
-        return CheckpointState(checkpoint_uri, None, latest_planned, None, None, None, None)
+        return CheckpointState(checkpoint_uri, None, latest_planned, None, None, None)
     committed = commits[-1]
     offset_file = next((f for f in offsets if f.batch_id == committed.batch_id), None)
     if offset_file is None:
@@ -77,7 +76,6 @@ def read_checkpoint(checkpoint_uri: str) -> CheckpointState:
         latest_planned_batch=latest_planned,
         watermark_ms=_int_field(offset_meta, "batchWatermarkMs", offset_file),
         next_batch_watermark_ms=_int_field(commit_meta, "nextBatchWatermarkMs", committed),
-        batch_timestamp_ms=_int_field(offset_meta, "batchTimestampMs", offset_file),
         last_commit_time_ms=committed.mtime_ms,
     )
 

@@ -82,10 +82,6 @@ class CompactionSummary:
     outcomes: list[PartitionOutcome] = field(default_factory=list)
     seconds: float = 0.0
 
-    @property
-    def failed(self) -> list[PartitionOutcome]:
-        return [o for o in self.outcomes if o.state == "failed"]
-
     def to_dict(self) -> dict[str, Any]:
         outcomes = [o.to_dict() for o in self.outcomes]
         return {
