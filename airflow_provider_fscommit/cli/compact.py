@@ -25,6 +25,7 @@ from airflow_provider_fscommit.jobs.launch import (
     default_spark_submit,
     job_arguments,
     package_zip,
+    run_here_if_idle,
     submit_env,
 )
 
@@ -93,6 +94,9 @@ def submit_compaction(
     show_progress: bool,
 ) -> dict[str, Any] | None:
     """Run the compaction application; None (after printing why) when it did not finish."""
+    idle = run_here_if_idle(spec, partitions, spark.codec)
+    if idle is not None:
+        return idle
     with tempfile.TemporaryDirectory(prefix="fscommit-") as scratch:
         command = submit_command(spec, partitions, uuid.uuid4().hex, spark, package_zip(scratch))
         log_path = os.path.join(scratch, "spark-submit.log")

@@ -15,6 +15,7 @@ from typing import Any
 
 from airflow_provider_fscommit.core.checkpoint import CheckpointState, read_checkpoint
 from airflow_provider_fscommit.core.errors import CheckpointError, PartitionTimeError
+from airflow_provider_fscommit.core.partition_spec import PartitionSpec
 from airflow_provider_fscommit.core.sink_log import SinkLogSnapshot
 from airflow_provider_fscommit.core.staging import StagingPartition, StagingTable
 from airflow_provider_fscommit.core.table_spec import TableSpec
@@ -66,6 +67,30 @@ class TableStatus:
 
     def in_state(self, state: PartitionState) -> list[PartitionStatus]:
         return [p for p in self.partitions if p.state == state]
+
+    def find(self, partition: str) -> PartitionStatus | None:
+        return next((p for p in self.partitions if p.staged.path == partition), None)
+
+    def judge(self, partition: str) -> tuple[int | None, bool]:
+        """Commit time and committability of any partition path, staged files or not.
+
+        A partition the stream wrote nothing to (an idle hour) is judged by its time alone
+        under ``partition-time``; ``process-time`` cannot judge it (no first file). A path
+        that does not match the partition keys raises ``PartitionPathError``.
+        """
+        values = PartitionSpec.parse(
+            partition, self.spec.partition_keys, self.spec.partition_default_name
+        )
+        staged = self.find(partition)
+        if staged is not None:
+            return staged.commit_time_ms, staged.state == PartitionState.COMMITTABLE
+        if self.spec.trigger != "partition-time":
+            return None, False
+        trigger = self.spec.commit_trigger
+        commit_time = trigger.commit_time_ms(values, 0)
+        return commit_time, trigger.is_committable(
+            commit_time, self.checkpoint.watermark_ms, self.now_ms
+        )
 
     def to_dict(self) -> dict[str, Any]:
         cp = self.checkpoint

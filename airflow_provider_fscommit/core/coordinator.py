@@ -54,7 +54,7 @@ class PartitionOutcome:
     """What happened to one partition in one run."""
 
     partition: str
-    state: str  # published | up-to-date | failed | planned (dry run)
+    state: str  # published | up-to-date | empty | failed | planned (dry run)
     plan: CompactionPlan | None = None
     rows: int = 0
     bytes_out: int = 0
@@ -127,19 +127,15 @@ class CompactionCoordinator:
         if partitions is None:
             chosen = sorted(committable)
         else:
-            known = {p.staged.path: p for p in status.partitions}
             for partition in partitions:
-                if partition not in known:
+                _, ready = status.judge(partition)
+                if not ready:
+                    staged = status.find(partition)
+                    state = staged.state.value if staged else "pending (no committed files)"
                     raise FsCommitError(
-                        f"partition {partition!r} has no committed files in "
-                        f"{self.spec.staging_path}; check the partition path "
-                        "(e.g. dt=2026-11-20/hour=03)"
-                    )
-                if partition not in committable:
-                    raise FsCommitError(
-                        f"partition {partition} is {known[partition].state.value}, not "
-                        "committable: the stream may still write to it. Wait until the "
-                        "watermark passes its commit time (fscommit status)"
+                        f"partition {partition} is {state}, not committable: the stream may "
+                        "still write to it. Wait until the watermark passes its commit time "
+                        "(fscommit status)"
                     )
             chosen = list(dict.fromkeys(partitions))
         return Selection(
@@ -173,7 +169,8 @@ class CompactionCoordinator:
                 created_ms=int(time.time() * 1000),
             )
             if plan is None:
-                up_to_date.append(PartitionOutcome(partition, "up-to-date"))
+                empty = not selection.files[partition] and not ledger.published_inputs
+                up_to_date.append(PartitionOutcome(partition, "empty" if empty else "up-to-date"))
                 continue
             if not dry_run:
                 self.ledger.write_plan(plan)

@@ -15,8 +15,7 @@ from datetime import timedelta
 from typing import Any
 
 from airflow_provider_fscommit.core.checkpoint import watermark_since_ms
-from airflow_provider_fscommit.core.committable import PartitionState, TableStatusReader, iso_ms
-from airflow_provider_fscommit.core.partition_spec import PartitionSpec
+from airflow_provider_fscommit.core.committable import TableStatusReader, iso_ms
 from airflow_provider_fscommit.core.table_spec import TableSpec
 
 _MS = timedelta(milliseconds=1)
@@ -47,18 +46,9 @@ def check_partition(
 ) -> PartitionCheck:
     """Judge ``partition`` (an escaped path such as ``dt=2026-11-20/hour=03``) now."""
     now_ms = int(time.time() * 1000) if now_ms is None else now_ms
-    values = PartitionSpec.parse(partition, spec.partition_keys, spec.partition_default_name)
     status = TableStatusReader(spec).read(now_ms=now_ms, find_orphans=False)
     cp = status.checkpoint
-    staged = next((p for p in status.partitions if p.staged.path == partition), None)
-    if staged is not None:
-        commit_time = staged.commit_time_ms
-        committable = staged.state == PartitionState.COMMITTABLE
-    elif spec.trigger == "partition-time":  # no files (yet): the time says it all
-        commit_time = spec.commit_trigger.commit_time_ms(values, 0)
-        committable = spec.commit_trigger.is_committable(commit_time, cp.watermark_ms, now_ms)
-    else:
-        commit_time, committable = None, False
+    commit_time, committable = status.judge(partition)
 
     def verdict(committable: bool, stalled: bool, reason: str) -> PartitionCheck:
         return PartitionCheck(

@@ -25,6 +25,7 @@ from airflow_provider_fscommit.jobs.launch import (
     default_spark_submit,
     job_arguments,
     package_zip,
+    run_here_if_idle,
     submit_env,
 )
 
@@ -56,6 +57,10 @@ class CompactionHook(BaseHook):
 
     def compact(self, spec: TableSpec, partitions: Sequence[str] | None) -> dict[str, Any]:
         """Compact and publish; raises with the job's message when a partition failed."""
+        idle = run_here_if_idle(spec, partitions, self.codec)
+        if idle is not None:
+            self.log.info("nothing to compact: no Spark application submitted")
+            return idle
         ledger = CommitLedger(spec.require_table_path())
         run_id = uuid.uuid4().hex
         env = {k: v for k, v in submit_env().items() if k in ("SPARK_HOME", "SPARK_LOCAL_IP")}

@@ -9,8 +9,11 @@ import tempfile
 import zipfile
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import airflow_provider_fscommit
+from airflow_provider_fscommit.core.compactor import UnitResult, UnitTask, compact_unit
+from airflow_provider_fscommit.core.coordinator import CompactionCoordinator
 from airflow_provider_fscommit.core.table_spec import TableSpec
 
 PACKAGE_DIR = Path(airflow_provider_fscommit.__file__).resolve().parent
@@ -67,3 +70,26 @@ def job_arguments(
     for partition in partitions or ():
         args += ["--partition", partition]
     return args
+
+
+def run_here_if_idle(
+    spec: TableSpec, partitions: Sequence[str] | None, codec: str = "snappy"
+) -> dict[str, Any] | None:
+    """Finish a run that has nothing to compact without starting a Spark application.
+
+    An hourly DAG meets idle hours and reruns of published ones; each would cost seconds
+    of JVM start for no work. The dry run decides (it also refuses partitions that are not
+    committable, before anything is submitted); the run itself is the same protocol, so
+    recovery (discarding a crashed run's plan, finishing a publish) still happens. Should
+    late rows arrive between the two looks, their units run in this process, with the same
+    code the executors run. Returns None when there is work for Spark.
+    """
+    coordinator = CompactionCoordinator(spec, codec)
+    plans, _ = coordinator.prepare(partitions, dry_run=True)
+    if plans:
+        return None
+    return coordinator.run(_in_process, partitions).to_dict()
+
+
+def _in_process(tasks: list[UnitTask]) -> list[UnitResult]:
+    return [compact_unit(task) for task in tasks]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from airflow.sdk import BaseOperator
@@ -20,8 +20,9 @@ class PartitionCompactOperator(BaseOperator):
     files. Partitions must be committable (see ``fscommit status``).
 
     :param table: the table spec, as options (Python names or Flink keys) or a TableSpec.
-    :param partitions: partition path(s) such as ``dt=2026-11-20/hour=03`` (templated);
-        None compacts every committable partition in one application.
+    :param partitions: partition(s) as paths such as ``dt=2026-11-20/hour=03`` or as
+        ``{"dt": "2026-11-20", "hour": "03"}`` (templated); None compacts every
+        committable partition in one application.
     :param conn_id: the Spark connection, default ``spark_default``.
     :param spark_binary: spark-submit to run; default: pyspark's.
     :param conf: Spark conf for the application.
@@ -40,7 +41,7 @@ class PartitionCompactOperator(BaseOperator):
         self,
         *,
         table: dict[str, Any] | TableSpec,
-        partitions: str | list[str] | None = None,
+        partitions: str | Mapping[str, str] | list[Any] | None = None,
         conn_id: str = "spark_default",
         spark_binary: str | None = None,
         conf: dict[str, Any] | None = None,
@@ -62,7 +63,7 @@ class PartitionCompactOperator(BaseOperator):
 
     def execute(self, context: Any) -> dict[str, Any]:
         spec = TableSpec.from_options(self.table)
-        partitions = [self.partitions] if isinstance(self.partitions, str) else self.partitions
+        partitions = None if self.partitions is None else spec.partition_paths(self.partitions)
         if self.dry_run:
             plans, up_to_date = CompactionCoordinator(spec, self.codec).prepare(
                 partitions, dry_run=True
@@ -76,7 +77,7 @@ class PartitionCompactOperator(BaseOperator):
                     len(plan.units),
                 )
             for outcome in up_to_date:
-                self.log.info("%s is up to date", outcome.partition)
+                self.log.info("%s: %s", outcome.partition, outcome.state)
             return {"plans": [p.to_dict() for p in plans]}
         self._hook = CompactionHook(
             conn_id=self.conn_id,

@@ -180,8 +180,20 @@ def test_rerun_is_idempotent_and_late_data_is_published_as_new_files(
     assert first.returncode == 0, first.stderr
     first_published = {p["partition"] for p in json.loads(first.stdout)["partitions"]}
     files = {p: p.stat().st_mtime_ns for p in visible_data_files(table)}
-    again = json.loads(compact(stream.staging, stream.checkpoint, table).stdout)
-    assert {p["state"] for p in again["partitions"]} == {"up-to-date"}
+    # Nothing to compute: no Spark application (a spark-submit that fails is never run).
+    idle_hour = "dt=2026-11-19/hour=23"  # the stream wrote nothing for it
+    again = compact(
+        stream.staging,
+        stream.checkpoint,
+        table,
+        "--spark-submit",
+        "/bin/false",
+        *sorted(first_published),
+        idle_hour,
+    )
+    assert again.returncode == 0, again.stderr
+    states = {p["partition"]: p["state"] for p in json.loads(again.stdout)["partitions"]}
+    assert states == {p: "up-to-date" for p in first_published} | {idle_hour: "empty"}
     assert {p: p.stat().st_mtime_ns for p in visible_data_files(table)} == files
     assert staging_state(stream.staging) == staging_before  # staging is read-only for us
     stream.add_batches([row(777, "2026-11-20T00:50:00Z")])  # late for a published partition
