@@ -8,7 +8,7 @@ plain JSON (:meth:`TableSpec.to_dict` / :meth:`TableSpec.from_options`).
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from datetime import timedelta
 from functools import cached_property
@@ -23,6 +23,7 @@ from airflow_provider_fscommit.core.commit_trigger import (
 )
 from airflow_provider_fscommit.core.errors import ConfigError
 from airflow_provider_fscommit.core.filesystem import is_within, normalize_uri
+from airflow_provider_fscommit.core.partition_spec import PartitionSpec
 from airflow_provider_fscommit.core.time_extractor import (
     PartitionTimeExtractor,
     create_time_extractor,
@@ -87,6 +88,29 @@ class TableSpec:
     def from_json(cls, text: str) -> TableSpec:
         return cls.from_options(json.loads(text))
 
+    @classmethod
+    def from_file(cls, path: str) -> TableSpec:
+        """Read a spec file: one YAML or JSON mapping of options (JSON is YAML too).
+
+        The one place a table is described: the CLI (``--spec``) and DAGs read the same
+        file, so what an operator runs is what ``fscommit status`` shows.
+        """
+        import yaml
+
+        try:
+            with open(path, encoding="utf-8") as handle:
+                options = yaml.safe_load(handle)
+        except OSError as exc:
+            raise ConfigError(f"cannot read the table spec file {path}: {exc.strerror}") from exc
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"the table spec file {path} is not valid YAML/JSON: {exc}") from exc
+        if not isinstance(options, Mapping):
+            raise ConfigError(
+                f"the table spec file {path} must hold a mapping of table options "
+                "(e.g. staging_path: ..., partition_keys: dt,hour)"
+            )
+        return cls.from_options(options)
+
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON values under the Python names; :meth:`from_options` reads it back."""
         out: dict[str, Any] = {}
@@ -147,6 +171,26 @@ class TableSpec:
                         "published table must be a directory of its own, apart from the "
                         "streaming query's output and checkpoint"
                     )
+
+    def partition_path(self, partition: str | Mapping[str, str | None]) -> str:
+        """The escaped path of a partition given as a path or as ``{key: value}``.
+
+        Values are escaped the way Spark names directories, so a value can never become
+        a path separator or a parent reference; a path is checked against the keys.
+        """
+        if isinstance(partition, str):
+            PartitionSpec.parse(partition, self.partition_keys, self.partition_default_name)
+            return partition
+        values = {k: None if v is None else str(v) for k, v in partition.items()}
+        return PartitionSpec.of(self.partition_keys, values).path(self.partition_default_name)
+
+    def partition_paths(
+        self, partitions: str | Mapping[str, str | None] | Sequence[Any]
+    ) -> list[str]:
+        """:meth:`partition_path` of one partition or of each of a list of them."""
+        if isinstance(partitions, str | Mapping):
+            return [self.partition_path(partitions)]
+        return [self.partition_path(p) for p in partitions]
 
     def require_table_path(self) -> str:
         """The published table directory; compaction and commit cannot run without it."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from airflow.sdk import Asset, BaseOperator
@@ -32,7 +32,8 @@ class PartitionCommitOperator(BaseOperator):
     ``PartitionedAssetTimetable(assets=table_asset(...))`` runs once per partition.
 
     :param table: the table spec (Python names or Flink keys, or a TableSpec); templated.
-    :param partitions: partition path(s) to commit, e.g. from the compaction's XCom.
+    :param partitions: partition(s) to commit, as paths (``dt=2026-11-20/hour=03``) or
+        ``{key: value}`` mappings; templated.
     :param metastore_conn_id: Airflow connection of the Hive metastore.
     :param commit_empty_partitions: commit a partition with no published files as empty
         (directory, metastore partition, success file) instead of only logging why not.
@@ -47,7 +48,7 @@ class PartitionCommitOperator(BaseOperator):
         self,
         *,
         table: dict[str, Any] | TableSpec,
-        partitions: str | list[str],
+        partitions: str | Mapping[str, str] | list[Any],
         metastore_conn_id: str = "metastore_default",
         commit_empty_partitions: bool = False,
         asset: Asset | None = None,
@@ -69,7 +70,7 @@ class PartitionCommitOperator(BaseOperator):
 
     def execute(self, context: Any) -> list[dict[str, Any]]:
         spec = TableSpec.from_options(self.table)
-        partitions = [self.partitions] if isinstance(self.partitions, str) else self.partitions
+        partitions = spec.partition_paths(self.partitions)
         committer = PartitionCommitter(spec, create_policies(spec, self._metastore_client))
         outcomes = committer.commit(partitions, commit_empty=self.commit_empty_partitions)
         committed = {o.partition: o.summary for o in outcomes if o.state.startswith("committed")}

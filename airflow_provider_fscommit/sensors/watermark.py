@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import timedelta
 from typing import Any, ClassVar
 
@@ -26,7 +26,8 @@ class PartitionWatermarkSensor(BaseSensorOperator):
 
     :param table: the table spec (Python names or Flink keys); templated.
     :param partition: the escaped partition path, e.g.
-        ``dt={{ data_interval_start | ds }}/hour={{ data_interval_start.strftime('%H') }}``.
+        ``dt={{ data_interval_start | ds }}/hour={{ data_interval_start.strftime('%H') }}``,
+        or its values as ``{key: value}``; templated.
     :param stall_timeout: give up after this long without watermark progress.
     :param process_time_fallback: commit anyway this long after the commit time.
     :param deferrable: wait in the triggerer (default: ``[operators] default_deferrable``).
@@ -41,7 +42,7 @@ class PartitionWatermarkSensor(BaseSensorOperator):
         self,
         *,
         table: dict[str, Any] | TableSpec,
-        partition: str,
+        partition: str | Mapping[str, str],
         stall_timeout: timedelta | None = None,
         process_time_fallback: timedelta | None = None,
         deferrable: bool = conf.getboolean("operators", "default_deferrable", fallback=False),
@@ -55,13 +56,14 @@ class PartitionWatermarkSensor(BaseSensorOperator):
         self.deferrable = deferrable
 
     def _check(self) -> PartitionCheck:
+        spec = TableSpec.from_options(self.table)
         check = check_partition(
-            TableSpec.from_options(self.table),
-            self.partition,
+            spec,
+            spec.partition_path(self.partition),
             self.stall_timeout,
             self.process_time_fallback,
         )
-        self.log.info("%s: %s", self.partition, check.reason)
+        self.log.info("%s: %s", check.partition, check.reason)
         if check.stalled:
             raise AirflowException(check.reason)
         return check
@@ -79,7 +81,7 @@ class PartitionWatermarkSensor(BaseSensorOperator):
         self.defer(
             trigger=PartitionWatermarkTrigger(
                 table=self.table,
-                partition=self.partition,
+                partition=check.partition,
                 poll_interval=self.poke_interval,
                 stall_timeout=_seconds(self.stall_timeout),
                 process_time_fallback=_seconds(self.process_time_fallback),

@@ -109,3 +109,75 @@ def test_bad_options_get_one_clear_message(extra, message):
 def test_missing_required_options_are_listed():
     with pytest.raises(ConfigError, match=r"lacks required option.*checkpoint_path"):
         TableSpec.from_options({"staging_path": "/s", "partition_keys": "dt"})
+
+
+def test_a_spec_file_in_yaml_or_json_gives_the_same_spec(tmp_path):
+    yaml_file = tmp_path / "table.yaml"
+    yaml_file.write_text(
+        "staging_path: /data/staging\n"
+        "checkpoint_path: /data/ckpt\n"
+        "partition_keys: dt,hour\n"
+        "sink.partition-commit.delay: 1 h\n"
+        "partition.time-extractor.timestamp-pattern: $dt $hour:00:00\n"
+    )
+    json_file = tmp_path / "table.json"
+    json_file.write_text(
+        json.dumps(
+            BASE
+            | {
+                "sink.partition-commit.delay": "1 h",
+                "partition.time-extractor.timestamp-pattern": "$dt $hour:00:00",
+            }
+        )
+    )
+    from_yaml = TableSpec.from_file(str(yaml_file))
+    assert from_yaml == TableSpec.from_file(str(json_file))
+    assert from_yaml.delay == timedelta(hours=1)
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (None, "cannot read the table spec file"),
+        ("staging_path: [unclosed", "is not valid YAML/JSON"),
+        ("- a list\n- of things\n", "must hold a mapping of table options"),
+        ("staging_path: /s\ncheckpoint_path: /c\nstaging: /x\n", "staging"),
+    ],
+)
+def test_a_bad_spec_file_is_refused_with_its_name(tmp_path, content, message):
+    path = tmp_path / "table.yaml"
+    if content is not None:
+        path.write_text(content)
+    with pytest.raises(ConfigError, match=message) as error:
+        TableSpec.from_file(str(path))
+    if content is None or "list" in content or "unclosed" in content:
+        assert str(path) in str(error.value)
+
+
+def test_partitions_given_as_values_are_escaped_like_spark_names_directories():
+    spec = TableSpec.from_options(BASE)
+    assert spec.partition_path({"dt": "2026-11-20", "hour": "03"}) == "dt=2026-11-20/hour=03"
+    assert spec.partition_path({"dt": "../..", "hour": "a/b"}) == "dt=..%2F../hour=a%2Fb"
+    assert spec.partition_path({"hour": 3, "dt": None}) == (
+        "dt=__HIVE_DEFAULT_PARTITION__/hour=3"
+    )
+    assert spec.partition_paths(["dt=x/hour=1", {"dt": "y", "hour": "2"}]) == [
+        "dt=x/hour=1",
+        "dt=y/hour=2",
+    ]
+
+
+@pytest.mark.parametrize(
+    "partition",
+    [
+        {"dt": "2026-11-20"},
+        {"dt": "2026-11-20", "hour": "03", "minute": "00"},
+        "dt=2026-11-20",
+        "hour=03/dt=2026-11-20",
+    ],
+)
+def test_partitions_that_do_not_match_the_keys_are_refused(partition):
+    from airflow_provider_fscommit.core.errors import PartitionPathError
+
+    with pytest.raises(PartitionPathError, match=r"partition keys (are )?\['dt', 'hour'\]"):
+        TableSpec.from_options(BASE).partition_paths(partition)
