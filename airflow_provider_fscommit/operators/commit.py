@@ -55,7 +55,9 @@ class PartitionCommitOperator(BaseOperator):
         **kwargs: Any,
     ) -> None:
         table = TableSpec.options_of(table)
-        self.asset = asset or table_asset(TableSpec.from_options(table).require_table_path())
+        # Only the table path is needed now: other options may still be templates.
+        table_path = table.get("table_path") or TableSpec.from_options(table).require_table_path()
+        self.asset = asset or table_asset(table_path)
         kwargs.setdefault("outlets", [self.asset])
         super().__init__(**kwargs)
         self.table = table

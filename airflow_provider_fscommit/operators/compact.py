@@ -27,13 +27,13 @@ class PartitionCompactOperator(BaseOperator):
     :param spark_binary: spark-submit to run; default: pyspark's.
     :param conf: Spark conf for the application.
     :param codec: Parquet codec of the outputs (snappy, zstd, gzip, lz4, none).
-    :param dry_run: only log the plan.
+    :param dry_run: only log the plan; templated (``"{{ params.dry_run }}"``).
     :param submit_kwargs: e.g. ``num_executors``, ``executor_memory``, ``driver_memory``,
         passed to the Spark provider's ``SparkSubmitHook``.
     :return: the run summary (files and bytes in and out, rows, seconds, per partition).
     """
 
-    template_fields: Sequence[str] = ("table", "partitions", "conf")
+    template_fields: Sequence[str] = ("table", "partitions", "conf", "dry_run")
     template_fields_renderers: ClassVar[dict[str, str]] = {"table": "json", "conf": "json"}
     ui_color = "#e8f4ea"
 
@@ -46,7 +46,7 @@ class PartitionCompactOperator(BaseOperator):
         spark_binary: str | None = None,
         conf: dict[str, Any] | None = None,
         codec: str = "snappy",
-        dry_run: bool = False,
+        dry_run: bool | str = False,
         submit_kwargs: dict[str, Any] | None = None,
         **kwargs: Any,
     ) -> None:
@@ -64,7 +64,7 @@ class PartitionCompactOperator(BaseOperator):
     def execute(self, context: Any) -> dict[str, Any]:
         spec = TableSpec.from_options(self.table)
         partitions = None if self.partitions is None else spec.partition_paths(self.partitions)
-        if self.dry_run:
+        if _as_bool(self.dry_run, "dry_run"):
             plans, up_to_date = CompactionCoordinator(spec, self.codec).prepare(
                 partitions, dry_run=True
             )
@@ -110,3 +110,13 @@ class PartitionCompactOperator(BaseOperator):
     def on_kill(self) -> None:
         if self._hook is not None:
             self._hook.on_kill()
+
+
+def _as_bool(value: bool | str, name: str) -> bool:
+    """A templated flag: a template renders to text unless the DAG renders native objects."""
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in ("true", "false"):
+        return text == "true"
+    raise ValueError(f"{name} must be true or false, not {value!r}")

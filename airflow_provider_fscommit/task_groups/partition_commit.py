@@ -1,0 +1,79 @@
+"""``partition_commit_group``: wait → compact → commit for one partition, in one line.
+
+Flink's file sink does these three steps for every partition on its own; in Airflow they
+are three tasks so each shows its state, logs and retries in the UI. The group makes the
+common case one call inside a DAG::
+
+    partition_commit_group(table=TABLE, partition="dt={{ ds }}/hour={{ ... }}")
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import timedelta
+from typing import Any
+
+from airflow.sdk import TaskGroup
+
+from airflow_provider_fscommit.core.table_spec import TableSpec
+from airflow_provider_fscommit.operators.commit import PartitionCommitOperator
+from airflow_provider_fscommit.operators.compact import PartitionCompactOperator
+from airflow_provider_fscommit.sensors.watermark import PartitionWatermarkSensor
+
+
+def partition_commit_group(
+    *,
+    table: Mapping[str, Any] | TableSpec,
+    partition: str | Mapping[str, str],
+    group_id: str = "partition_commit",
+    stall_timeout: timedelta | None = None,
+    process_time_fallback: timedelta | None = None,
+    commit_empty_partitions: bool = False,
+    spark_conn_id: str = "spark_default",
+    metastore_conn_id: str = "metastore_default",
+    sensor_kwargs: Mapping[str, Any] | None = None,
+    compact_kwargs: Mapping[str, Any] | None = None,
+    commit_kwargs: Mapping[str, Any] | None = None,
+) -> TaskGroup:
+    """Add ``wait`` (sensor), ``compact`` and ``commit`` for ``partition`` to the DAG.
+
+    :param table: the table spec (options or a :class:`TableSpec`).
+    :param partition: the partition path or ``{key: value}``; templated, e.g. from
+        ``data_interval_start``.
+    :param stall_timeout: fail the wait when the watermark stands still this long.
+    :param process_time_fallback: commit anyway this long after the commit time.
+    :param commit_empty_partitions: mark a partition the stream wrote nothing to as done
+        (empty directory, metastore partition, success file), as an hourly DAG wants.
+    :param sensor_kwargs: more arguments of the sensor (``deferrable``, ``poke_interval``,
+        ``timeout``, ``mode``...).
+    :param compact_kwargs: more arguments of :class:`PartitionCompactOperator`.
+    :param commit_kwargs: more arguments of :class:`PartitionCommitOperator`.
+    :return: the task group, to chain with ``>>``.
+    """
+    options = TableSpec.options_of(table)
+    with TaskGroup(group_id=group_id, tooltip="wait for the watermark, compact, commit") as group:
+        wait = PartitionWatermarkSensor(
+            task_id="wait",
+            table=options,
+            partition=partition,
+            stall_timeout=stall_timeout,
+            process_time_fallback=process_time_fallback,
+            **(sensor_kwargs or {}),
+        )
+        compact = PartitionCompactOperator(
+            task_id="compact",
+            table=options,
+            partitions=partition,
+            conn_id=spark_conn_id,
+            **(compact_kwargs or {}),
+        )
+        commit = PartitionCommitOperator(
+            task_id="commit",
+            table=options,
+            partitions=partition,
+            metastore_conn_id=metastore_conn_id,
+            commit_empty_partitions=commit_empty_partitions,
+            **(commit_kwargs or {}),
+        )
+        wait >> compact >> commit
+    return group

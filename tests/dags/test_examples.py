@@ -1,0 +1,133 @@
+"""The example DAGs, run with ``airflow dags test`` against a real stream, Spark and metastore.
+
+The stream wrote hours 00, 01, 03, 04 and 05 of 2026-11-20 (none for 02); its watermark
+(04:10, from the batch before the last) makes 00 to 03 committable and leaves 04 pending.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from airflow_provider_fscommit.core.ledger import CommitLedger
+from tests.airflow_env import AirflowEnv
+from tests.core.test_policies import create_table
+from tests.metastore import hive_sql
+from tests.streams import StreamingTable, hourly_batches
+
+DAGS_DIR = Path(__file__).resolve().parents[2] / "dags"
+DAY = "dt=2026-11-20"
+
+
+def example_dags_env(home: Path, spec: dict, metastore) -> AirflowEnv:
+    """An Airflow installation whose DAGs folder is the repository's ``dags/``."""
+    spec_file = home.parent / "table.json"
+    spec_file.parent.mkdir(parents=True, exist_ok=True)
+    spec_file.write_text(json.dumps(spec))
+    return AirflowEnv(
+        home,
+        {
+            "AIRFLOW__CORE__DAGS_FOLDER": str(DAGS_DIR),
+            "FSCOMMIT_TABLE_SPEC": str(spec_file),
+            "AIRFLOW_CONN_SPARK_DEFAULT": "spark://local%5B2%5D",
+            "AIRFLOW_CONN_METASTORE_DEFAULT": f"hive-metastore://127.0.0.1:{metastore.port}",
+        },
+    ).setup()
+
+
+def example_spec(stream: StreamingTable, table: Path, metastore_table: str) -> dict:
+    return {
+        "staging_path": stream.staging,
+        "checkpoint_path": stream.checkpoint,
+        "table_path": str(table),
+        "partition_keys": "dt,hour",
+        "partition.time-extractor.timestamp-pattern": "$dt $hour:00:00",
+        "sink.partition-commit.delay": "1 h",
+        "sink.partition-commit.policy.kind": "metastore,success-file",
+        "metastore_database": "fscommit",
+        "metastore_table": metastore_table,
+        "compaction.file-size": "4KB",
+    }
+
+
+def task_states(airflow: AirflowEnv, dag_id: str, run_id_like: str = "%") -> dict[str, str]:
+    rows = airflow.query(
+        "SELECT task_id, map_index, state FROM task_instance "
+        f"WHERE dag_id = '{dag_id}' AND run_id LIKE '{run_id_like}'"
+    )
+    return {f"{t}[{i}]" if i >= 0 else t: s for t, i, s in rows}
+
+
+@pytest.fixture
+def gap_stream(spark, tmp_path) -> StreamingTable:
+    stream = StreamingTable(tmp_path / "stream")
+    stream.add_batches(*hourly_batches("2026-11-20", [0, 1, 3, 4, 5]))
+    stream.run(spark)
+    return stream
+
+
+@pytest.mark.slow
+def test_hourly_manual_and_sweep_dags_commit_a_real_stream(gap_stream, metastore, tmp_path):
+    table = tmp_path / "table"
+    create_table(metastore, "examples", table)
+    airflow = example_dags_env(
+        tmp_path / "airflow", example_spec(gap_stream, table, "examples"), metastore
+    )
+    ledger = CommitLedger(str(table))
+
+    # Hourly: hour 01, then the empty hour 02. A manual run at T covers the hour that ended
+    # at T (scheduled and backfill runs at T cover the hour that starts at T).
+    for hour, run_at in (("01", "02"), ("02", "03")):
+        run = airflow.run("dags", "test", "fscommit_hourly", f"2026-11-20T{run_at}:00:00+00:00")
+        assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
+        assert ledger.read(f"{DAY}/hour={hour}").policies_current
+    assert (table / DAY / "hour=02" / "_SUCCESS").exists()
+    assert not [p for p in (table / DAY / "hour=02").iterdir() if p.suffix == ".parquet"]
+
+    # Manual: one partition from conf; a dry run only plans; bad conf runs nothing.
+    manual = airflow.run(
+        "dags",
+        "test",
+        "fscommit_manual",
+        "-c",
+        json.dumps({"partition": {"dt": "2026-11-20", "hour": "00"}}),
+    )
+    assert manual.returncode == 0, manual.stdout[-3000:]
+    assert ledger.read(f"{DAY}/hour=00").policies_current
+    dry = airflow.run(
+        "dags",
+        "test",
+        "fscommit_manual",
+        "-c",
+        json.dumps({"partition": {"dt": "2026-11-20", "hour": "03"}, "dry_run": True}),
+    )
+    assert dry.returncode == 0, dry.stdout[-3000:]
+    assert not (table / DAY / "hour=03").exists()
+    for conf, message in (
+        ({"partition": {"dt": "..", "hour": "03"}}, "Invalid input for param partition"),
+        ({"partition": {"dt": "2026-11-20", "hour": "04"}}, "is pending, not committable"),
+    ):
+        refused = airflow.run("dags", "test", "fscommit_manual", "-c", json.dumps(conf))
+        assert message in refused.stdout + refused.stderr
+    assert not (table / DAY / "hour=04").exists()
+
+    # Sweep: what is left (hour 03), compacted in one application, one mapped commit.
+    sweep = airflow.run("dags", "test", "fscommit_sweep")
+    assert sweep.returncode == 0, sweep.stdout[-3000:]
+    mapped = airflow.query(
+        "SELECT rendered_map_index, state FROM task_instance "
+        "WHERE dag_id = 'fscommit_sweep' AND task_id = 'commit'"
+    )
+    assert mapped == [(f"{DAY}/hour=03", "success")]
+
+    rows = hive_sql(
+        metastore,
+        "SELECT hour, count(*) AS n FROM fscommit.examples GROUP BY hour ORDER BY hour",
+    )
+    assert {r["hour"]: r["n"] for r in rows} == {"00": 3, "01": 3, "03": 3}
+    partitions = hive_sql(metastore, "SHOW PARTITIONS fscommit.examples")
+    assert [p["partition"] for p in partitions] == [
+        f"{DAY}/hour={h}" for h in ("00", "01", "02", "03")
+    ]

@@ -1,0 +1,82 @@
+"""The example DAGs parse, document themselves, and the manual DAG's form refuses bad input."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+DAGS_DIR = Path(__file__).resolve().parents[2] / "dags"
+
+
+@pytest.fixture(scope="module")
+def dagbag(tmp_path_factory):
+    from airflow.dag_processing.dagbag import DagBag
+
+    mp = pytest.MonkeyPatch()
+    mp.setenv("AIRFLOW_HOME", str(tmp_path_factory.mktemp("airflow")))
+    mp.setenv("FSCOMMIT_TABLE_SPEC", str(DAGS_DIR / "fscommit_table.yaml"))
+    yield DagBag(str(DAGS_DIR))
+    mp.undo()
+
+
+def test_every_example_dag_parses_with_docs(dagbag):
+    assert dagbag.import_errors == {}
+    assert set(dagbag.dags) == {"fscommit_hourly", "fscommit_sweep", "fscommit_manual"}
+    for dag in dagbag.dags.values():
+        assert dag.doc_md and "fscommit" in dag.tags
+
+
+def test_the_hourly_dag_is_one_task_group_per_hour(dagbag):
+    dag = dagbag.dags["fscommit_hourly"]
+    assert dag.catchup
+    assert [t.task_id for t in dag.topological_sort()] == [
+        "partition_commit.wait",
+        "partition_commit.compact",
+        "partition_commit.commit",
+    ]
+
+
+def _validate(dag, conf):
+    """Validate ``conf`` as the api-server does on trigger: on the serialized DAG."""
+    from airflow.serialization.serialized_objects import DagSerialization
+
+    serialized = DagSerialization.from_dict(DagSerialization.to_dict(dag))
+    serialized.params.deep_merge(conf).validate()
+
+
+GOOD = {"partition": {"dt": "2026-11-20", "hour": "03"}}
+
+
+def test_the_manual_dag_accepts_a_partition_and_defaults_the_rest(dagbag):
+    dag = dagbag.dags["fscommit_manual"]
+    _validate(dag, GOOD)
+    _validate(dag, GOOD | {"policies": ["success-file"], "dry_run": True})
+
+
+@pytest.mark.parametrize(
+    "conf",
+    [
+        {"partition": {"dt": "..", "hour": "03"}},
+        {"partition": {"dt": "2026-11-20/../x", "hour": "03"}},
+        {"partition": {"dt": "/etc", "hour": "03"}},
+        {"partition": {"dt": "a\\b", "hour": "03"}},
+        {"partition": {"dt": "x'; DROP TABLE events; --", "hour": "03"}},
+        {"partition": {"dt": 'say "hi"', "hour": "03"}},
+        {"partition": {"dt": "a`b", "hour": "03"}},
+        {"partition": {"dt": "nul\x00byte", "hour": "03"}},
+        {"partition": {"dt": "x" * 129, "hour": "03"}},
+        {"partition": {"dt": "", "hour": "03"}},
+        {"partition": {"dt": "2026-11-20"}},
+        {"partition": {"dt": "2026-11-20", "hour": "03", "minute": "00"}},
+        {"partition": {"dt": 20261120, "hour": "03"}},
+        {"partition": "dt=2026-11-20/hour=03"},
+        {"partition": GOOD["partition"], "policies": ["drop-table"]},
+        {"partition": GOOD["partition"], "policies": []},
+        {"partition": GOOD["partition"], "dry_run": "yes"},
+    ],
+    ids=lambda conf: repr(conf)[:60],
+)
+def test_the_manual_dag_refuses_bad_conf_before_anything_runs(dagbag, conf):
+    with pytest.raises(ValueError, match="Invalid input for param"):
+        _validate(dagbag.dags["fscommit_manual"], conf)
