@@ -70,6 +70,13 @@ class PartitionCommitOperator(BaseOperator):
 
         return HiveMetastoreHook(metastore_conn_id=self.metastore_conn_id).metastore
 
+    def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:
+        """Input: the published directory; output: its Hive table (when committed there)."""
+        from airflow_provider_fscommit.lineage import commit_lineage, hive_dataset
+
+        spec = TableSpec.from_options(self.table)
+        return commit_lineage(spec, hive_dataset(spec, self.metastore_conn_id))
+
     def execute(self, context: Any) -> list[dict[str, Any]]:
         spec = TableSpec.from_options(self.table)
         partitions = spec.partition_paths(self.partitions)

@@ -107,6 +107,12 @@ class PartitionCompactOperator(BaseOperator):
         )
         return result
 
+    def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:
+        """Inputs: the streaming query's output; output: the published table."""
+        from airflow_provider_fscommit.lineage import compaction_lineage
+
+        return compaction_lineage(TableSpec.from_options(self.table))
+
     def on_kill(self) -> None:
         if self._hook is not None:
             self._hook.on_kill()

@@ -33,6 +33,9 @@ def example_dags_env(home: Path, spec: dict, metastore) -> AirflowEnv:
             "FSCOMMIT_TABLE_SPEC": str(spec_file),
             "AIRFLOW_CONN_SPARK_DEFAULT": "spark://local%5B2%5D",
             "AIRFLOW_CONN_METASTORE_DEFAULT": f"hive-metastore://127.0.0.1:{metastore.port}",
+            "AIRFLOW__OPENLINEAGE__TRANSPORT": json.dumps(
+                {"type": "file", "log_file_path": str(home / "lineage.jsonl"), "append": True}
+            ),
         },
     ).setup()
 
@@ -127,6 +130,19 @@ def test_hourly_manual_and_sweep_dags_commit_a_real_stream(gap_stream, metastore
         "SELECT hour, count(*) AS n FROM fscommit.examples GROUP BY hour ORDER BY hour",
     )
     assert {r["hour"]: r["n"] for r in rows} == {"00": 3, "01": 3, "03": 3}
+    lineage = [json.loads(line) for line in (airflow.home / "lineage.jsonl").open()]
+    commits = [
+        e
+        for e in lineage
+        if e["eventType"] == "COMPLETE" and e["job"]["name"] == "fscommit_sweep.commit"
+    ]
+    assert commits and commits[0]["outputs"] == [
+        {
+            "namespace": f"hive://127.0.0.1:{metastore.port}",
+            "name": "fscommit.examples",
+            "facets": {},
+        }
+    ]
     partitions = hive_sql(metastore, "SHOW PARTITIONS fscommit.examples")
     assert [p["partition"] for p in partitions] == [
         f"{DAY}/hour={h}" for h in ("00", "01", "02", "03")
