@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping, Sequence
 from datetime import timedelta
 from typing import Any, ClassVar
@@ -63,7 +64,7 @@ class PartitionWatermarkSensor(BaseSensorOperator):
             self.stall_timeout,
             self.process_time_fallback,
         )
-        self.log.info("%s: %s", check.partition, check.reason)
+        self.log.info("%s: %s%s", check.partition, check.reason, _lag(check.watermark_ms))
         if check.stalled:
             raise AirflowException(check.reason)
         return check
@@ -96,6 +97,14 @@ class PartitionWatermarkSensor(BaseSensorOperator):
             raise AirflowException(event["reason"])
         self.log.info("%s: %s", event["partition"], event["reason"])
         return _xcom(event)
+
+
+def _lag(watermark_ms: int | None) -> str:
+    """How far the stream's event time is behind the wall clock (its freshness)."""
+    if watermark_ms is None:
+        return ""
+    lag = timedelta(seconds=round(time.time() - watermark_ms / 1000))
+    return f" (watermark lag {lag})"
 
 
 def _xcom(check: dict[str, Any]) -> dict[str, Any]:
