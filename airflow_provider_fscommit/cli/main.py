@@ -101,10 +101,14 @@ def _add_table_arguments(parser: argparse.ArgumentParser) -> None:
         group.add_argument(
             flag,
             dest=option.name,
-            required=option.required,
             metavar=flag[2:].upper().replace("-", "_"),
             help=option.description + (f" (default: {shown})" if shown is not None else ""),
         )
+    group.add_argument(
+        "--spec",
+        metavar="FILE",
+        help="a table spec file (YAML or JSON options, as the DAGs read); flags override it",
+    )
     group.add_argument(
         "--option",
         action="append",
@@ -116,19 +120,44 @@ def _add_table_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def spec_from_args(args: argparse.Namespace) -> TableSpec:
-    """The table spec the flags describe; ``--option`` may use Flink's keys."""
-    values: dict[str, Any] = _pairs(args.option, "--option")
+    """The table spec of ``--spec``, overridden by ``--option`` pairs, then by flags."""
+    values: dict[str, Any] = TableSpec.options_from_file(args.spec) if args.spec else {}
+    overrides = _pairs(args.option, "--option")
     for _, option in _TABLE_FLAGS:
         value = getattr(args, option.name)
         if value is not None:
-            values.pop(option.key, None)
-            values[option.name] = value
+            overrides[option.name] = value
+    for name, value in overrides.items():
+        option = o.lookup(name)
+        # An option given under another name (Flink key vs Python name) is replaced.
+        values = {k: v for k, v in values.items() if o.lookup(k) is not option}
+        values[name] = value
     return TableSpec.from_options(values)
 
 
+def missing_table_flags(args: argparse.Namespace) -> list[str]:
+    """Required table flags absent with no ``--spec`` to supply them (a usage error)."""
+    if args.spec:
+        return []
+    given = {o.lookup(k).name for k in _pairs(args.option, "--option")}
+    return [
+        flag
+        for flag, option in _TABLE_FLAGS
+        if option.required and getattr(args, option.name) is None and option.name not in given
+    ]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
     try:
-        return _run(build_parser().parse_args(argv))
+        missing = missing_table_flags(args)
+    except FsCommitError as exc:
+        parser.error(str(exc))
+    if missing:
+        parser.error(f"the following arguments are required: {', '.join(missing)} (or --spec)")
+    try:
+        return _run(args)
     except BrokenPipeError:
         # Output piped into `head` and cut: not an error. Silence the flush at exit too.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

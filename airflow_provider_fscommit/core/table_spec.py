@@ -95,6 +95,11 @@ class TableSpec:
         The one place a table is described: the CLI (``--spec``) and DAGs read the same
         file, so what an operator runs is what ``fscommit status`` shows.
         """
+        return cls.from_options(cls.options_from_file(path))
+
+    @staticmethod
+    def options_from_file(path: str) -> dict[str, Any]:
+        """The raw options of a spec file, for callers that override some of them."""
         import yaml
 
         try:
@@ -109,7 +114,7 @@ class TableSpec:
                 f"the table spec file {path} must hold a mapping of table options "
                 "(e.g. staging_path: ..., partition_keys: dt,hour)"
             )
-        return cls.from_options(options)
+        return dict(options)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON values under the Python names; :meth:`from_options` reads it back."""
