@@ -80,3 +80,24 @@ def test_the_manual_dag_accepts_a_partition_and_defaults_the_rest(dagbag):
 def test_the_manual_dag_refuses_bad_conf_before_anything_runs(dagbag, conf):
     with pytest.raises(ValueError, match="Invalid input for param"):
         _validate(dagbag.dags["fscommit_manual"], conf)
+
+
+def test_the_readme_dag_parses(tmp_path, monkeypatch):
+    from airflow.dag_processing.dagbag import DagBag
+
+    readme = (DAGS_DIR.parent / "README.md").read_text()
+    section = readme[readme.index("## In a DAG") :]
+    code = section[section.index("```python") + len("```python") : section.index("```\n", 10)]
+    assert len(code.strip().splitlines()) <= 16
+    spec = DAGS_DIR / "fscommit_table.yaml"
+    (tmp_path / "readme_dag.py").write_text(
+        code.replace("/opt/airflow/dags/events.yaml", str(spec))
+    )
+    monkeypatch.setenv("AIRFLOW_HOME", str(tmp_path / "airflow"))
+    bag = DagBag(str(tmp_path))
+    assert bag.import_errors == {}
+    assert [t.task_id for t in bag.dags["events_hourly"].topological_sort()] == [
+        "partition_commit.wait",
+        "partition_commit.compact",
+        "partition_commit.commit",
+    ]
