@@ -55,7 +55,7 @@ class PartitionWatermarkTrigger(BaseTrigger):
         )
 
     async def run(self) -> AsyncIterator[TriggerEvent]:
-        spec = TableSpec.from_options(self.table)
+        spec = await asyncio.to_thread(TableSpec.from_options, self.table)
         stall = None if self.stall_timeout is None else timedelta(seconds=self.stall_timeout)
         fallback = (
             None

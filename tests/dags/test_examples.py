@@ -21,23 +21,19 @@ DAGS_DIR = Path(__file__).resolve().parents[2] / "dags"
 DAY = "dt=2026-11-20"
 
 
-def example_dags_env(home: Path, spec: dict, metastore) -> AirflowEnv:
-    """An Airflow installation whose DAGs folder is the repository's ``dags/``."""
-    spec_file = home.parent / "table.json"
-    spec_file.parent.mkdir(parents=True, exist_ok=True)
+def example_airflow_extra_env(base: Path, spec: dict, metastore) -> dict[str, str]:
+    """Settings of an Airflow that runs the repository's ``dags/`` on ``spec``'s table."""
+    spec_file = base / "table.json"
     spec_file.write_text(json.dumps(spec))
-    return AirflowEnv(
-        home,
-        {
-            "AIRFLOW__CORE__DAGS_FOLDER": str(DAGS_DIR),
-            "FSCOMMIT_TABLE_SPEC": str(spec_file),
-            "AIRFLOW_CONN_SPARK_DEFAULT": "spark://local%5B2%5D",
-            "AIRFLOW_CONN_METASTORE_DEFAULT": f"hive-metastore://127.0.0.1:{metastore.port}",
-            "AIRFLOW__OPENLINEAGE__TRANSPORT": json.dumps(
-                {"type": "file", "log_file_path": str(home / "lineage.jsonl"), "append": True}
-            ),
-        },
-    ).setup()
+    return {
+        "AIRFLOW__CORE__DAGS_FOLDER": str(DAGS_DIR),
+        "FSCOMMIT_TABLE_SPEC": str(spec_file),
+        "AIRFLOW_CONN_SPARK_DEFAULT": "spark://local%5B2%5D",
+        "AIRFLOW_CONN_METASTORE_DEFAULT": f"hive-metastore://127.0.0.1:{metastore.port}",
+        "AIRFLOW__OPENLINEAGE__TRANSPORT": json.dumps(
+            {"type": "file", "log_file_path": str(base / "lineage.jsonl"), "append": True}
+        ),
+    }
 
 
 def example_spec(stream: StreamingTable, table: Path, metastore_table: str) -> dict:
@@ -75,9 +71,10 @@ def gap_stream(spark, tmp_path) -> StreamingTable:
 def test_hourly_manual_and_sweep_dags_commit_a_real_stream(gap_stream, metastore, tmp_path):
     table = tmp_path / "table"
     create_table(metastore, "examples", table)
-    airflow = example_dags_env(
-        tmp_path / "airflow", example_spec(gap_stream, table, "examples"), metastore
-    )
+    spec = example_spec(gap_stream, table, "examples")
+    airflow = AirflowEnv(
+        tmp_path / "airflow", example_airflow_extra_env(tmp_path, spec, metastore)
+    ).setup()
     ledger = CommitLedger(str(table))
 
     # Hourly: hour 01, then the empty hour 02. A manual run at T covers the hour that ended
@@ -130,7 +127,7 @@ def test_hourly_manual_and_sweep_dags_commit_a_real_stream(gap_stream, metastore
         "SELECT hour, count(*) AS n FROM fscommit.examples GROUP BY hour ORDER BY hour",
     )
     assert {r["hour"]: r["n"] for r in rows} == {"00": 3, "01": 3, "03": 3}
-    lineage = [json.loads(line) for line in (airflow.home / "lineage.jsonl").open()]
+    lineage = [json.loads(line) for line in (tmp_path / "lineage.jsonl").open()]
     commits = [
         e
         for e in lineage

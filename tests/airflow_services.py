@@ -1,0 +1,190 @@
+"""Real Airflow services for end-to-end tests: scheduler, api-server and triggerer.
+
+Each runs in its own process group with its log under the Airflow home and is stopped by
+PID (SIGTERM, then SIGKILL) when the context exits, whatever happened in the test. Every
+listener binds 127.0.0.1: the api-server by ``--host``, the scheduler's and triggerer's
+log servers are not started (``--skip-serve-logs``; they would bind every interface).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import requests
+
+from tests.airflow_env import AIRFLOW, AirflowEnv
+
+TERMINAL = ("success", "failed")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def services_env(port: int) -> dict[str, str]:
+    """Settings that let tasks reach the execution API and tests call the REST API."""
+    return {
+        "AIRFLOW__CORE__EXECUTOR": "LocalExecutor",
+        "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"http://127.0.0.1:{port}/execution/",
+        "AIRFLOW__API__BASE_URL": f"http://127.0.0.1:{port}",
+        "AIRFLOW__API_AUTH__JWT_SECRET": "fscommit-tests-only",
+        "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_ALL_ADMINS": "True",
+        "AIRFLOW__SCHEDULER__SCHEDULER_HEARTBEAT_SEC": "1",
+        "AIRFLOW__SCHEDULER__TASK_QUEUED_TIMEOUT": "600",
+        "AIRFLOW__TRIGGERER__JOB_HEARTBEAT_SEC": "1",
+        "AIRFLOW__DAG_PROCESSOR__REFRESH_INTERVAL": "5",
+    }
+
+
+@dataclass
+class Services:
+    """The running services of one Airflow installation, and a REST client for it."""
+
+    airflow: AirflowEnv
+    port: int
+    processes: dict[str, subprocess.Popen] = field(default_factory=dict)
+    _token: str | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def log_tail(self, chars: int = 3000) -> str:
+        tails = []
+        for name in self.processes:
+            text = (self.airflow.home / f"{name}.log").read_text(errors="replace")
+            tails.append(f"--- {name} ---\n{text[-chars:]}")
+        return "\n".join(tails)
+
+    def _headers(self) -> dict[str, str]:
+        if self._token is None:
+            response = requests.get(f"{self.url}/auth/token", timeout=30)
+            response.raise_for_status()
+            self._token = response.json()["access_token"]
+        return {"Authorization": f"Bearer {self._token}"}
+
+    def rest(self, method: str, path: str, **kwargs) -> requests.Response:
+        """A REST API v2 call as a logged-in (admin) user of the UI makes it."""
+        return requests.request(
+            method, f"{self.url}/api/v2{path}", headers=self._headers(), timeout=60, **kwargs
+        )
+
+    def trigger(self, dag_id: str, conf: dict) -> requests.Response:
+        """Trigger a run with ``conf`` as the UI's *Trigger DAG* form does."""
+        return self.rest(
+            "POST", f"/dags/{dag_id}/dagRuns", json={"logical_date": None, "conf": conf}
+        )
+
+    def wait_for_runs(
+        self, dag_id: str, count: int, timeout: float = 600, where: str = "1 = 1"
+    ) -> dict[str, str]:
+        """Wait until ``count`` runs of ``dag_id`` (matching ``where``) are finished."""
+        deadline = time.monotonic() + timeout
+        while True:
+            runs = dict(
+                self.airflow.query(
+                    f"SELECT run_id, state FROM dag_run WHERE dag_id = '{dag_id}' AND {where}"
+                )
+            )
+            done = {r: s for r, s in runs.items() if s in TERMINAL}
+            if len(done) >= count:
+                return done
+            if time.monotonic() > deadline:
+                raise AssertionError(
+                    f"{dag_id}: runs {runs} not finished after {timeout} s\n{self.log_tail()}"
+                )
+            time.sleep(1)
+
+    def wait_for_backfill(self, backfill_id: int, timeout: float = 600) -> None:
+        """Wait until the scheduler marks a backfill complete (all its runs finished)."""
+        self._wait(
+            f"backfill {backfill_id}",
+            lambda: self.airflow.query(
+                f"SELECT 1 FROM backfill WHERE id = {backfill_id} AND completed_at IS NOT NULL"
+            ),
+            timeout,
+        )
+
+    def wait_for_state(self, sql: str, timeout: float = 300) -> None:
+        """Wait until ``sql`` returns a row (e.g. a task instance reaching a state)."""
+        self._wait(sql, lambda: self.airflow.query(sql), timeout)
+
+    def _wait(self, what: str, done, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while not done():
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{what}: not done after {timeout} s\n{self.log_tail()}")
+            time.sleep(1)
+
+    def _wait_until_up(self, timeout: float = 120) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.processes["api-server"].poll() is not None:
+                break
+            try:
+                if requests.get(f"{self.url}/api/v2/version", timeout=2).status_code < 500:
+                    return
+            except requests.ConnectionError:
+                pass
+            time.sleep(0.5)
+        raise AssertionError(f"the api-server did not come up\n{self.log_tail()}")
+
+
+@contextmanager
+def running_services(airflow: AirflowEnv) -> Iterator[Services]:
+    """Start api-server, scheduler and triggerer for ``airflow``; stop them at exit.
+
+    ``airflow`` must have been created with :func:`services_env` settings for ``port``
+    (use :func:`services_airflow_env`).
+    """
+    port = int(airflow.extra_env["AIRFLOW__API__BASE_URL"].rsplit(":", 1)[1])
+    services = Services(airflow, port)
+    commands = {
+        "api-server": ["api-server", "--host", "127.0.0.1", "--port", str(port)],
+        "scheduler": ["scheduler", "--skip-serve-logs"],
+        "triggerer": ["triggerer", "--skip-serve-logs"],
+        "dag-processor": ["dag-processor"],
+    }
+    try:
+        for name, args in commands.items():
+            with open(airflow.home / f"{name}.log", "wb") as log:
+                services.processes[name] = subprocess.Popen(
+                    [AIRFLOW, *args],
+                    env=airflow.env(),
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                )
+        services._wait_until_up()
+        yield services
+    finally:
+        for process in services.processes.values():
+            _stop(process)
+
+
+def services_airflow_env(home: Path, extra_env: dict[str, str]) -> AirflowEnv:
+    """An :class:`AirflowEnv` (migrated) set up to run :func:`running_services`."""
+    return AirflowEnv(home, services_env(free_port()) | extra_env).setup()
+
+
+def _stop(process: subprocess.Popen, grace: float = 20) -> None:
+    if process.poll() is not None:
+        return
+    try:
+        os.killpg(process.pid, signal.SIGTERM)
+        process.wait(timeout=grace)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait(timeout=grace)
+    except ProcessLookupError:
+        pass

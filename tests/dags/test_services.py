@@ -1,0 +1,112 @@
+"""The example DAGs under a real scheduler, api-server, dag-processor and triggerer.
+
+How users work: trigger the manual DAG through the REST API (as the UI does), backfill
+past hours of the hourly DAG (twice: the second time changes nothing), and let catchup
+runs wait in the triggerer until the stream's watermark moves past their hour.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from airflow_provider_fscommit.core.ledger import CommitLedger
+from tests.airflow_services import running_services, services_airflow_env
+from tests.core.test_policies import create_table
+from tests.dags.test_examples import DAY, example_airflow_extra_env, example_spec
+from tests.streams import StreamingTable, hourly_batches
+
+BACKFILL = ("--from-date", "2026-11-20T00:00:00+00:00", "--to-date", "2026-11-20T02:00:00+00:00")
+
+
+@pytest.mark.slow
+def test_rest_trigger_backfills_and_the_triggerer_commit_each_partition_once(
+    spark, metastore, tmp_path
+):
+    stream = StreamingTable(tmp_path / "stream")
+    stream.add_batches(*hourly_batches("2026-11-20", [0, 1, 3, 4, 5]))
+    stream.run(spark)  # watermark 04:10: hours 00 to 03 committable, 04 and 05 pending
+    table = tmp_path / "table"
+    create_table(metastore, "served", table)
+    spec = example_spec(stream, table, "served")
+    airflow = services_airflow_env(
+        tmp_path / "airflow", example_airflow_extra_env(tmp_path, spec, metastore)
+    )
+    ledger = CommitLedger(str(table))
+    assert airflow.run("dags", "reserialize").returncode == 0
+
+    with running_services(airflow) as services:
+        # The UI's trigger form: invalid conf is refused, nothing runs.
+        refused = services.trigger("fscommit_manual", {"partition": {"dt": "..", "hour": "00"}})
+        assert refused.status_code == 400
+        assert "Invalid input for param partition" in refused.json()["detail"]
+        assert services.rest("PATCH", "/dags/fscommit_manual", json={"is_paused": False}).ok
+        accepted = services.trigger(
+            "fscommit_manual", {"partition": {"dt": "2026-11-20", "hour": "00"}}
+        )
+        assert accepted.status_code == 200, accepted.text
+        assert set(services.wait_for_runs("fscommit_manual", 1).values()) == {"success"}
+        assert ledger.read(f"{DAY}/hour=00").policies_current
+
+        # Backfill hours 00-02 (00 is committed already, 02 is empty), then unpause.
+        created = airflow.run("backfill", "create", "--dag-id", "fscommit_hourly", *BACKFILL)
+        assert created.returncode == 0, created.stderr[-2000:]
+        assert airflow.run("dags", "unpause", "fscommit_hourly").returncode == 0
+        services.wait_for_backfill(1)
+        runs = airflow.query(
+            "SELECT state FROM dag_run WHERE dag_id = 'fscommit_hourly' AND backfill_id = 1"
+        )
+        assert [s for (s,) in runs] == ["success"] * 3
+        records = {h: ledger.read(f"{DAY}/hour={h}") for h in ("00", "01", "02")}
+        assert {h: len(r.commits) for h, r in records.items()} == {"00": 1, "01": 1, "02": 0}
+        assert {h: len(r.policy_commits) for h, r in records.items()} == {
+            "00": 1,
+            "01": 1,
+            "02": 1,
+        }
+        events = airflow.query("SELECT COUNT(*) FROM asset_event")
+
+        # The same backfill again, re-running completed hours: nothing changes.
+        again = airflow.run(
+            "backfill",
+            "create",
+            "--dag-id",
+            "fscommit_hourly",
+            *BACKFILL,
+            "--reprocess-behavior",
+            "completed",
+        )
+        assert again.returncode == 0, again.stderr[-2000:]
+        services.wait_for_backfill(2)
+        assert [
+            s
+            for (s,) in airflow.query(
+                "SELECT state FROM dag_run WHERE dag_id = 'fscommit_hourly' AND backfill_id = 2"
+            )
+        ] == ["success"] * 3
+        assert {h: ledger.read(f"{DAY}/hour={h}") for h in records} == records
+        assert airflow.query("SELECT COUNT(*) FROM asset_event") == events
+
+        # Catchup reached hour 04: its sensor waits in the triggerer ...
+        hour_04 = (
+            "SELECT 1 FROM task_instance ti JOIN dag_run r ON ti.dag_id = r.dag_id "
+            "AND ti.run_id = r.run_id WHERE ti.dag_id = 'fscommit_hourly' "
+            "AND ti.task_id = 'partition_commit.wait' "
+            "AND r.logical_date LIKE '2026-11-20 04:00:00%' AND ti.state = '{}'"
+        )
+        services.wait_for_state(hour_04.format("deferred"))
+        assert not ledger.read(f"{DAY}/hour=04").commits
+        # ... until the stream moves its watermark past the hour.
+        stream.add_batches(*hourly_batches("2026-11-20", [6, 7]))
+        stream.run(spark)
+        services.wait_for_state(hour_04.format("success"))
+        services.wait_for_state(
+            "SELECT 1 FROM dag_run WHERE dag_id = 'fscommit_hourly' AND state = 'success' "
+            "AND logical_date LIKE '2026-11-20 04:00:00%'"
+        )
+        assert ledger.read(f"{DAY}/hour=04").policies_current
+        (trigger_log,) = (airflow.home / "logs" / "dag_id=fscommit_hourly").glob(
+            "run_id=scheduled__2026-11-20T05:00:00+00:00/task_id=partition_commit.wait/*trigger*"
+        )
+        log = trigger_log.read_text()
+        assert "hour=04: waiting: watermark 2026-11-20T04:10:00" in log
+        assert "Trigger fired event" in log
