@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from airflow_provider_fscommit.core.ledger import CommitLedger, PartitionLedger
+from airflow_provider_fscommit.core.lock import TableLock
 from airflow_provider_fscommit.core.partition_spec import PartitionSpec
 from airflow_provider_fscommit.core.policy import CommitContext, PartitionCommitPolicy
 from airflow_provider_fscommit.core.table_spec import TableSpec
@@ -43,7 +44,17 @@ class PartitionCommitter:
         self.ledger = CommitLedger(self.table_path)
 
     def commit(self, partitions: Sequence[str], commit_empty: bool = False) -> list[CommitOutcome]:
-        """Run the policies for the partitions that have something new to commit."""
+        """Run the policies for the partitions that have something new to commit.
+
+        Under the table lock, so that two runs committing the same partition at once
+        (a scheduled run and a backfill) record it once.
+        """
+        with TableLock(self.table_path, "commit") as lock:
+            return self._commit(partitions, commit_empty, lock)
+
+    def _commit(
+        self, partitions: Sequence[str], commit_empty: bool, lock: TableLock
+    ) -> list[CommitOutcome]:
         outcomes: list[CommitOutcome] = []
         pending: list[CommitContext] = []
         now_ms = int(time.time() * 1000)
@@ -64,6 +75,7 @@ class PartitionCommitter:
             pending.append(CommitContext(self.spec, spec, path, location, summary))
         for policy in self.policies:
             policy.commit_all(pending)
+        lock.check()
         for context in pending:
             seq = context.summary["compaction_seq"]
             # An empty commit is filed as seq 0; a later first compaction (seq 0) replaces it.

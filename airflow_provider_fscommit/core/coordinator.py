@@ -38,6 +38,7 @@ from airflow_provider_fscommit.core.errors import ConfigError, FsCommitError
 from airflow_provider_fscommit.core.faults import fault_point
 from airflow_provider_fscommit.core.fsutil import delete_if_exists, exists
 from airflow_provider_fscommit.core.ledger import CommitLedger, LedgerError
+from airflow_provider_fscommit.core.lock import TableLock
 from airflow_provider_fscommit.core.planner import (
     CODEC_EXTENSIONS,
     CompactionPlan,
@@ -118,6 +119,7 @@ class CompactionCoordinator:
         self.codec = codec
         self.table_path = spec.require_table_path()
         self.ledger = CommitLedger(self.table_path)
+        self._lock: TableLock | None = None
 
     def select(self, partitions: Sequence[str] | None) -> Selection:
         """The partitions to work on (default: every committable one) and their files."""
@@ -219,7 +221,25 @@ class CompactionCoordinator:
         progress: Callable[[PartitionOutcome], None] | None = None,
         on_plans: Callable[[list[CompactionPlan]], None] | None = None,
     ) -> CompactionSummary:
-        """The whole protocol for the given (or every committable) partition."""
+        """The whole protocol for the given (or every committable) partition.
+
+        Under the table lock: recovery discards open plans, which must be a crashed
+        run's, never those of a run still working.
+        """
+        with TableLock(self.table_path, "compact") as lock:
+            self._lock = lock
+            try:
+                return self._run(run_units, partitions, progress, on_plans)
+            finally:
+                self._lock = None
+
+    def _run(
+        self,
+        run_units: RunUnits,
+        partitions: Sequence[str] | None,
+        progress: Callable[[PartitionOutcome], None] | None,
+        on_plans: Callable[[list[CompactionPlan]], None] | None,
+    ) -> CompactionSummary:
         started = time.monotonic()
         plans, outcomes = self.prepare(partitions)
         if on_plans:
@@ -283,6 +303,8 @@ class CompactionCoordinator:
                 for r in sorted(results, key=lambda r: r.unit)
             ],
         }
+        if self._lock is not None:
+            self._lock.check()  # a run that lost its lease must not reach the commit point
         self.ledger.write_commit(plan, record)
         fault_point("after-commit-record")
         self.publish(plan)

@@ -158,9 +158,7 @@ def test_partitions_given_as_values_are_escaped_like_spark_names_directories():
     spec = TableSpec.from_options(BASE)
     assert spec.partition_path({"dt": "2026-11-20", "hour": "03"}) == "dt=2026-11-20/hour=03"
     assert spec.partition_path({"dt": "../..", "hour": "a/b"}) == "dt=..%2F../hour=a%2Fb"
-    assert spec.partition_path({"hour": 3, "dt": None}) == (
-        "dt=__HIVE_DEFAULT_PARTITION__/hour=3"
-    )
+    assert spec.partition_path({"hour": 3, "dt": None}) == ("dt=__HIVE_DEFAULT_PARTITION__/hour=3")
     assert spec.partition_paths(["dt=x/hour=1", {"dt": "y", "hour": "2"}]) == [
         "dt=x/hour=1",
         "dt=y/hour=2",

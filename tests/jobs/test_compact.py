@@ -263,3 +263,22 @@ def test_the_same_job_runs_on_a_standalone_cluster(spark, hourly_stream, tmp_pat
         assert app_logs, "executors ran on the standalone worker"
     finally:
         cluster.stop()
+
+
+@pytest.mark.slow
+def test_three_runs_of_one_partition_at_once_publish_and_commit_it_once(
+    spark, hourly_stream, tmp_path
+):
+    """A scheduled run, a UI-triggered run and a backfill reaching the same hour together."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    table = str(tmp_path / "table")
+    partition = "dt=2026-11-20/hour=01"
+    args = (hourly_stream.staging, hourly_stream.checkpoint, table, "--policy", "success-file")
+    with ThreadPoolExecutor(3) as pool:
+        runs = list(pool.map(lambda _: compact(*args, partition, command="commit"), range(3)))
+    assert [r.returncode for r in runs] == [0, 0, 0], [r.stderr[-2000:] for r in runs]
+    records = CommitLedger(table).read(partition)
+    assert len(records.commits) == 1 and len(records.policy_commits) == 1
+    assert not records.open_plans
+    check_exactly_once(spark, hourly_stream.staging, table, complete={("2026-11-20", "01")})
