@@ -131,8 +131,10 @@ class CompactionCoordinator:
         else:
             for partition in partitions:
                 _, ready = status.judge(partition)
+                staged = status.find(partition)
+                if staged is not None and staged.error:
+                    raise FsCommitError(f"partition {partition} cannot be judged: {staged.error}")
                 if not ready:
-                    staged = status.find(partition)
                     state = staged.state.value if staged else "pending (no committed files)"
                     raise FsCommitError(
                         f"partition {partition} is {state}, not committable: the stream may "

@@ -27,3 +27,11 @@ class CheckpointError(FsCommitError):
 
 class SinkLogError(FsCommitError):
     """The file sink log (``_spark_metadata``) is missing, corrupt or inconsistent."""
+
+
+def shown(value: object, limit: int = 80) -> str:
+    """``repr(value)`` for a message, cut to ``limit`` characters: input can be huge."""
+    text = repr(value)
+    if len(text) <= limit:
+        return text
+    return f"{text[: limit - 1]}… ({len(text)} characters)"

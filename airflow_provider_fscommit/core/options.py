@@ -32,7 +32,9 @@ def _optional_text(value: Any, option: str) -> str | None:
 def _names(value: Any, option: str) -> tuple[str, ...]:
     """A list given as ``'a,b'`` (Flink's form) or as a sequence of strings."""
     if isinstance(value, str):
-        items: Any = [part for part in value.split(",") if part.strip()]
+        items: Any = value.split(",") if value.strip() else []
+        if any(not part.strip() for part in items):
+            raise ConfigError(f"{option}: {value!r} has an empty entry; write e.g. 'dt,hour'")
     elif isinstance(value, list | tuple):
         items = value
     else:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from airflow_provider_fscommit.core.errors import PartitionPathError
+from airflow_provider_fscommit.core.errors import PartitionPathError, shown
 
 DEFAULT_PARTITION_NAME = "__HIVE_DEFAULT_PARTITION__"
 
@@ -91,7 +91,7 @@ class PartitionSpec:
         segments = [s for s in path.strip("/").split("/") if s] if path else []
         if len(segments) != len(keys):
             raise PartitionPathError(
-                f"partition path {path!r} has {len(segments)} level(s) but the partition keys "
+                f"partition path {shown(path)} has {len(segments)} level(s) but the partition keys "
                 f"are {list(keys)}; check the table's partition keys (--partition-keys)"
             )
         values: list[str | None] = []
@@ -99,8 +99,8 @@ class PartitionSpec:
             name, sep, raw = segment.partition("=")
             if not sep or unescape_path_name(name) != key:
                 raise PartitionPathError(
-                    f"partition path {path!r}: segment {segment!r} is not '{key}=<value>'; "
-                    f"the partition keys are {list(keys)} in this order"
+                    f"partition path {shown(path)}: segment {shown(segment)} is not "
+                    f"'{key}=<value>'; the partition keys are {list(keys)} in this order"
                 )
             values.append(None if raw == default_name else unescape_path_name(raw))
         return cls(tuple(keys), tuple(values))

@@ -16,7 +16,7 @@ from datetime import datetime, timedelta
 from functools import cached_property
 
 from airflow_provider_fscommit.core.datetime_formatter import JavaDateTimeFormatter
-from airflow_provider_fscommit.core.errors import ConfigError, PartitionTimeError
+from airflow_provider_fscommit.core.errors import ConfigError, PartitionTimeError, shown
 from airflow_provider_fscommit.core.loader import load_class
 
 # Flink's DefaultPartTimeExtractor.TIMESTAMP_FORMATTER / DATE_FORMATTER: year of 1-10
@@ -137,7 +137,7 @@ def _parse_lenient(text: str) -> datetime:
         )
     except (ValueError, OverflowError) as exc:
         raise PartitionTimeError(
-            f"cannot parse partition time {text!r}: {exc}; set "
+            f"cannot parse partition time {shown(text)}: {exc}; set "
             "partition.time-extractor.timestamp-pattern (e.g. '$dt $hour:00:00') and, for "
             "other layouts, partition.time-extractor.timestamp-formatter (e.g. 'yyyyMMdd')"
         ) from None
