@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from airflow_provider_fscommit.core.faults import fault_point
 from airflow_provider_fscommit.core.ledger import CommitLedger, PartitionLedger
 from airflow_provider_fscommit.core.lock import TableLock
 from airflow_provider_fscommit.core.partition_spec import PartitionSpec
@@ -75,6 +76,10 @@ class PartitionCommitter:
             pending.append(CommitContext(self.spec, spec, path, location, summary))
         for policy in self.policies:
             policy.commit_all(pending)
+            if pending:
+                fault_point("after-policy")
+        if pending:
+            fault_point("after-policies")
         lock.check()
         for context in pending:
             seq = context.summary["compaction_seq"]

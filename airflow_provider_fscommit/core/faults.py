@@ -1,6 +1,6 @@
 """Fault injection for the crash-safety tests, and nothing else.
 
-Each step boundary of compaction and publishing calls :func:`fault_point`. When the
+Each step boundary of compaction, publishing and committing calls :func:`fault_point`. When the
 environment variable ``FSCOMMIT_FAULT`` names that point, the whole process group (the
 spark-submit application: JVM, driver and Python workers) is SIGKILLed on the spot, the
 way a lost machine or an OOM kill ends a job. The tests start the application in a
@@ -22,6 +22,8 @@ FAULT_POINTS = (
     "after-units",  # every hidden output is complete, no commit record yet
     "after-commit-record",  # the commit point is durable, outputs still hidden
     "during-publish",  # some outputs renamed to their visible names, not all
+    "after-policy",  # the first commit policy ran (e.g. the metastore has the partition)
+    "after-policies",  # every policy ran (the success file exists), no ledger record yet
 )
 
 

@@ -1,0 +1,30 @@
+"""One compaction and commit run of a table, in a process of its own (fault trials).
+
+``python tests/fault_worker.py SPEC_JSON``: recover, plan, execute the units in this
+process (the same ``compact_unit`` Spark's executors run: the trials test the protocol,
+not Spark's scheduling), commit, publish, then run the commit policies. ``FSCOMMIT_FAULT``
+kills it at a step boundary; the trial loop also kills it at random moments.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from airflow_provider_fscommit.core.committer import PartitionCommitter
+from airflow_provider_fscommit.core.compactor import compact_unit
+from airflow_provider_fscommit.core.coordinator import CompactionCoordinator
+from airflow_provider_fscommit.core.policy_factory import create_policies
+from airflow_provider_fscommit.core.table_spec import TableSpec
+
+
+def main(spec_json: str) -> int:
+    spec = TableSpec.from_json(spec_json)
+    summary = CompactionCoordinator(spec).run(lambda tasks: [compact_unit(t) for t in tasks])
+    if any(o.state == "failed" for o in summary.outcomes):
+        return 1
+    PartitionCommitter(spec, create_policies(spec)).commit([o.partition for o in summary.outcomes])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1]))
