@@ -19,6 +19,7 @@ from tests.streams import StreamingTable, hourly_batches
 
 DAGS_DIR = Path(__file__).resolve().parents[2] / "dags"
 DAY = "dt=2026-11-20"
+SECRET = "S3cr3t-Passw0rd-fscommit"
 
 
 def example_airflow_extra_env(base: Path, spec: dict, metastore) -> dict[str, str]:
@@ -29,7 +30,10 @@ def example_airflow_extra_env(base: Path, spec: dict, metastore) -> dict[str, st
         "AIRFLOW__CORE__DAGS_FOLDER": str(DAGS_DIR),
         "FSCOMMIT_TABLE_SPEC": str(spec_file),
         "AIRFLOW_CONN_SPARK_DEFAULT": "spark://local%5B2%5D",
-        "AIRFLOW_CONN_METASTORE_DEFAULT": f"hive-metastore://127.0.0.1:{metastore.port}",
+        # A password the connection holds but must never show (logs, XCom, events).
+        "AIRFLOW_CONN_METASTORE_DEFAULT": (
+            f"hive-metastore://fscommit:{SECRET}@127.0.0.1:{metastore.port}"
+        ),
         "AIRFLOW__OPENLINEAGE__TRANSPORT": json.dumps(
             {"type": "file", "log_file_path": str(base / "lineage.jsonl"), "append": True}
         ),
@@ -82,6 +86,7 @@ def test_hourly_manual_and_sweep_dags_commit_a_real_stream(gap_stream, metastore
     for hour, run_at in (("01", "02"), ("02", "03")):
         run = airflow.run("dags", "test", "fscommit_hourly", f"2026-11-20T{run_at}:00:00+00:00")
         assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
+        assert SECRET not in run.stdout + run.stderr
         assert ledger.read(f"{DAY}/hour={hour}").policies_current
     assert (table / DAY / "hour=02" / "_SUCCESS").exists()
     assert not [p for p in (table / DAY / "hour=02").iterdir() if p.suffix == ".parquet"]
@@ -95,6 +100,7 @@ def test_hourly_manual_and_sweep_dags_commit_a_real_stream(gap_stream, metastore
         json.dumps({"partition": {"dt": "2026-11-20", "hour": "00"}}),
     )
     assert manual.returncode == 0, manual.stdout[-3000:]
+    assert SECRET not in manual.stdout + manual.stderr
     assert ledger.read(f"{DAY}/hour=00").policies_current
     dry = airflow.run(
         "dags",
@@ -116,6 +122,7 @@ def test_hourly_manual_and_sweep_dags_commit_a_real_stream(gap_stream, metastore
     # Sweep: what is left (hour 03), compacted in one application, one mapped commit.
     sweep = airflow.run("dags", "test", "fscommit_sweep")
     assert sweep.returncode == 0, sweep.stdout[-3000:]
+    assert SECRET not in sweep.stdout + sweep.stderr
     mapped = airflow.query(
         "SELECT rendered_map_index, state FROM task_instance "
         "WHERE dag_id = 'fscommit_sweep' AND task_id = 'commit'"
@@ -140,6 +147,13 @@ def test_hourly_manual_and_sweep_dags_commit_a_real_stream(gap_stream, metastore
             "facets": {},
         }
     ]
+    # The connection's password appears nowhere: task logs, XCom, asset events, lineage.
+    assert not [p for p in airflow.home.rglob("*.log") if SECRET in p.read_text(errors="replace")]
+    stored = airflow.query("SELECT value FROM xcom") + airflow.query(
+        "SELECT extra FROM asset_event"
+    )
+    assert stored and not [v for (v,) in stored if SECRET in str(v)]
+    assert SECRET not in (tmp_path / "lineage.jsonl").read_text()
     partitions = hive_sql(metastore, "SHOW PARTITIONS fscommit.examples")
     assert [p["partition"] for p in partitions] == [
         f"{DAY}/hour={h}" for h in ("00", "01", "02", "03")

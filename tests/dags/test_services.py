@@ -13,6 +13,7 @@ from airflow_provider_fscommit.core.ledger import CommitLedger
 from tests.airflow_services import running_services, services_airflow_env
 from tests.core.test_policies import create_table
 from tests.dags.test_examples import DAY, example_airflow_extra_env, example_spec
+from tests.listeners import listening_addresses
 from tests.streams import StreamingTable, hourly_batches
 
 BACKFILL = ("--from-date", "2026-11-20T00:00:00+00:00", "--to-date", "2026-11-20T02:00:00+00:00")
@@ -35,6 +36,12 @@ def test_rest_trigger_backfills_and_the_triggerer_commit_each_partition_once(
     assert airflow.run("dags", "reserialize").returncode == 0
 
     with running_services(airflow) as services:
+        for name, process in services.processes.items():
+            addresses = listening_addresses(process.pid)
+            assert all(a.startswith("127.0.0.1:") for a in addresses), (name, addresses)
+        assert f"127.0.0.1:{services.port}" in listening_addresses(
+            services.processes["api-server"].pid
+        )
         # The UI's trigger form: invalid conf is refused, nothing runs.
         refused = services.trigger("fscommit_manual", {"partition": {"dt": "..", "hour": "00"}})
         assert refused.status_code == 400
