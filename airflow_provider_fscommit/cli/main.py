@@ -26,8 +26,9 @@ from airflow_provider_fscommit.core.committable import (
     iso_ms,
 )
 from airflow_provider_fscommit.core.errors import FsCommitError
+from airflow_provider_fscommit.core.retention import CleanupReport, clean_staging
 from airflow_provider_fscommit.core.table_spec import TableSpec
-from airflow_provider_fscommit.core.units import format_duration
+from airflow_provider_fscommit.core.units import format_duration, parse_duration
 
 # Flags that set a table option directly: (flag, option).
 _TABLE_FLAGS: tuple[tuple[str, o.ConfigOption], ...] = (
@@ -90,6 +91,17 @@ def build_parser() -> argparse.ArgumentParser:
     commit.add_argument(
         "--metastore-uri", metavar="THRIFT_URI", help="e.g. thrift://127.0.0.1:9083"
     )
+    clean = commands.add_parser(
+        "clean-staging",
+        help="delete staged files whose rows are published, once older than an age",
+        description="Delete staged files that the ledger records as published and that are "
+        "older than --older-than; never the sink log, the checkpoint, orphans or files not "
+        "yet published.",
+    )
+    _add_table_arguments(clean)
+    clean.add_argument("--older-than", required=True, metavar="AGE", help="e.g. 7d, 36 h")
+    clean.add_argument("--dry-run", action="store_true", help="list what would be deleted")
+    clean.add_argument("--json", action="store_true", help="print one JSON object")
     return parser
 
 
@@ -182,6 +194,12 @@ def _run(args: argparse.Namespace) -> int:
                     as_json=args.json,
                 )
             return run_compact(spec, partitions, spark, dry_run=args.dry_run, as_json=args.json)
+        if args.command == "clean-staging":
+            report = clean_staging(
+                spec, parse_duration(args.older_than, "--older-than"), args.dry_run
+            )
+            print(json.dumps(report.to_dict(), indent=2) if args.json else render_cleanup(report))
+            return 0
         status = TableStatusReader(spec).read()
     except FsCommitError as exc:
         print(f"fscommit: error: {exc}", file=sys.stderr)
@@ -255,6 +273,17 @@ def render_status(status: TableStatus) -> str:
         if paths:
             lines.append(f"{title}: {len(paths)}")
             lines.extend(f"  {path}" for path in paths)
+    return "\n".join(lines)
+
+
+def render_cleanup(report: CleanupReport) -> str:
+    verb = "would delete" if report.dry_run else "deleted"
+    lines = [f"{f['path']}  {_size(f['size'])}" for f in report.files]
+    total = sum(f["size"] for f in report.files)
+    lines.append(
+        f"{verb} {len(report.files)} published staged file(s), {_size(total)}, older than "
+        f"{format_duration(report.older_than)}"
+    )
     return "\n".join(lines)
 
 
