@@ -11,7 +11,9 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from airflow_provider_fscommit.cli.compact import (
+    NOTHING_COMMITTABLE,
     SparkOptions,
+    nothing_committable,
     render_summary,
     run_compact,
     submit_compaction,
@@ -59,6 +61,8 @@ def run_commit(
     result = submit_compaction(spec, partitions, spark, show_progress=not as_json)
     if result is None:
         return 1
+    if nothing_committable(partitions, result["partitions"]):
+        return NOTHING_COMMITTABLE
     ready = [p["partition"] for p in result["partitions"] if p["state"] != "failed"]
     # Airflow's hooks log to stdout; keep stdout for the report (and for --json).
     with contextlib.redirect_stdout(sys.stderr):

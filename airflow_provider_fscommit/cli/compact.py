@@ -29,6 +29,8 @@ from airflow_provider_fscommit.jobs.launch import (
     submit_env,
 )
 
+NOTHING_COMMITTABLE = 3  # exit status: nothing to do yet, try again later
+
 
 @dataclass(frozen=True)
 class SparkOptions:
@@ -78,12 +80,26 @@ def run_compact(
             "up_to_date": [o.partition for o in up_to_date],
         }
         print(json.dumps(document, indent=2) if as_json else render_plans(document))
-        return 0
+        return NOTHING_COMMITTABLE if nothing_committable(partitions, plans + up_to_date) else 0
     result = submit_compaction(spec, partitions, spark, show_progress=not as_json)
     if result is None:
         return 1
     print(json.dumps(result, indent=2) if as_json else render_summary(result))
+    if nothing_committable(partitions, result["partitions"]):
+        return NOTHING_COMMITTABLE
     return 1 if any(p["state"] == "failed" for p in result["partitions"]) else 0
+
+
+def nothing_committable(partitions: Sequence[str] | None, selected: Sequence[Any]) -> bool:
+    """No partition named and none committable: not an error, but not done either."""
+    if partitions is None and not selected:
+        print(
+            "fscommit: nothing committable yet: no partition's commit time is behind the "
+            "watermark (see fscommit status)",
+            file=sys.stderr,
+        )
+        return True
+    return False
 
 
 def submit_compaction(

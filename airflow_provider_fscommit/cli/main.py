@@ -4,7 +4,8 @@ A thin shell over :mod:`airflow_provider_fscommit.core`: it builds a :class:`Tab
 from flags (Flink option keys accepted through ``--option``), calls the core and prints
 a readable table or, with ``--json``, one JSON object.
 
-Exit codes: 0 done, 1 error (the message names the thing and the fix), 2 usage.
+Exit codes: 0 done, 1 error (the message names the thing and the fix), 2 usage,
+3 nothing committable yet (``compact``, ``commit`` and ``plan`` without partitions).
 """
 
 from __future__ import annotations
@@ -52,7 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="fscommit",
         description="Flink-style partition commit for Spark Structured Streaming tables.",
-        epilog="Exit codes: 0 done, 1 error, 2 usage.",
+        epilog="Exit codes: 0 done, 1 error, 2 usage, 3 nothing committable yet.",
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     status = commands.add_parser(
@@ -75,7 +76,12 @@ def build_parser() -> argparse.ArgumentParser:
         description="Compact committable partitions like 'compact', then make them visible "
         "with the policies of --policy, in that order.",
     )
-    for command in (compact, commit):
+    plan = commands.add_parser(
+        "plan",
+        help="show what compact would do (compact --dry-run)",
+        description="Show the compaction plan of committable partitions; change nothing.",
+    )
+    for command in (compact, commit, plan):
         _add_table_arguments(command)
         command.add_argument(
             "partitions", nargs="*", metavar="PARTITION", help="e.g. dt=2026-11-20/hour=03"
@@ -179,7 +185,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _run(args: argparse.Namespace) -> int:
     try:
         spec = spec_from_args(args)
-        if args.command in ("compact", "commit"):
+        if args.command in ("compact", "commit", "plan"):
             spark = SparkOptions(
                 args.spark_master, args.spark_submit, _pairs(args.conf, "--conf"), args.codec
             )
@@ -193,7 +199,8 @@ def _run(args: argparse.Namespace) -> int:
                     dry_run=args.dry_run,
                     as_json=args.json,
                 )
-            return run_compact(spec, partitions, spark, dry_run=args.dry_run, as_json=args.json)
+            dry_run = args.dry_run or args.command == "plan"
+            return run_compact(spec, partitions, spark, dry_run=dry_run, as_json=args.json)
         if args.command == "clean-staging":
             report = clean_staging(
                 spec, parse_duration(args.older_than, "--older-than"), args.dry_run
