@@ -138,8 +138,12 @@ def compact_unit(task: UnitTask) -> UnitResult:
     """Execute one unit; failures are returned (not raised) so other units go on."""
     try:
         return _compact(task)
-    except (OSError, pa.ArrowException, FsCommitError) as exc:
+    except FsCommitError as exc:
         return UnitResult(task.partition, task.plan_id, task.unit, error=str(exc))
+    except (OSError, pa.ArrowException) as exc:
+        # e.g. a full or read-only disk: name the file this unit was writing.
+        error = f"compacting into {task.partition}/{task.output}: {exc}"
+        return UnitResult(task.partition, task.plan_id, task.unit, error=error)
 
 
 def _compact(task: UnitTask) -> UnitResult:

@@ -14,15 +14,29 @@ from typing import Any
 
 import pyarrow.fs as pafs
 
+from airflow_provider_fscommit.core.errors import FsCommitError
+
 
 def write_atomically(filesystem: pafs.FileSystem, path: str, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a hidden temporary file in the same directory."""
+    """Write ``data`` to ``path`` through a hidden temporary file in the same directory.
+
+    A full or read-only disk fails here: the temporary file is removed and the error names
+    the file, so the run stops with one clear message and a rerun starts clean.
+    """
     directory, _, name = path.rpartition("/")
-    filesystem.create_dir(directory, recursive=True)
     temporary = f"{directory}/.{name}.{uuid.uuid4().hex[:8]}.tmp"
-    with filesystem.open_output_stream(temporary) as stream:
-        stream.write(data)
-    filesystem.move(temporary, path)
+    try:
+        filesystem.create_dir(directory, recursive=True)
+        with filesystem.open_output_stream(temporary) as stream:
+            stream.write(data)
+        filesystem.move(temporary, path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            filesystem.delete_file(temporary)
+        raise FsCommitError(
+            f"cannot write {path}: {exc}; make room on (or make writable) the table "
+            "directory and rerun: nothing new was published"
+        ) from exc
 
 
 def write_json(filesystem: pafs.FileSystem, path: str, document: Any) -> None:

@@ -106,7 +106,10 @@ class TableLock:
     def acquire(self) -> None:
         """Take the lease, waiting for a live holder up to ``wait_s``."""
         deadline = time.monotonic() + self.wait_s
-        self.filesystem.create_dir(self.directory, recursive=True)
+        try:
+            self.filesystem.create_dir(self.directory, recursive=True)
+        except OSError as exc:
+            raise FsCommitError(f"cannot create {self.directory}: {exc}") from exc
         while True:
             if self._try_create():
                 break
@@ -170,8 +173,16 @@ class TableLock:
     def _try_create(self) -> bool:
         data = json.dumps(asdict(self._lease())).encode()
         private = f"{self.directory}/.{LOCK_NAME}.{self.owner}.tmp"
-        with self.filesystem.open_output_stream(private) as stream:
-            stream.write(data)
+        try:
+            with self.filesystem.open_output_stream(private) as stream:
+                stream.write(data)
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                self.filesystem.delete_file(private)
+            raise FsCommitError(
+                f"cannot write the table lock {self.path}: {exc}; make room on (or make "
+                "writable) the table directory and rerun"
+            ) from exc
         try:
             return self._publish(private)
         finally:

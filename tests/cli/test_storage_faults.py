@@ -116,3 +116,45 @@ def test_a_temporary_file_in_the_ledger_is_ignored_and_a_corrupt_record_named(
     broken = compact(hourly_stream.staging, hourly_stream.checkpoint, str(table))
     assert broken.returncode == 1
     assert f"ledger record {commit} is unreadable" in broken.stderr
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """The table directory on a 12 KB tmpfs (fault injection: a full, then read-only disk)."""
+    import subprocess
+
+    mount = tmp_path / "table"
+    mount.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=12k", "tmpfs", str(mount)]).returncode:
+        pytest.skip("mounting a tmpfs needs root")
+    yield mount
+    subprocess.run(["umount", "-l", str(mount)], check=True)
+
+
+def test_a_full_or_read_only_table_directory_fails_clearly_and_publishes_nothing(
+    spark, hourly_stream, small_disk, tmp_path
+):
+    import subprocess
+
+    from tests.compaction import check_exactly_once
+
+    full = compact(hourly_stream.staging, hourly_stream.checkpoint, str(small_disk))
+    assert full.returncode == 1
+    assert "fscommit: error: cannot write" in full.stderr and "No space left" in full.stderr
+    assert full.stderr.count("fscommit: error:") == 1, full.stderr[-3000:]
+    assert not [p for p in small_disk.rglob("*.parquet")]
+    assert not [p for p in small_disk.rglob(".*.tmp")]
+
+    subprocess.run(["mount", "-o", "remount,ro", str(small_disk)], check=True)
+    read_only = compact(hourly_stream.staging, hourly_stream.checkpoint, str(small_disk))
+    assert read_only.returncode == 1
+    assert "Read-only file system" in read_only.stderr, read_only.stderr[-3000:]
+    assert read_only.stderr.count("fscommit: error:") == 1, read_only.stderr[-3000:]
+    assert "Traceback" not in full.stderr + read_only.stderr
+
+    # Room again: the rerun recovers the failed run's plans and publishes exactly once.
+    subprocess.run(["mount", "-o", "remount,rw,size=4m", str(small_disk)], check=True)
+    again = compact(hourly_stream.staging, hourly_stream.checkpoint, str(small_disk))
+    assert again.returncode == 0, again.stderr[-3000:]
+    ready = {("2026-11-20", h) for h in ("00", "01", "02")}
+    check_exactly_once(spark, hourly_stream.staging, str(small_disk), complete=ready)
