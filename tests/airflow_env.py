@@ -25,6 +25,10 @@ class AirflowEnv:
         env = dict(os.environ)
         env.update(
             AIRFLOW_HOME=str(self.home),
+            # The scheduler, api-server, triggerer, dag-processor and CLI share one SQLite
+            # file; on a busy 2-core machine a writer can wait longer than SQLite's default
+            # 5 s for the lock ("database is locked"), so wait up to a minute instead.
+            AIRFLOW__DATABASE__SQL_ALCHEMY_CONN=f"sqlite:///{self.home / 'airflow.db'}?timeout=60",
             AIRFLOW__CORE__DAGS_FOLDER=str(self.dags_folder),
             AIRFLOW__CORE__LOAD_EXAMPLES="False",
             AIRFLOW__CORE__PARALLELISM="2",
@@ -46,5 +50,5 @@ class AirflowEnv:
         return self
 
     def query(self, sql: str) -> list[tuple]:
-        with sqlite3.connect(self.home / "airflow.db") as db:
+        with sqlite3.connect(self.home / "airflow.db", timeout=60) as db:
             return db.execute(sql).fetchall()
