@@ -132,6 +132,10 @@ class TableStatusReader:
         self.staging = StagingTable(
             spec.staging_path, spec.partition_keys, spec.partition_default_name
         )
+        # Partition path -> its status at the last read. A partition's time is extracted
+        # again only when its files change, and an unchanged status is reused: sensors
+        # poll tables of thousands of partitions every few seconds.
+        self._statuses: dict[str, PartitionStatus] = {}
 
     def read(self, now_ms: int | None = None, find_orphans: bool = True) -> TableStatus:
         """The state of every partition; ``find_orphans`` adds a listing of staging."""
@@ -140,6 +144,7 @@ class TableStatusReader:
         self._check_watermark(checkpoint)
         snapshot = self.staging.snapshot()
         partitions = [self._judge(p, checkpoint, now_ms) for p in self.staging.partitions(snapshot)]
+        self._statuses = {p.staged.path: p for p in partitions}
         orphans = self.staging.orphans(snapshot) if find_orphans else None
         return TableStatus(
             spec=self.spec,
@@ -170,10 +175,20 @@ class TableStatusReader:
         self, staged: StagingPartition, checkpoint: CheckpointState, now_ms: int
     ) -> PartitionStatus:
         trigger = self.spec.commit_trigger
-        try:
-            commit_time = trigger.commit_time_ms(staged.spec, staged.creation_time_ms)
-        except PartitionTimeError as exc:
-            return PartitionStatus(staged, PartitionState.ERROR, error=str(exc))
+        previous = self._statuses.get(staged.path)
+        if (
+            previous is not None
+            and previous.commit_time_ms is not None
+            and previous.staged.creation_time_ms == staged.creation_time_ms
+        ):
+            commit_time = previous.commit_time_ms
+        else:
+            try:
+                commit_time = trigger.commit_time_ms(staged.spec, staged.creation_time_ms)
+            except PartitionTimeError as exc:
+                return PartitionStatus(staged, PartitionState.ERROR, error=str(exc))
         committable = trigger.is_committable(commit_time, checkpoint.watermark_ms, now_ms)
         state = PartitionState.COMMITTABLE if committable else PartitionState.PENDING
+        if previous is not None and previous.staged is staged and previous.state is state:
+            return previous
         return PartitionStatus(staged, state, commit_time)

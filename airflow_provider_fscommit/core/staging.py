@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.fs as pafs
 
@@ -61,35 +62,37 @@ class StagingTable:
         self.default_name = default_name
         self._root = normalize_uri(staging_uri)
         self._log = FileSinkLog(staging_uri)
+        # Logged directory URI -> (relative path, parsed spec), or None when outside the
+        # root: parsed once per partition, not on every poll. Bounded by the partitions.
+        self._directories: dict[str, tuple[str, PartitionSpec] | None] = {}
+        # Directory URI -> its partition as last read: reused while unchanged, so a poll
+        # of a big table creates objects only for the partitions that got new files.
+        self._partitions: dict[str, StagingPartition] = {}
 
     def snapshot(self) -> SinkLogSnapshot:
         return self._log.read()
 
     def partitions(self, snapshot: SinkLogSnapshot) -> list[StagingPartition]:
         """Every partition with committed files, sorted by path."""
-        files = snapshot.files
-        directories = pc.replace_substring_regex(files["path"], pattern=r"/[^/]*$", replacement="")
-        grouped = (
-            files.append_column("dir", directories)
-            .group_by("dir")
-            .aggregate([("size", "count"), ("size", "sum"), ("modificationTime", "min")])
-        )
-        partitions: list[StagingPartition] = []
+        summary = snapshot.directories
+        current: dict[str, StagingPartition] = {}
         outside: list[str] = []
-        for row in grouped.to_pylist():
-            relative = relative_path(normalize_uri(row["dir"]), self._root)
-            if relative is None:
-                outside.append(row["dir"])
-                continue
-            partitions.append(
-                StagingPartition(
-                    spec=PartitionSpec.parse(relative, self.partition_keys, self.default_name),
-                    path=relative,
-                    files=row["size_count"],
-                    bytes=row["size_sum"],
-                    creation_time_ms=row["modificationTime_min"],
-                )
-            )
+        for directory, files, size, first_modified in zip(
+            *(summary[name].to_pylist() for name in summary.column_names), strict=True
+        ):
+            cached = self._partitions.get(directory)
+            if cached is None or (cached.files, cached.bytes, cached.creation_time_ms) != (
+                files,
+                size,
+                first_modified,
+            ):
+                known = self._directory(directory)
+                if known is None:
+                    outside.append(directory)
+                    continue
+                cached = StagingPartition(known[1], known[0], files, size, first_modified)
+            current[directory] = cached
+        self._partitions = current
         if outside:
             raise SinkLogError(
                 f"the sink log of {self.staging_uri} lists committed files outside it, e.g. "
@@ -97,20 +100,42 @@ class StagingTable:
                 "wrote it (the log holds absolute paths). Point the staging path at the "
                 "directory the query writes, or restart the query on the new location"
             )
-        return sorted(partitions, key=lambda p: p.path)
+        return sorted(current.values(), key=lambda p: p.path)
 
     def committed_files(
         self, snapshot: SinkLogSnapshot, partitions: set[str]
     ) -> dict[str, list[StagedFile]]:
         """The committed files of the given partitions (relative paths), by partition."""
         out: dict[str, list[StagedFile]] = {p: [] for p in partitions}
-        for uri, size in zip(
-            snapshot.files["path"].to_pylist(), snapshot.files["size"].to_pylist(), strict=True
+        wanted: dict[str, str] = {}
+        for directory in snapshot.directories["dir"].to_pylist():
+            known = self._directory(directory)
+            if known is not None and known[0] in out:
+                wanted[directory] = known[0]
+        if not wanted:
+            return out
+        files = snapshot.files.filter(
+            pc.is_in(snapshot.files["dir"], value_set=pa.array(list(wanted), pa.string()))
+        )
+        for uri, size, directory in zip(
+            *(files[name].to_pylist() for name in ("path", "size", "dir")), strict=True
         ):
-            relative = relative_path(normalize_uri(uri), self._root)
-            if relative is not None and relative.rpartition("/")[0] in out:
-                out[relative.rpartition("/")[0]].append(StagedFile(uri, size))
+            out[wanted[directory]].append(StagedFile(uri, size))
         return out
+
+    def _directory(self, directory: str) -> tuple[str, PartitionSpec] | None:
+        """A logged directory's partition path and values (None: outside the root)."""
+        if directory not in self._directories:
+            relative = relative_path(normalize_uri(directory), self._root)
+            self._directories[directory] = (
+                None
+                if relative is None
+                else (
+                    relative,
+                    PartitionSpec.parse(relative, self.partition_keys, self.default_name),
+                )
+            )
+        return self._directories[directory]
 
     def logged_relative_paths(self, snapshot: SinkLogSnapshot) -> list[str]:
         """Committed files as paths relative to the staging root (as named on disk)."""

@@ -95,6 +95,8 @@ def test_late_rows_of_a_stateless_query_land_in_committable_partitions(
         == before["dt=2026-11-20/hour=00"].staged.files + 1
     )
     assert after["dt=2026-11-20/hour=00"].state == PartitionState.COMMITTABLE
+    fresh = TableStatusReader(spec_for(late_stateless_stream)).read().partitions
+    assert [p.to_dict() for p in after.values()] == [p.to_dict() for p in fresh]
     assert spark_partitions(spark, late_stateless_stream)[("2026-11-20", "00")] == 4
 
 
@@ -120,11 +122,13 @@ def test_killed_query_leaves_orphans_that_are_reported_and_never_counted(killed_
 
 def test_process_time_trigger_uses_file_creation(compacted_stream):
     spec = spec_for(compacted_stream, trigger="process-time", delay="1 d")
-    status = TableStatusReader(spec).read()
+    reader = TableStatusReader(spec)  # one reader, as a polling sensor keeps it
+    status = reader.read()
     assert {p.state for p in status.partitions} == {PartitionState.PENDING}
     created = min(p.staged.creation_time_ms for p in status.partitions)
-    later = TableStatusReader(spec).read(now_ms=created + 86_400_001)
+    later = reader.read(now_ms=created + 86_400_001)
     assert later.in_state(PartitionState.COMMITTABLE)
+    assert later.to_dict() == TableStatusReader(spec).read(now_ms=created + 86_400_001).to_dict()
 
 
 def test_unparsable_partition_time_marks_that_partition_only(compacted_stream):

@@ -110,6 +110,45 @@ def test_delete_actions_remove_files(synthetic):
     assert FileSinkLog(str(staging)).read().files["path"].to_pylist() == [b]
 
 
+def summary_from_files(files) -> dict[str, tuple[int, int, int]]:
+    """Independent oracle: files, bytes and first modification per directory, in Python."""
+    out: dict[str, tuple[int, int, int]] = {}
+    for entry in files.to_pylist():
+        directory = entry["path"].rpartition("/")[0]
+        count, size, first = out.get(directory, (0, 0, entry["modificationTime"]))
+        out[directory] = (count + 1, size + entry["size"], min(first, entry["modificationTime"]))
+    return out
+
+
+def summary_of(snapshot) -> dict[str, tuple[int, int, int]]:
+    rows = snapshot.directories.to_pylist()
+    return {r["dir"]: (r["files"], r["bytes"], r["first_modified"]) for r in rows}
+
+
+def test_a_long_lived_reader_summarizes_partitions_as_a_fresh_one(synthetic):
+    """A sensor keeps one reader for hours: new deltas, deletes and compacts keep it exact."""
+    staging, log = synthetic
+    uri = [f"file://{staging}/dt={d}/{n}.parquet" for d, n in ("1a", "1b", "2c", "2d", "3e")]
+    reader = FileSinkLog(str(staging))
+    batches = [
+        ("0", [_entry(uri[0], size=10), _entry(uri[2], size=30)]),
+        ("1", [_entry(uri[1], size=20)]),  # late file for dt=1
+        ("2.compact", [_entry(uri[0], size=10), _entry(uri[2], size=30), _entry(uri[1], size=20)]),
+        ("3", [_entry(uri[3], size=40), _entry(uri[0], "delete")]),
+        ("4", [_entry(uri[4], size=50)]),
+        (
+            "5.compact",
+            [_entry(u, size=s) for u, s in zip(uri[1:], (20, 30, 40, 50), strict=True)],
+        ),
+    ]
+    for name, entries in batches:
+        _write(log, name, entries)
+        snapshot = reader.read()
+        assert summary_of(snapshot) == summary_from_files(snapshot.files), name
+        assert summary_of(snapshot) == summary_of(FileSinkLog(str(staging)).read()), name
+    assert summary_of(snapshot)[f"file://{staging}/dt=1"] == (1, 20, 1)  # a deleted, b kept
+
+
 def test_hidden_files_and_checksums_are_not_batches(synthetic):
     staging, log = synthetic
     _write(log, "0", [_entry(f"file://{staging}/dt=1/a.parquet")])
