@@ -65,6 +65,7 @@ class UnitTask:
     codec: str
     schema: bytes
     int96: bool
+    bytes: int = 0  # the inputs' total size: what balances units over Spark tasks
 
 
 @dataclass(frozen=True)

@@ -211,6 +211,7 @@ class CompactionCoordinator:
                 codec=plan.codec,
                 schema=schema,
                 int96=plan_schema.int96,
+                bytes=unit.bytes,
             )
             for unit in plan.units
         ]

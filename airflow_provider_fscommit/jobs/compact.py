@@ -1,9 +1,11 @@
 """The compaction application: ``spark-submit compact.py --spec JSON [--partition P ...]``.
 
 One application compacts and publishes every requested partition (default: every
-committable one), because starting a Spark application costs seconds; each unit of each
-plan is one Spark task, so the work spreads over a cluster. The driver runs the core's
-:class:`CompactionCoordinator`; executors run :func:`compact_unit` with pyarrow.
+committable one), because starting a Spark application costs seconds. The units of all
+plans are balanced by input bytes over a few Spark tasks per core (a task costs tens of
+milliseconds of overhead, which hundreds of small units would pay each), so the work
+spreads over a cluster. The driver runs the core's :class:`CompactionCoordinator`;
+executors run :func:`compact_unit` with pyarrow.
 
 It prints one ``FSCOMMIT_PROGRESS <json>`` line per partition as it is done, stores the
 run summary in the table's ledger under ``--run-id`` and prints it as ``FSCOMMIT_RESULT``.
@@ -17,6 +19,7 @@ import json
 import sys
 from collections.abc import Sequence
 
+from airflow_provider_fscommit.core.bin_packing import balance
 from airflow_provider_fscommit.core.compactor import UnitResult, UnitTask, compact_unit
 from airflow_provider_fscommit.core.coordinator import CompactionCoordinator, PartitionOutcome
 from airflow_provider_fscommit.core.errors import FsCommitError
@@ -26,6 +29,8 @@ from airflow_provider_fscommit.core.table_spec import TableSpec
 PLANNED_PREFIX = "FSCOMMIT_PLANNED "
 PROGRESS_PREFIX = "FSCOMMIT_PROGRESS "
 RESULT_PREFIX = "FSCOMMIT_RESULT "
+# Spark tasks per core: enough slack to even out units of different sizes.
+TASKS_PER_CORE = 3
 
 
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
@@ -46,7 +51,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     def run_units(tasks: list[UnitTask]) -> list[UnitResult]:
         context.setJobDescription(f"fscommit: {len(tasks)} compaction unit(s)")
-        return context.parallelize(tasks, numSlices=len(tasks)).map(compact_unit).collect()
+        groups = balance(tasks, lambda t: t.bytes, TASKS_PER_CORE * context.defaultParallelism)
+        return (
+            context.parallelize(groups, numSlices=len(groups))
+            .flatMap(lambda group: [compact_unit(task) for task in group])
+            .collect()
+        )
 
     def progress(outcome: PartitionOutcome) -> None:
         print(PROGRESS_PREFIX + json.dumps(outcome.to_dict()), flush=True)
