@@ -7,6 +7,24 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PYTHON=${PYTHON:-python3}
+
+# The commit-status page is tested in Debian's headless chromium, driven through its
+# chromedriver (tests/plugins/test_status_page.py). Installed here when missing, as root;
+# otherwise say how, and that test skips (or fails when CI is set).
+if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    echo "bootstrap: installing chromium and chromium-driver with apt-get" >&2
+    export DEBIAN_FRONTEND=noninteractive
+    # A fresh machine has no package lists yet: fetch them only then.
+    if ! apt-cache show chromium chromium-driver >/dev/null 2>&1; then
+      apt-get update -qq
+    fi
+    apt-get install -y -qq --no-install-recommends chromium chromium-driver >/dev/null
+  else
+    echo "bootstrap: chromium or chromedriver is missing; the browser test of the status" \
+      "page will skip. Install them: sudo apt-get install -y chromium chromium-driver" >&2
+  fi
+fi
 VENV=.venv
 stamp="$VENV/.fscommit-bootstrap"
 want=$(cat constraints.txt setup.cfg pyproject.toml scripts/bootstrap.sh scripts/install.sh \
