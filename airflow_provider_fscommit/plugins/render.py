@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from html import escape
 from urllib.parse import quote
 
-from airflow_provider_fscommit.core.committable import iso_ms
 from airflow_provider_fscommit.core.table_report import (
     CommitOrigin,
     PartitionReport,
@@ -51,7 +51,8 @@ h1 { font-size: 1.4rem; margin: 0 0 .25rem; }
 table { border-collapse: collapse; width: 100%; font-size: .85rem; }
 th, td { text-align: left; padding: .3rem .5rem; border-bottom: 1px solid #eef1f4; }
 td.n, th.n { text-align: right; font-variant-numeric: tabular-nums; }
-td.p { font-family: ui-monospace, monospace; word-break: break-all; }
+td.p { font-family: ui-monospace, monospace; white-space: nowrap; }
+td.t { white-space: nowrap; }
 svg text { font-family: system-ui, sans-serif; font-size: 11px; fill: #1f2328; }
 """
 
@@ -95,7 +96,7 @@ def render_page(cards: Sequence[TableCard], now_ms: int, config_hint: str) -> st
         "<title>Partition commit status</title>"
         f"<style>{_STYLE}</style></head><body>"
         "<h1>Partition commit status</h1>"
-        f'<div class="meta">As of {escape(iso_ms(now_ms) or "")} (refreshes every minute) · '
+        f'<div class="meta">As of {_time(now_ms)} (refreshes every minute) · '
         '<a href="api/tables">JSON</a></div>'
         f"{body}<script>{_SCRIPT}</script></body></html>"
     )
@@ -137,7 +138,7 @@ def _facts(report: TableReport) -> str:
     if report.stalled:
         progress = (
             f'<span class="state stalled">stalled</span> no progress since '
-            f"{escape(iso_ms(report.progress_since_ms) or '-')}"
+            f"{_time(report.progress_since_ms)}"
         )
     else:
         progress = '<span class="state moving">moving</span>'
@@ -147,11 +148,11 @@ def _facts(report: TableReport) -> str:
         for s, n in report.counts().items()
     )
     facts = [
-        ("Safe watermark", escape(iso_ms(cp.watermark_ms) or "none yet")),
+        ("Safe watermark", _time(cp.watermark_ms) if cp.watermark_ms else "none yet"),
         ("Watermark lag", _duration(lag)),
         (
             "Last batch",
-            f"{cp.latest_committed_batch} at {escape(iso_ms(last_batch) or '-')}"
+            f"{cp.latest_committed_batch} at {_time(last_batch)}"
             + (f" ({_duration(report.now_ms - last_batch)} ago)" if last_batch else "")
             if cp.latest_committed_batch is not None
             else "no batch committed yet",
@@ -179,7 +180,7 @@ def _partitions(report: TableReport) -> str:
     head = (
         "<tr><th>Partition</th><th>State</th><th class=n>Staged files</th>"
         "<th class=n>Staged bytes</th><th class=n>Published files</th>"
-        "<th class=n>Published bytes</th><th class=n>Rows</th><th>Commit time</th>"
+        "<th class=n>Published bytes</th><th class=n>Rows</th><th>Committable after</th>"
         "<th>Last commit</th><th>Committed by</th></tr>"
     )
     rows = []
@@ -195,8 +196,8 @@ def _partitions(report: TableReport) -> str:
             f"<td class=n>{p.staged_files}</td><td class=n>{_size(p.staged_bytes)}</td>"
             f"<td class=n>{p.published_files}</td><td class=n>{_size(p.published_bytes)}</td>"
             f"<td class=n>{p.published_rows}</td>"
-            f"<td>{escape(iso_ms(p.commit_time_ms) or '')}</td>"
-            f"<td>{escape(iso_ms(p.last_commit_ms) or '')}"
+            f"<td class=t>{_time(p.commit_time_ms, '')}</td>"
+            f"<td class=t>{_time(p.last_commit_ms, '')}"
             + (f" ({p.commits} commits)" if p.commits > 1 else "")
             + f"</td><td>{_origin(p.last_origin)}</td></tr>"
         )
@@ -251,6 +252,13 @@ def _chart(partitions: Sequence[PartitionReport]) -> str:
         f'compaction" width="{width}" height="{height}" viewBox="0 0 {width} {height}">'
         f"{legend}{''.join(parts)}</svg>"
     )
+
+
+def _time(epoch_ms: int | None, missing: str = "-") -> str:
+    """A moment as UTC wall clock to the second, the way the Airflow UI shows times."""
+    if epoch_ms is None:
+        return missing
+    return datetime.fromtimestamp(epoch_ms / 1000, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
 def _duration(ms: int | None) -> str:
