@@ -270,7 +270,16 @@ def render_status(report: TableReport) -> str:
         lines.append(f"Ledger     {report.ledger_error}")
     lines.append("")
     rows = [
-        ("PARTITION", "STATE", "STAGED", "PUBLISHED", "ROWS", "COMMIT TIME (UTC)", "LAST COMMIT")
+        (
+            "PARTITION",
+            "STATE",
+            "STAGED",
+            "PUBLISHED",
+            "ROWS",
+            "COMMIT TIME (UTC)",
+            "LAST COMMIT",
+            "COMMITTED BY",
+        )
     ]
     for p in report.partitions:
         rows.append(
@@ -282,6 +291,7 @@ def render_status(report: TableReport) -> str:
                 str(p.published_rows) if p.published_files else "-",
                 p.error or iso_ms(p.commit_time_ms) or "",
                 "" if p.error else (iso_ms(p.last_commit_ms) or ""),
+                f"{p.last_origin.dag_id} {p.last_origin.run_id}" if p.last_origin else "",
             )
         )
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]

@@ -87,6 +87,7 @@ def test_states_follow_a_partition_from_pending_to_re_committed(stream, spark, t
     assert main(args) == 0
     human = capsys.readouterr().out
     assert f"{DAY}/hour=00  late-data" in human
+    assert f"{RUN_1['dag_id']} {RUN_1['run_id']}" in human
     assert "6 partition(s): 1 pending, 2 committable, 2 committed, 1 late-data" in human
     assert main([*args, "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
