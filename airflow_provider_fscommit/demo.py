@@ -26,7 +26,7 @@ from pathlib import Path
 from airflow_provider_fscommit.cli.commit import run_commit
 from airflow_provider_fscommit.cli.compact import SparkOptions
 from airflow_provider_fscommit.cli.main import render_status
-from airflow_provider_fscommit.core.committable import PartitionState, TableStatusReader
+from airflow_provider_fscommit.core.table_report import ReportState, read_table_report
 from airflow_provider_fscommit.core.table_spec import TableSpec
 from airflow_provider_fscommit.metastore import server as metastore_server
 
@@ -134,9 +134,9 @@ def demo(output: Path, seconds: float, metastore_uri: str) -> int:
                 "metastore_table": "events",
             }
         )
-        status = TableStatusReader(spec).read()
+        report = read_table_report(spec)
         print()
-        print(render_status(status))
+        print(render_status(report))
         print()
         print(f"Committing the committable partitions into {table} and the metastore")
         code = run_commit(
@@ -153,7 +153,7 @@ def demo(output: Path, seconds: float, metastore_uri: str) -> int:
             "SELECT dt, hour, count(*) AS rows FROM fscommit_demo.events "
             "GROUP BY dt, hour ORDER BY dt, hour"
         ).show(50, truncate=False)
-        committed = [p.staged.path for p in status.in_state(PartitionState.COMMITTABLE)]
+        committed = [p.partition for p in report.in_state(ReportState.COMMITTABLE)]
         staged = spark.read.option("basePath", spec.staging_path).parquet(spec.staging_path)
         print(
             f"Rows in the sink log for the same {len(committed)} partition(s): "
@@ -163,7 +163,8 @@ def demo(output: Path, seconds: float, metastore_uri: str) -> int:
         spark.stop()
     flags = (
         f"--staging {spec.staging_path} --checkpoint {spec.checkpoint_path} "
-        "--partition-keys dt,hour --timestamp-pattern '$dt $hour:00:00' --delay '1 h'"
+        f"--table {spec.table_path} --partition-keys dt,hour "
+        "--timestamp-pattern '$dt $hour:00:00' --delay '1 h'"
     )
     print(f"\nLook again at any time with:\n  .venv/bin/fscommit status {flags}")
     return code

@@ -18,4 +18,35 @@ def get_provider_info() -> dict[str, Any]:
             "committed small files, commit policies publish the partition."
         ),
         "versions": [__version__],
+        "plugins": [
+            {
+                "name": "fscommit",
+                "plugin-class": "airflow_provider_fscommit.plugins.fscommit.FsCommitPlugin",
+            }
+        ],
+        "config": {
+            "fscommit": {
+                "description": "The commit-status page of the Airflow UI (Browse, Partition "
+                "commit), served by the api-server at /fscommit/.",
+                "options": {
+                    "table_specs": {
+                        "description": "The tables the page shows: their table spec files "
+                        "(YAML or JSON, as the DAGs and `fscommit --spec` read), "
+                        "comma-separated; glob patterns allowed.",
+                        "version_added": None,
+                        "type": "string",
+                        "example": "/opt/airflow/dags/events.yaml,/opt/airflow/tables/*.yaml",
+                        "default": "",
+                    },
+                    "stall_timeout": {
+                        "description": "Show a stream as stalled when its watermark has not "
+                        "moved for this long.",
+                        "version_added": None,
+                        "type": "string",
+                        "example": "2 h",
+                        "default": "30 min",
+                    },
+                },
+            }
+        },
     }

@@ -8,6 +8,7 @@ log servers are not started (``--skip-serve-logs``; they would bind every interf
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -46,6 +47,20 @@ def services_env(port: int) -> dict[str, str]:
     }
 
 
+def login_required_env(passwords_file: Path, username: str, password: str) -> dict[str, str]:
+    """Settings of a simple auth manager that asks for a login: one admin user.
+
+    :func:`services_env` makes everyone an admin without logging in; use this on top of it
+    where anonymous access must be refused (pass the credentials to :func:`running_services`).
+    """
+    passwords_file.write_text(json.dumps({username: password}))
+    return {
+        "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_ALL_ADMINS": "False",
+        "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS": f"{username}:admin",
+        "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE": str(passwords_file),
+    }
+
+
 @dataclass
 class Services:
     """The running services of one Airflow installation, and a REST client for it."""
@@ -53,6 +68,7 @@ class Services:
     airflow: AirflowEnv
     port: int
     processes: dict[str, subprocess.Popen] = field(default_factory=dict)
+    credentials: tuple[str, str] | None = None
     _token: str | None = None
 
     @property
@@ -68,7 +84,15 @@ class Services:
 
     def _headers(self) -> dict[str, str]:
         if self._token is None:
-            response = requests.get(f"{self.url}/auth/token", timeout=30)
+            if self.credentials is None:  # every user is an admin: no password
+                response = requests.get(f"{self.url}/auth/token", timeout=30)
+            else:
+                username, password = self.credentials
+                response = requests.post(
+                    f"{self.url}/auth/token",
+                    json={"username": username, "password": password},
+                    timeout=30,
+                )
             response.raise_for_status()
             self._token = response.json()["access_token"]
         return {"Authorization": f"Bearer {self._token}"}
@@ -141,14 +165,17 @@ class Services:
 
 
 @contextmanager
-def running_services(airflow: AirflowEnv) -> Iterator[Services]:
+def running_services(
+    airflow: AirflowEnv, credentials: tuple[str, str] | None = None
+) -> Iterator[Services]:
     """Start api-server, scheduler and triggerer for ``airflow``; stop them at exit.
 
     ``airflow`` must have been created with :func:`services_env` settings for ``port``
-    (use :func:`services_airflow_env`).
+    (use :func:`services_airflow_env`); ``credentials`` (user, password) when it requires
+    a login (:func:`login_required_env`).
     """
     port = int(airflow.extra_env["AIRFLOW__API__BASE_URL"].rsplit(":", 1)[1])
-    services = Services(airflow, port)
+    services = Services(airflow, port, credentials=credentials)
     commands = {
         "api-server": ["api-server", "--host", "127.0.0.1", "--port", str(port)],
         "scheduler": ["scheduler", "--skip-serve-logs"],

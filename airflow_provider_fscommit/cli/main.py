@@ -20,14 +20,14 @@ from typing import Any
 from airflow_provider_fscommit.cli.commit import run_commit
 from airflow_provider_fscommit.cli.compact import SparkOptions, run_compact
 from airflow_provider_fscommit.core import options as o
-from airflow_provider_fscommit.core.committable import (
-    PartitionState,
-    TableStatus,
-    TableStatusReader,
-    iso_ms,
-)
+from airflow_provider_fscommit.core.committable import iso_ms
 from airflow_provider_fscommit.core.errors import FsCommitError
 from airflow_provider_fscommit.core.retention import CleanupReport, clean_staging
+from airflow_provider_fscommit.core.table_report import (
+    DEFAULT_STALL_TIMEOUT,
+    TableReport,
+    read_table_report,
+)
 from airflow_provider_fscommit.core.table_spec import TableSpec
 from airflow_provider_fscommit.core.units import format_duration, parse_duration
 
@@ -63,6 +63,13 @@ def build_parser() -> argparse.ArgumentParser:
         "with its committed files and state, and orphan files of failed batches.",
     )
     _add_table_arguments(status)
+    status.add_argument(
+        "--stall-timeout",
+        default=format_duration(DEFAULT_STALL_TIMEOUT),
+        metavar="DURATION",
+        help="report the stream as stalled when its watermark has not moved for this long "
+        f"(default: {format_duration(DEFAULT_STALL_TIMEOUT)})",
+    )
     status.add_argument("--json", action="store_true", help="print one JSON object")
     compact = commands.add_parser(
         "compact",
@@ -207,14 +214,14 @@ def _run(args: argparse.Namespace) -> int:
             )
             print(json.dumps(report.to_dict(), indent=2) if args.json else render_cleanup(report))
             return 0
-        status = TableStatusReader(spec).read()
+        report = read_table_report(spec, parse_duration(args.stall_timeout, "--stall-timeout"))
     except FsCommitError as exc:
         print(f"fscommit: error: {exc}", file=sys.stderr)
         return 1
     if args.json:
-        print(json.dumps(status.to_dict(), indent=2))
+        print(json.dumps(report.to_dict(), indent=2))
     else:
-        print(render_status(status))
+        print(render_status(report))
     return 0
 
 
@@ -228,11 +235,12 @@ def _pairs(items: list[str], flag: str) -> dict[str, str]:
     return pairs
 
 
-def render_status(status: TableStatus) -> str:
-    """The status as a readable report."""
+def render_status(report: TableReport) -> str:
+    """The report as a readable table: the same states as the status page."""
+    status = report.status
     spec, cp = status.spec, status.checkpoint
     lines = [
-        f"Table      {spec.staging_path}",
+        f"Table      {spec.staging_path}" + (f" -> {spec.table_path}" if spec.table_path else ""),
         f"Checkpoint {spec.checkpoint_path}",
     ]
     if cp.latest_committed_batch is None:
@@ -243,36 +251,59 @@ def render_status(status: TableStatus) -> str:
             f"Batch      {cp.latest_committed_batch} committed {_age(age)} ago "
             f"(sink log at batch {status.sink_latest_batch})"
         )
+    lag = report.watermark_lag_ms
     lines.append(
-        f"Watermark  {iso_ms(cp.watermark_ms) or '-'} (safe; next batch runs with "
-        f"{iso_ms(cp.next_batch_watermark_ms) or '-'})"
+        f"Watermark  {iso_ms(cp.watermark_ms) or '-'} (safe"
+        + (f", {_age(lag / 1000)} behind the clock" if lag is not None else "")
+        + f"; next batch runs with {iso_ms(cp.next_batch_watermark_ms) or '-'})"
     )
+    if report.stalled:
+        lines.append(
+            f"Stalled    no progress since {iso_ms(report.progress_since_ms)} (more than "
+            f"{format_duration(report.stall_timeout)}): is the query running and fed?"
+        )
     lines.append(
         f"Trigger    {spec.trigger}, delay {format_duration(spec.delay)}, "
         f"time zone {spec.watermark_time_zone}"
     )
+    if report.ledger_error:
+        lines.append(f"Ledger     {report.ledger_error}")
     lines.append("")
-    rows = [("PARTITION", "FILES", "BYTES", "STATE", "COMMIT TIME (UTC)")]
-    for p in status.partitions:
+    rows = [
+        (
+            "PARTITION",
+            "STATE",
+            "STAGED",
+            "PUBLISHED",
+            "ROWS",
+            "COMMIT TIME (UTC)",
+            "LAST COMMIT",
+            "COMMITTED BY",
+        )
+    ]
+    for p in report.partitions:
         rows.append(
             (
-                p.staged.path,
-                str(p.staged.files),
-                _size(p.staged.bytes),
+                p.partition,
                 p.state.value,
+                f"{p.staged_files} / {_size(p.staged_bytes)}",
+                f"{p.published_files} / {_size(p.published_bytes)}" if p.published_files else "-",
+                str(p.published_rows) if p.published_files else "-",
                 p.error or iso_ms(p.commit_time_ms) or "",
+                "" if p.error else (iso_ms(p.last_commit_ms) or ""),
+                f"{p.last_origin.dag_id} {p.last_origin.run_id}" if p.last_origin else "",
             )
         )
-    widths = [max(len(r[i]) for r in rows) for i in range(4)]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    right = {2, 3, 4}
     for row in rows:
-        lines.append(
-            f"{row[0]:<{widths[0]}}  {row[1]:>{widths[1]}}  {row[2]:>{widths[2]}}  "
-            f"{row[3]:<{widths[3]}}  {row[4]}"
-        )
-    counts = ", ".join(
-        f"{len(status.in_state(s))} {s.value}" for s in PartitionState if status.in_state(s)
-    )
-    lines.append(f"{len(status.partitions)} partition(s): {counts or 'none'}")
+        cells = [
+            f"{cell:>{widths[i]}}" if i in right else f"{cell:<{widths[i]}}"
+            for i, cell in enumerate(row)
+        ]
+        lines.append("  ".join(cells).rstrip())
+    counts = ", ".join(f"{n} {state}" for state, n in report.counts().items())
+    lines.append(f"{len(report.partitions)} partition(s): {counts or 'none'}")
     for title, paths in (
         ("Orphan files (not in the sink log; never published)", status.orphan_files),
         ("Missing files (in the sink log but not on disk)", status.missing_files),

@@ -15,7 +15,7 @@ published is committed empty (its directory, metastore partition and success fil
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,17 +44,28 @@ class PartitionCommitter:
         self.table_path = spec.require_table_path()
         self.ledger = CommitLedger(self.table_path)
 
-    def commit(self, partitions: Sequence[str], commit_empty: bool = False) -> list[CommitOutcome]:
+    def commit(
+        self,
+        partitions: Sequence[str],
+        commit_empty: bool = False,
+        origin: Mapping[str, Any] | None = None,
+    ) -> list[CommitOutcome]:
         """Run the policies for the partitions that have something new to commit.
 
         Under the table lock, so that two runs committing the same partition at once
-        (a scheduled run and a backfill) record it once.
+        (a scheduled run and a backfill) record it once. ``origin`` says who commits (an
+        Airflow task: ``dag_id``, ``run_id``, ``task_id``); the ledger keeps it with each
+        commit so the status page can link the run that committed a partition.
         """
         with TableLock(self.table_path, "commit") as lock:
-            return self._commit(partitions, commit_empty, lock)
+            return self._commit(partitions, commit_empty, lock, origin)
 
     def _commit(
-        self, partitions: Sequence[str], commit_empty: bool, lock: TableLock
+        self,
+        partitions: Sequence[str],
+        commit_empty: bool,
+        lock: TableLock,
+        origin: Mapping[str, Any] | None,
     ) -> list[CommitOutcome]:
         outcomes: list[CommitOutcome] = []
         pending: list[CommitContext] = []
@@ -84,7 +95,8 @@ class PartitionCommitter:
         for context in pending:
             seq = context.summary["compaction_seq"]
             # An empty commit is filed as seq 0; a later first compaction (seq 0) replaces it.
-            self.ledger.write_policy_commit(context.path, seq or 0, context.summary)
+            record = context.summary | ({"origin": dict(origin)} if origin else {})
+            self.ledger.write_policy_commit(context.path, seq or 0, record)
             state = "committed" if seq is not None else "committed-empty"
             outcomes.append(CommitOutcome(context.path, state, context.summary))
         return sorted(outcomes, key=lambda o: o.partition)

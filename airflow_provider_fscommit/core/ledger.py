@@ -15,6 +15,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+import pyarrow.fs as pafs
+
 from airflow_provider_fscommit.core.errors import FsCommitError
 from airflow_provider_fscommit.core.filesystem import resolve_filesystem
 from airflow_provider_fscommit.core.fsutil import (
@@ -114,6 +116,24 @@ class CommitLedger:
                 f"{directory}; restore the missing plan files from a backup"
             )
         return ledger
+
+    def partitions(self) -> list[str]:
+        """Every partition the ledger has records of, sorted (committed empty ones too).
+
+        The status report needs them: a partition may be committed with nothing staged (an
+        idle hour committed empty) or its staged files deleted by retention.
+        """
+        root = f"{self.ledger_root}/partitions"
+        try:
+            infos = self.filesystem.get_file_info(pafs.FileSelector(root, recursive=True))
+        except FileNotFoundError:
+            return []
+        found = {
+            info.path.rpartition("/")[0][len(root) + 1 :]
+            for info in infos
+            if info.type == pafs.FileType.File and _RECORD.fullmatch(info.base_name)
+        }
+        return sorted(found)
 
     def write_plan(self, plan: CompactionPlan) -> None:
         write_json(self.filesystem, self._path(plan.partition, "plan", plan.seq), plan.to_dict())

@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass
 from datetime import timedelta
 from typing import Any
 
-from airflow_provider_fscommit.core.checkpoint import watermark_since_ms
+from airflow_provider_fscommit.core.checkpoint import CheckpointState, watermark_since_ms
 from airflow_provider_fscommit.core.committable import TableStatusReader, iso_ms
 from airflow_provider_fscommit.core.table_spec import TableSpec
 
@@ -80,9 +80,8 @@ def check_partition(
             f"time {iso_ms(commit_time)} plus {process_time_fallback}",
         )
     if stall_timeout is not None:
-        since = watermark_since_ms(spec.checkpoint_path, cp) if cp.has_watermark else None
-        since = since if since is not None else cp.last_commit_time_ms
-        if since is not None and now_ms - since > stall_timeout // _MS:
+        since = progress_since_ms(spec, cp)
+        if is_stalled(since, stall_timeout, now_ms):
             return verdict(
                 False,
                 True,
@@ -100,3 +99,21 @@ def check_partition(
         False,
         f"waiting: watermark {iso_ms(cp.watermark_ms)}, commit time {iso_ms(commit_time)}",
     )
+
+
+def progress_since_ms(spec: TableSpec, checkpoint: CheckpointState) -> int | None:
+    """Since when the stream has made no progress (epoch ms), None before its first batch.
+
+    Progress is the watermark moving; a query without a watermark (process-time) counts
+    its committed batches instead. The sensor's stall check and the status page share it.
+    """
+    if checkpoint.has_watermark:
+        since = watermark_since_ms(spec.checkpoint_path, checkpoint)
+        if since is not None:
+            return since
+    return checkpoint.last_commit_time_ms
+
+
+def is_stalled(since_ms: int | None, stall_timeout: timedelta, now_ms: int) -> bool:
+    """Whether no progress since ``since_ms`` has lasted longer than ``stall_timeout``."""
+    return since_ms is not None and now_ms - since_ms > stall_timeout // _MS

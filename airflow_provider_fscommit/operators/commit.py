@@ -81,7 +81,9 @@ class PartitionCommitOperator(BaseOperator):
         spec = TableSpec.from_options(self.table)
         partitions = spec.partition_paths(self.partitions)
         committer = PartitionCommitter(spec, create_policies(spec, self._metastore_client))
-        outcomes = committer.commit(partitions, commit_empty=self.commit_empty_partitions)
+        outcomes = committer.commit(
+            partitions, commit_empty=self.commit_empty_partitions, origin=_origin(context)
+        )
         committed = {o.partition: o.summary for o in outcomes if o.state.startswith("committed")}
         for outcome in outcomes:
             if outcome.state == "nothing-published":
@@ -103,3 +105,14 @@ class PartitionCommitOperator(BaseOperator):
         event.add_partitions(sorted(committed))
         event.extra = {"table_path": spec.table_path, "partitions": committed}
         return [o.to_dict() for o in outcomes]
+
+
+def _origin(context: Any) -> dict[str, Any]:
+    """Who commits: the task's DAG run, recorded in the ledger for the status page's link."""
+    ti = context["ti"]
+    return {
+        "dag_id": ti.dag_id,
+        "run_id": ti.run_id,
+        "task_id": ti.task_id,
+        "map_index": ti.map_index,
+    }

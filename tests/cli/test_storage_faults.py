@@ -38,7 +38,12 @@ def status(stream, capsys) -> tuple[int, str, str]:
 
 def timeless(out: str) -> dict:
     """A status document without the fields that move with the wall clock."""
-    return {k: v for k, v in json.loads(out).items() if "age" not in k and k != "now_ms"}
+    moving = ("age", "lag")
+    return {
+        k: v
+        for k, v in json.loads(out).items()
+        if not any(m in k for m in moving) and k != "now_ms"
+    }
 
 
 def truncate(path: Path, keep: int) -> None:

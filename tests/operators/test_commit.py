@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from airflow_provider_fscommit.core.ledger import CommitLedger
 from tests.airflow_env import AirflowEnv
 from tests.compaction import committable, compact
 from tests.core.test_policies import create_table
@@ -81,6 +82,15 @@ def test_commit_operator_emits_one_partitioned_asset_event_per_partition(
     assert extra["partitions"][ready[0]]["rows"] > 0
     assert extra["partitions"][empty]["rows"] == 0
     assert (table / "dt=2026-11-19" / "hour=23" / "_SUCCESS").exists()
+    # The ledger records which run committed, for the status page's link to it.
+    ((run_id,),) = airflow.query("SELECT run_id FROM dag_run WHERE dag_id = 'fscommit_commit'")
+    (record,) = CommitLedger(str(table)).read(ready[0]).policy_commits.values()
+    assert record["origin"] == {
+        "dag_id": "fscommit_commit",
+        "run_id": run_id,
+        "task_id": "commit",
+        "map_index": -1,
+    }
 
     again = airflow.run("dags", "test", "fscommit_commit")
     assert again.returncode == 0

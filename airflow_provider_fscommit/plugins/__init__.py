@@ -1,0 +1,1 @@
+"""The Airflow UI plugin: the commit-status page of the configured tables."""

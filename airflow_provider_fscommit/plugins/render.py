@@ -1,0 +1,285 @@
+"""The commit-status page as server-rendered HTML: one card per table, no JavaScript build.
+
+Everything that comes from a spec file, a path, a partition value or an error message is
+user-controlled and goes through :func:`html.escape` (partition values may hold ``<``,
+quotes and ``&``: Spark escapes only what a path cannot hold). Kept apart from the FastAPI
+app and free of Airflow imports so it can be rendered and checked on its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from html import escape
+from urllib.parse import quote
+
+from airflow_provider_fscommit.core.table_report import (
+    CommitOrigin,
+    PartitionReport,
+    ReportState,
+    TableReport,
+)
+from airflow_provider_fscommit.core.units import format_duration
+
+# Partitions shown in the chart: the latest ones with something published.
+CHART_PARTITIONS = 24
+
+_STATE_COLOURS = {
+    ReportState.PENDING: "#8a8f98",
+    ReportState.COMMITTABLE: "#1f6feb",
+    ReportState.COMMITTED: "#1a7f37",
+    ReportState.LATE_DATA: "#bf8700",
+    ReportState.RECOMMITTED: "#0a7d74",
+    ReportState.ERROR: "#cf222e",
+}
+
+_STYLE = """
+body { font-family: system-ui, sans-serif; margin: 1rem 1.5rem; color: #1f2328; }
+h1 { font-size: 1.4rem; margin: 0 0 .25rem; }
+.meta { color: #59636e; font-size: .85rem; margin-bottom: 1rem; }
+.card { border: 1px solid #d1d9e0; border-radius: 8px; padding: 1rem; margin-bottom: 1.25rem; }
+.card h2 { font-size: 1.15rem; margin: 0 0 .5rem; }
+.paths { color: #59636e; font-size: .8rem; word-break: break-all; }
+.facts { display: flex; flex-wrap: wrap; gap: .5rem 2rem; margin: .75rem 0; }
+.fact b { display: block; font-size: .75rem; color: #59636e; font-weight: 500; }
+.state { display: inline-block; padding: 0 .45rem; border-radius: 1rem; color: #fff;
+         font-size: .8rem; white-space: nowrap; }
+.stalled { background: #cf222e; } .moving { background: #1a7f37; }
+.error { background: #ffebe9; border: 1px solid #cf222e; border-radius: 6px; padding: .6rem;
+         white-space: pre-wrap; word-break: break-word; }
+table { border-collapse: collapse; width: 100%; font-size: .85rem; }
+th, td { text-align: left; padding: .3rem .5rem; border-bottom: 1px solid #eef1f4; }
+td.n, th.n { text-align: right; font-variant-numeric: tabular-nums; }
+td.p { font-family: ui-monospace, monospace; white-space: nowrap; }
+td.t { white-space: nowrap; }
+svg text { font-family: system-ui, sans-serif; font-size: 11px; fill: #1f2328; }
+"""
+
+# Inside the Airflow UI the page is an iframe that may not navigate the top window; a DAG
+# run link instead moves the UI's own router (same origin), else it opens in the frame.
+_SCRIPT = """
+document.addEventListener("click", function (event) {
+  var link = event.target.closest("a[data-airflow-route]");
+  if (!link || window.parent === window) return;
+  try {
+    window.parent.history.pushState(null, "", link.href);
+    window.parent.dispatchEvent(new PopStateEvent("popstate"));
+    event.preventDefault();
+  } catch (error) {}
+});
+"""
+
+
+@dataclass(frozen=True)
+class TableCard:
+    """One configured table: its report, or why it could not be read."""
+
+    name: str
+    spec_file: str
+    report: TableReport | None = None
+    error: str | None = None
+
+
+def render_page(cards: Sequence[TableCard], now_ms: int, config_hint: str) -> str:
+    """The whole page; ``config_hint`` says how to configure tables when there are none."""
+    body = (
+        "".join(_card(card) for card in cards)
+        if cards
+        else f'<div class="card"><p>No tables configured. {escape(config_hint)}</p></div>'
+    )
+    return (
+        "<!DOCTYPE html>\n"
+        '<html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        '<meta http-equiv="refresh" content="60">'
+        "<title>Partition commit status</title>"
+        f"<style>{_STYLE}</style></head><body>"
+        "<h1>Partition commit status</h1>"
+        f'<div class="meta">As of {_time(now_ms)} (refreshes every minute) · '
+        '<a href="api/tables">JSON</a></div>'
+        f"{body}<script>{_SCRIPT}</script></body></html>"
+    )
+
+
+def run_link(origin: CommitOrigin) -> str:
+    """The Airflow UI's page of a DAG run, relative to this page (``/<prefix>/``)."""
+    return f"../dags/{quote(origin.dag_id, safe='')}/runs/{quote(origin.run_id, safe='')}"
+
+
+def _card(card: TableCard) -> str:
+    title = f'<h2 id="table-{escape(card.name)}">{escape(card.name)}</h2>'
+    source = f'<div class="paths">spec {escape(card.spec_file)}</div>'
+    if card.report is None:
+        message = escape(card.error or "unknown error")
+        error = f'<div class="error">{message}</div>'
+        return f'<section class="card table-card">{title}{source}{error}</section>'
+    report = card.report
+    spec = report.spec
+    paths = (
+        f'<div class="paths">staging {escape(spec.staging_path)} · checkpoint '
+        f"{escape(spec.checkpoint_path)}"
+        + (f" · table {escape(spec.table_path)}" if spec.table_path else "")
+        + "</div>"
+    )
+    ledger_error = (
+        f'<div class="error">{escape(report.ledger_error)}</div>' if report.ledger_error else ""
+    )
+    return (
+        f'<section class="card table-card">{title}{source}{paths}{_facts(report)}'
+        f"{ledger_error}{_chart(report.partitions)}{_partitions(report)}</section>"
+    )
+
+
+def _facts(report: TableReport) -> str:
+    cp = report.status.checkpoint
+    lag = report.watermark_lag_ms
+    last_batch = report.last_batch_ms
+    if report.stalled:
+        progress = (
+            f'<span class="state stalled">stalled</span> no progress since '
+            f"{_time(report.progress_since_ms)}"
+        )
+    else:
+        progress = '<span class="state moving">moving</span>'
+    counts = " ".join(
+        f'<span class="state" style="background:{_STATE_COLOURS[ReportState(s)]}">'
+        f"{n} {escape(s)}</span>"
+        for s, n in report.counts().items()
+    )
+    facts = [
+        ("Safe watermark", _time(cp.watermark_ms) if cp.watermark_ms else "none yet"),
+        ("Watermark lag", _duration(lag)),
+        (
+            "Last batch",
+            f"{cp.latest_committed_batch} at {_time(last_batch)}"
+            + (f" ({_duration(report.now_ms - last_batch)} ago)" if last_batch else "")
+            if cp.latest_committed_batch is not None
+            else "no batch committed yet",
+        ),
+        (f"Stream (stall timeout {escape(format_duration(report.stall_timeout))})", progress),
+        (
+            "Trigger",
+            escape(
+                f"{report.spec.trigger}, delay {format_duration(report.spec.delay)}, "
+                f"{report.spec.watermark_time_zone}"
+            ),
+        ),
+        ("Partitions", counts or "none"),
+    ]
+    if report.status.orphan_files:
+        facts.append(("Orphan files", str(len(report.status.orphan_files))))
+    return (
+        '<div class="facts">'
+        + "".join(f'<div class="fact"><b>{label}</b>{value}</div>' for label, value in facts)
+        + "</div>"
+    )
+
+
+def _partitions(report: TableReport) -> str:
+    head = (
+        "<tr><th>Partition</th><th>State</th><th class=n>Staged files</th>"
+        "<th class=n>Staged bytes</th><th class=n>Published files</th>"
+        "<th class=n>Published bytes</th><th class=n>Rows</th><th>Committable after</th>"
+        "<th>Last commit</th><th>Committed by</th></tr>"
+    )
+    rows = []
+    for p in reversed(report.partitions):  # newest first
+        colour = _STATE_COLOURS[p.state]
+        note = f'<div class="error">{escape(p.error)}</div>' if p.error else ""
+        late = f" ({p.unpublished_files} new)" if p.unpublished_files and p.commits else ""
+        rows.append(
+            f'<tr class="partition" data-state="{escape(p.state.value)}">'
+            f'<td class="p">{escape(p.partition)}{note}</td>'
+            f'<td><span class="state" style="background:{colour}">{escape(p.state.value)}'
+            f"</span>{late}</td>"
+            f"<td class=n>{p.staged_files}</td><td class=n>{_size(p.staged_bytes)}</td>"
+            f"<td class=n>{p.published_files}</td><td class=n>{_size(p.published_bytes)}</td>"
+            f"<td class=n>{p.published_rows}</td>"
+            f"<td class=t>{_time(p.commit_time_ms, '')}</td>"
+            f"<td class=t>{_time(p.last_commit_ms, '')}"
+            + (f" ({p.commits} commits)" if p.commits > 1 else "")
+            + f"</td><td>{_origin(p.last_origin)}</td></tr>"
+        )
+    return f"<table>{head}{''.join(rows)}</table>"
+
+
+def _origin(origin: CommitOrigin | None) -> str:
+    if origin is None:
+        return ""
+    return (
+        f'<a class="run-link" data-airflow-route href="{escape(run_link(origin))}">'
+        f"{escape(origin.dag_id)} / {escape(origin.run_id)}</a>"
+    )
+
+
+def _chart(partitions: Sequence[PartitionReport]) -> str:
+    """Files per partition before (staged) and after (published) compaction, as SVG bars."""
+    shown = [p for p in partitions if p.published_files][-CHART_PARTITIONS:]
+    if not shown:
+        return ""
+    peak = max(max(p.published_inputs, p.published_files) for p in shown) or 1
+    label_width, bar_height, row_height, width = 190, 8, 24, 560
+    scale = (width - label_width - 40) / peak
+    parts = []
+    for i, p in enumerate(shown):
+        y = 20 + i * row_height
+        label = escape(p.partition[-30:])
+        parts.append(
+            f'<text x="{label_width - 6}" y="{y + bar_height + 3}" text-anchor="end">'
+            f"<title>{escape(p.partition)}</title>{label}</text>"
+        )
+        for j, (count, colour, what) in enumerate(
+            ((p.published_inputs, "#8a8f98", "staged"), (p.published_files, "#1a7f37", "published"))
+        ):
+            top = y + j * (bar_height + 1)
+            length = max(1.0, count * scale)
+            parts.append(
+                f'<rect x="{label_width}" y="{top}" width="{length:.1f}" height="{bar_height}" '
+                f'fill="{colour}"><title>{escape(p.partition)}: {count} {what} file(s)</title>'
+                f'</rect><text x="{label_width + length + 4:.1f}" y="{top + bar_height}">'
+                f"{count}</text>"
+            )
+    height = 30 + len(shown) * row_height
+    legend = (
+        '<rect x="0" y="2" width="10" height="10" fill="#8a8f98"/>'
+        '<text x="14" y="11">staged files (before compaction)</text>'
+        '<rect x="220" y="2" width="10" height="10" fill="#1a7f37"/>'
+        '<text x="234" y="11">published files (after)</text>'
+    )
+    return (
+        f'<svg class="chart" role="img" aria-label="files per partition before and after '
+        f'compaction" width="{width}" height="{height}" viewBox="0 0 {width} {height}">'
+        f"{legend}{''.join(parts)}</svg>"
+    )
+
+
+def _time(epoch_ms: int | None, missing: str = "-") -> str:
+    """A moment as UTC wall clock to the second, the way the Airflow UI shows times."""
+    if epoch_ms is None:
+        return missing
+    return datetime.fromtimestamp(epoch_ms / 1000, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def _duration(ms: int | None) -> str:
+    if ms is None:
+        return "-"
+    seconds = ms / 1000
+    if abs(seconds) < 120:
+        return f"{seconds:.0f} s"
+    if abs(seconds) < 7200:
+        return f"{seconds / 60:.0f} min"
+    if abs(seconds) < 172800:
+        return f"{seconds / 3600:.1f} h"
+    return f"{seconds / 86400:.1f} d"
+
+
+def _size(size: int) -> str:
+    if size < 1024:
+        return f"{size} B"
+    value = size / 1024
+    for unit in ("KB", "MB", "GB"):
+        if value < 1024:
+            return f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{value:.1f} TB"

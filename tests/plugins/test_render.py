@@ -1,0 +1,71 @@
+"""The page's HTML: user-controlled text is escaped, errors stay on their table's card."""
+
+from __future__ import annotations
+
+from html.parser import HTMLParser
+
+from airflow_provider_fscommit.core.table_report import read_table_report
+from airflow_provider_fscommit.core.table_spec import TableSpec
+from airflow_provider_fscommit.plugins.render import TableCard, render_page
+from airflow_provider_fscommit.plugins.status_page import spec_files
+from tests.streams import StreamingTable, row
+
+HOSTILE = "<img src=x onerror=alert(1)>&amp;"
+
+
+class Elements(HTMLParser):
+    """The start tags of a document and its text, as a browser's parser sees them."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[tuple[str, dict[str, str | None]]] = []
+        self.text: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append((tag, dict(attrs)))
+
+    def handle_data(self, data: str) -> None:
+        self.text.append(data)
+
+
+def parse(html: str) -> Elements:
+    parser = Elements()
+    parser.feed(html)
+    return parser
+
+
+def test_partition_values_and_errors_are_text_not_markup(spark, tmp_path):
+    # Spark leaves <, > and & unescaped in partition directory names.
+    stream = StreamingTable(tmp_path / "stream", partition_by=("dt", "k"))
+    stream.add_batches([row(1, "2026-11-20T01:00:00Z", k=HOSTILE)])
+    stream.run(spark)
+    spec = TableSpec.from_options(
+        {
+            "staging_path": stream.staging,
+            "checkpoint_path": stream.checkpoint,
+            "partition_keys": "dt,k",
+            "partition.time-extractor.timestamp-pattern": "$dt 00:00:00",
+            "table_path": str(tmp_path / "table"),
+        }
+    )
+    report = read_table_report(spec)
+    (partition,) = report.partitions
+    assert partition.values["k"] == HOSTILE and "<img src%3Dx" in partition.partition
+    cards = [
+        TableCard("events", "/specs/events.yaml", report=report),
+        TableCard("<u>broken</u>", "/specs/<u>.yaml", error=f"cannot read {HOSTILE}"),
+    ]
+    page = parse(render_page(cards, report.now_ms, "configure <it>"))
+    assert not [tag for tag, _ in page.tags if tag in ("img", "u", "it")]
+    text = "".join(page.text)
+    assert partition.partition in text
+    assert f"cannot read {HOSTILE}" in text and "<u>broken</u>" in text
+    sections = [attrs for tag, attrs in page.tags if tag == "section"]
+    assert len(sections) == 2
+
+
+def test_table_specs_globs_expand_and_a_missing_file_stays_listed(tmp_path):
+    for name in ("b.yaml", "a.yaml"):
+        (tmp_path / name).write_text("{}")
+    listed = spec_files([f"{tmp_path}/*.yaml", str(tmp_path / "a.yaml"), "/nowhere/x.yaml"])
+    assert listed == [str(tmp_path / "a.yaml"), str(tmp_path / "b.yaml"), "/nowhere/x.yaml"]
