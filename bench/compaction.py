@@ -1,0 +1,109 @@
+"""The compaction suite: every engine on the same input, interleaved, several repetitions.
+
+Repetition r runs the engines in an order rotated by r, so no engine always follows the
+same neighbour (page cache, CPU frequency, a neighbour's load on this shared machine).
+The input stays in the page cache for everyone, which the floor makes visible. Only the
+last output of each engine is kept, and checked by ``fidelity.py``.
+
+Per engine: whole-process and in-job seconds (min and median), MB/s of input compacted
+per in-job second (min), time relative to fscommit's in-job time, peak RSS of the process
+tree and of its largest Python process, the number of output files.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+from bench.engines import ENGINES, Engine
+from bench.fidelity import verify_outputs
+from bench.measure import check, run_measured, summarize
+from bench.settings import REPO, BenchSettings
+from bench.spark import spark_env
+from bench.workloads import WORKLOADS, WorkloadInput, prepare
+
+
+def run_compaction(
+    settings: BenchSettings, workloads: list[str], engines: list[str]
+) -> dict[str, Any]:
+    """``{workload: results}`` for the named workloads and engines."""
+    chosen = [ENGINES[name] for name in engines]
+    results = {}
+    for name in workloads:
+        staged = prepare(WORKLOADS[name], settings)
+        print(f"workload {name}: {staged.files} files, {staged.bytes / 1e6:.1f} MB", flush=True)
+        results[name] = run_workload(staged, chosen, settings)
+    return results
+
+
+def run_workload(
+    staged: WorkloadInput, engines: list[Engine], settings: BenchSettings
+) -> dict[str, Any]:
+    runs = settings.scratch / "runs" / staged.workload
+    shutil.rmtree(runs, ignore_errors=True)
+    env = spark_env() | {"PYTHONPATH": str(REPO)}
+    samples: dict[str, list[dict[str, float]]] = {e.name: [] for e in engines}
+    latest: dict[str, Path] = {}
+    for rep in range(settings.reps):
+        for engine in engines[rep % len(engines) :] + engines[: rep % len(engines)]:
+            out = runs / f"{engine.name}-{rep}"
+            log = runs / "logs" / f"{engine.name}-{rep}.log"
+            measurement = check(
+                run_measured(engine.command(staged, out), log, env=env),
+                f"{engine.name} on workload {staged.workload}",
+                log,
+            )
+            sample = {
+                "whole_s": measurement.wall_s,
+                "in_job_s": engine.in_job_seconds(measurement),
+                "peak_tree_rss": measurement.peak_tree_rss,
+                "peak_python_rss": measurement.peak_python_rss,
+            }
+            samples[engine.name].append(sample)
+            if engine.name in latest:
+                shutil.rmtree(latest[engine.name], ignore_errors=True)
+            latest[engine.name] = out
+            print(
+                f"  {staged.workload} rep {rep + 1}/{settings.reps} {engine.name:<12} "
+                f"in-job {sample['in_job_s']:7.2f} s  whole {sample['whole_s']:7.2f} s  "
+                f"peak {sample['peak_tree_rss'] / 2**20:7.0f} MiB",
+                flush=True,
+            )
+    verified = {e.name: latest[e.name] for e in engines if e.writes_parquet}
+    verdicts = verify_outputs(staged, verified, runs / "logs" / "verify.log") if verified else {}
+    return {
+        "input": staged.describe(),
+        "engines": {
+            e.name: _engine_summary(e, samples[e.name], staged, latest[e.name], verdicts)
+            for e in engines
+        },
+    }
+
+
+def _engine_summary(
+    engine: Engine,
+    samples: list[dict[str, float]],
+    staged: WorkloadInput,
+    out: Path,
+    verdicts: dict[str, Any],
+) -> dict[str, Any]:
+    in_job = summarize([s["in_job_s"] for s in samples])
+    outputs = [p for p in out.rglob("*") if p.is_file() and _visible(p.relative_to(out))]
+    return {
+        "label": engine.label,
+        "whole_s": summarize([s["whole_s"] for s in samples]),
+        "in_job_s": in_job,
+        "mb_per_s": round(staged.bytes / 1e6 / in_job["min"], 1) if in_job["min"] else None,
+        "peak_tree_rss": max(s["peak_tree_rss"] for s in samples),
+        "peak_python_rss": max(s["peak_python_rss"] for s in samples),
+        "output_files": len(outputs),
+        "output_bytes": sum(os.path.getsize(p) for p in outputs),
+        "fidelity": verdicts.get(engine.name),
+    }
+
+
+def _visible(relative: Path) -> bool:
+    """A data file a reader of the table sees (no ``_SUCCESS``, ledger or ``.crc``)."""
+    return not any(part.startswith(("_", ".")) for part in relative.parts)

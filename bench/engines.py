@@ -1,0 +1,193 @@
+"""The engines compared on each workload, and how each is started.
+
+Each engine compacts every committable partition of a workload's manifest into one output
+directory laid out like the published table (``<out>/dt=…/hour=…/``), in a process of its
+own (see ``measure.py``):
+
+* ``floor-read`` / ``floor-copy``: the I/O floor, reading the input bytes, and copying them
+  into one file per partition (``sendfile``; not Parquet, so not verified);
+* ``pyarrow``: ``pq.read_table`` of a partition's files, ``pq.write_table`` (snappy), one
+  process, as a script would do it;
+* ``duckdb``: ``COPY (SELECT * FROM read_parquet([...])) TO …`` per partition;
+* ``naive-spark``: ``spark.read.parquet(files).coalesce(1).write`` per partition, in one
+  spark-submit (``jobs/naive_spark.py``);
+* ``fscommit``: our compaction job, run by ``fscommit compact``: the application, Spark
+  conf, ``--py-files`` zip and idle check of ``jobs/launch.py`` that the operator's
+  ``CompactionHook`` submits too, through spark-submit.
+
+Hive-style directory names are not turned into columns by pyarrow or DuckDB
+(``partitioning=None``, ``hive_partitioning=false``): the partition values live in the
+path, as in the table Spark and fscommit write.
+
+In-process engines run as ``python -m bench.engines ENGINE MANIFEST OUT`` and report the
+seconds of their work alone; the parent also times the whole process.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from bench.measure import Measurement, print_result
+from bench.settings import SPARK_MASTER, python
+from bench.spark import submit_command
+from bench.workloads import WorkloadInput
+
+_COPY_CHUNK = 64 * 1024 * 1024
+_READ_CHUNK = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Engine:
+    """How to run one engine and read its in-job time from what it printed."""
+
+    name: str
+    label: str
+    command: Callable[[WorkloadInput, Path], list[str]]
+    in_job_seconds: Callable[[Measurement], float]
+    writes_parquet: bool = True
+
+
+def _in_process(name: str) -> Callable[[WorkloadInput, Path], list[str]]:
+    def command(staged: WorkloadInput, out: Path) -> list[str]:
+        return [python(), "-m", "bench.engines", name, str(staged.manifest), str(out)]
+
+    return command
+
+
+def _reported_seconds(measurement: Measurement) -> float:
+    return float(measurement.report()["seconds"])
+
+
+def _fscommit_command(staged: WorkloadInput, out: Path) -> list[str]:
+    spec = staged.table_spec(str(out))
+    return [
+        str(Path(python()).parent / "fscommit"),
+        "compact",
+        "--staging",
+        spec.staging_path,
+        "--checkpoint",
+        spec.checkpoint_path,
+        "--partition-keys",
+        ",".join(spec.partition_keys),
+        "--timestamp-pattern",
+        spec.timestamp_pattern or "",
+        "--delay",
+        "1 h",
+        "--table",
+        str(out),
+        "--spark-master",
+        SPARK_MASTER,
+        "--json",
+    ]
+
+
+def _fscommit_seconds(measurement: Measurement) -> float:
+    """The job's own run time (``seconds`` of its result); every partition must publish."""
+    result = json.loads(measurement.stdout)
+    failed = [p for p in result["partitions"] if p["state"] != "published"]
+    if failed:
+        raise RuntimeError(f"fscommit did not publish {failed[:2]}")
+    return float(result["seconds"])
+
+
+def _naive_spark_command(staged: WorkloadInput, out: Path) -> list[str]:
+    return submit_command("naive_spark", [str(staged.manifest), str(out)])
+
+
+ENGINES: dict[str, Engine] = {
+    e.name: e
+    for e in (
+        Engine("floor-read", "I/O floor: read", _in_process("floor-read"), _reported_seconds,
+               writes_parquet=False),
+        Engine("floor-copy", "I/O floor: copy", _in_process("floor-copy"), _reported_seconds,
+               writes_parquet=False),
+        Engine("pyarrow", "pyarrow, one process", _in_process("pyarrow"), _reported_seconds),
+        Engine("duckdb", "DuckDB COPY", _in_process("duckdb"), _reported_seconds),
+        Engine("naive-spark", "naive Spark (coalesce(1))", _naive_spark_command,
+               _reported_seconds),
+        Engine("fscommit", "fscommit compact", _fscommit_command, _fscommit_seconds),
+    )
+}  # fmt: skip
+
+
+def floor_read(staged: WorkloadInput, out: Path) -> None:
+    """Read every input byte once, as any engine must."""
+    buffer = bytearray(_READ_CHUNK)
+    for partition in staged.partitions:
+        for path in partition.files:
+            with open(path, "rb", buffering=0) as handle:
+                while handle.readinto(buffer):
+                    pass
+
+
+def floor_copy(staged: WorkloadInput, out: Path) -> None:
+    """Append each partition's input bytes to one file, in the kernel (``sendfile``)."""
+    for partition in staged.partitions:
+        target = out / partition.path / "data.bin"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with open(target, "wb") as sink:
+            for path in partition.files:
+                with open(path, "rb") as source:
+                    while os.sendfile(sink.fileno(), source.fileno(), None, _COPY_CHUNK):
+                        pass
+
+
+def pyarrow_rewrite(staged: WorkloadInput, out: Path) -> None:
+    import pyarrow.parquet as pq
+
+    for partition in staged.partitions:
+        table = pq.read_table(list(partition.files), partitioning=None)
+        target = out / partition.path / "part-00000.snappy.parquet"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        pq.write_table(table, target, compression="snappy")
+
+
+def duckdb_copy(staged: WorkloadInput, out: Path) -> None:
+    import duckdb
+
+    connection = duckdb.connect()
+    for partition in staged.partitions:
+        target = out / partition.path / "part-00000.snappy.parquet"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        files = ", ".join(_sql_string(f) for f in partition.files)
+        connection.execute(
+            f"COPY (SELECT * FROM read_parquet([{files}], hive_partitioning = false)) "
+            f"TO {_sql_string(str(target))} (FORMAT parquet, COMPRESSION snappy)"
+        )
+    connection.close()
+
+
+def _sql_string(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+_IN_PROCESS: dict[str, Callable[[WorkloadInput, Path], None]] = {
+    "floor-read": floor_read,
+    "floor-copy": floor_copy,
+    "pyarrow": pyarrow_rewrite,
+    "duckdb": duckdb_copy,
+}
+
+
+def main() -> None:
+    """``python -m bench.engines ENGINE MANIFEST OUT``: run one in-process engine once."""
+    name, manifest, out = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3])
+    engine = _IN_PROCESS[name]
+    staged = WorkloadInput.load(manifest)
+    if name == "duckdb":
+        import duckdb  # noqa: F401 - imported before the clock starts, like the others
+    elif name == "pyarrow":
+        import pyarrow.parquet  # noqa: F401
+    started = time.monotonic()
+    engine(staged, out)
+    print_result({"seconds": time.monotonic() - started})
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""Spark applications the benchmarks submit: input generation, baselines, verification."""

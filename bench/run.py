@@ -1,0 +1,92 @@
+"""``python -m bench``: run the benchmark suites and write ``bench/results/``.
+
+    python -m bench                      # everything, full size, 3 repetitions
+    python -m bench --scale 0.05 --reps 2  # a smoke run of the same shape
+    python -m bench --suites checkpoint  # one suite; the others' results are kept
+
+Suites run one after the other, one benchmarked process at a time, so they do not compete
+with each other for the two cores.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from bench import report
+from bench.checkpoint_scale import run_checkpoint_scale
+from bench.compaction import run_compaction
+from bench.engines import ENGINES
+from bench.machine import describe_machine, load_average
+from bench.metastore import run_metastore
+from bench.profiling import run_profiles
+from bench.settings import DEFAULT_RESULTS, DEFAULT_SCRATCH, BenchSettings
+from bench.workloads import WORKLOADS
+
+SUITES = ("compaction", "checkpoint", "metastore", "profile")
+
+
+def _names(choices: Sequence[str]) -> Callable[[str], list[str]]:
+    def parse(text: str) -> list[str]:
+        names = [n.strip() for n in text.split(",") if n.strip()]
+        unknown = sorted(set(names) - set(choices))
+        if unknown:
+            raise argparse.ArgumentTypeError(f"unknown {unknown}; choose from {list(choices)}")
+        return names
+
+    return parse
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
+    parser.add_argument("--scale", type=float, default=1.0, help="shrink every workload (0-1]")
+    parser.add_argument("--reps", type=int, default=3, help="repetitions per measurement")
+    parser.add_argument(
+        "--scratch",
+        type=Path,
+        default=DEFAULT_SCRATCH,
+        help=f"inputs and outputs (default {DEFAULT_SCRATCH})",
+    )
+    parser.add_argument(
+        "--results", type=Path, default=DEFAULT_RESULTS, help="where results.json and RESULTS.md go"
+    )
+    parser.add_argument("--suites", type=_names(SUITES), default=list(SUITES))
+    parser.add_argument("--workloads", type=_names(tuple(WORKLOADS)), default=list(WORKLOADS))
+    parser.add_argument("--engines", type=_names(tuple(ENGINES)), default=list(ENGINES))
+    args = parser.parse_args(argv)  # fmt: skip
+    if not 0 < args.scale <= 1 or args.reps < 1:
+        parser.error("--scale must be in (0, 1] and --reps at least 1")
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    settings = BenchSettings(args.scale, args.reps, args.scratch.resolve(), args.results)
+    runners: dict[str, Callable[[], Any]] = {
+        "compaction": lambda: run_compaction(settings, args.workloads, args.engines),
+        "checkpoint": lambda: run_checkpoint_scale(settings),
+        "metastore": lambda: run_metastore(settings),
+        "profile": lambda: run_profiles(settings),
+    }
+    document = report.load(settings.results)
+    document["machine"] = describe_machine()
+    for suite in args.suites:
+        print(f"== {suite}", flush=True)
+        started, load_before = datetime.now(UTC), load_average()
+        results = runners[suite]()
+        document["suites"][suite] = {
+            "settings": {
+                "scale": settings.scale,
+                "reps": settings.reps,
+                "started": started.isoformat(timespec="seconds"),
+                "load_before": load_before,
+                "load_after": load_average(),
+            },
+            "results": results,
+        }
+        report.save(settings.results, document)
+    print(f"results: {settings.results / 'RESULTS.md'}")
+    return 0

@@ -1,0 +1,30 @@
+"""Submitting the benchmarks' own Spark applications the way fscommit submits its job.
+
+The same ``spark-submit``, environment and Python settings as
+``airflow_provider_fscommit.jobs.launch``, and the same master: naive Spark and our job
+then differ only in what the application does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from airflow_provider_fscommit.jobs.launch import default_conf, default_spark_submit, submit_env
+from bench.settings import REPO, SPARK_MASTER
+
+JOBS = REPO / "bench" / "jobs"
+
+
+def submit_command(
+    application: str, arguments: Sequence[str], conf: Mapping[str, str] | None = None
+) -> list[str]:
+    """``spark-submit`` of ``bench/jobs/<application>.py`` with fscommit's defaults."""
+    command = [default_spark_submit(), "--master", SPARK_MASTER]
+    for key, value in (default_conf() | dict(conf or {})).items():
+        command += ["--conf", f"{key}={value}"]
+    return [*command, str(JOBS / f"{application}.py"), *arguments]
+
+
+def spark_env() -> dict[str, str]:
+    """fscommit's spark-submit environment (pyspark's Spark home, loopback)."""
+    return submit_env()

@@ -1,0 +1,111 @@
+"""Where we stand against the targets of issue #6 (reported, never asserted).
+
+Each target is judged from the results when its suite ran; at a scale below 1 the
+verdict is shown but marked as not comparable, since the targets are stated for the
+full-size workloads.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+GIB = 2**30
+MIB = 2**20
+
+
+def evaluate(suites: dict[str, Any]) -> list[dict[str, Any]]:
+    """Rows of ``target``, ``measured``, ``met`` (None: not measured) and ``scale``."""
+    rows: list[dict[str, Any]] = []
+    compaction = suites.get("compaction")
+    if compaction:
+        rows += _compaction_targets(compaction)
+    checkpoint = suites.get("checkpoint")
+    if checkpoint:
+        ours = checkpoint["results"]["readers"]["fscommit"]
+        scale = checkpoint["settings"]["scale"]
+        first, peak = ours["first_s"]["min"], ours["peak_rss"]
+        rows.append(
+            _row(
+                f"first read of the {checkpoint['results']['entries']:,}-entry log "
+                "<= 1.5 s and <= 1 GB",
+                f"{first:.2f} s, {peak / GIB:.2f} GiB peak RSS",
+                first <= 1.5 and peak <= GIB,
+                scale,
+            )
+        )
+        incremental = ours["incremental_s"]["min"]
+        rows.append(
+            _row(
+                "incremental re-read after one batch <= 20 ms",
+                f"{incremental * 1000:.1f} ms",
+                incremental <= 0.020,
+                scale,
+            )
+        )
+    metastore = suites.get("metastore")
+    if metastore:
+        results = metastore["results"]
+        chain = results["methods"]["policy-chain"]["seconds"]["min"]
+        rows.append(
+            _row(
+                f"{results['partitions']:,} partitions committed <= 2 s",
+                f"{chain:.2f} s",
+                chain <= 2,
+                metastore["settings"]["scale"],
+            )
+        )
+    return rows
+
+
+def _compaction_targets(compaction: dict[str, Any]) -> list[dict[str, Any]]:
+    rows = []
+    scale = compaction["settings"]["scale"]
+    workloads = compaction["results"]
+    for name in ("a", "b"):
+        engines = workloads.get(name, {}).get("engines", {})
+        ours, duckdb = engines.get("fscommit"), engines.get("duckdb")
+        if ours and duckdb:
+            fast = ours["in_job_s"]["min"] <= duckdb["in_job_s"]["min"]
+            same = bool(ours["fidelity"] and ours["fidelity"]["ok"])
+            rows.append(
+                _row(
+                    f"({name}) in-job at least as fast as DuckDB, identical schema for Spark",
+                    f"{ours['in_job_s']['min']:.2f} s vs {duckdb['in_job_s']['min']:.2f} s; "
+                    f"output {'identical' if same else 'DIFFERS'}",
+                    fast and same,
+                    scale,
+                )
+            )
+    for name, result in workloads.items():
+        ours, naive = result["engines"].get("fscommit"), result["engines"].get("naive-spark")
+        if ours and naive:
+            ratio = naive["whole_s"]["min"] / ours["whole_s"]["min"]
+            rows.append(
+                _row(
+                    f"({name}) whole application >= 4x faster than naive Spark",
+                    f"{ratio:.1f}x ({ours['whole_s']['min']:.1f} s vs "
+                    f"{naive['whole_s']['min']:.1f} s)",
+                    ratio >= 4,
+                    scale,
+                )
+            )
+    small = workloads.get("a", {}).get("engines", {})
+    large = workloads.get("c", {}).get("engines", {})
+    if "fscommit" in small and "fscommit" in large:
+        before = small["fscommit"]["peak_python_rss"]
+        after = large["fscommit"]["peak_python_rss"]
+        factor = workloads["c"]["input"]["bytes"] / (workloads["a"]["input"]["bytes"] / 12)
+        rows.append(
+            _row(
+                "(c) bounded memory: largest Python process on (c) <= 1.5x that on (a)",
+                f"{after / MIB:.0f} MiB vs {before / MIB:.0f} MiB for a {factor:.0f}x larger "
+                "partition",
+                after <= 1.5 * before,
+                scale,
+            )
+        )
+    return rows
+
+
+def _row(target: str, measured: str, met: bool, scale: float) -> dict[str, Any]:
+    return {"target": target, "measured": measured, "met": met, "scale": scale}
