@@ -29,7 +29,7 @@ from airflow_provider_fscommit.core.table_report import (
     read_table_report,
 )
 from airflow_provider_fscommit.core.table_spec import TableSpec
-from airflow_provider_fscommit.core.units import format_duration, parse_duration
+from airflow_provider_fscommit.core.units import format_duration, format_size, parse_duration
 
 # Flags that set a table option directly: (flag, option).
 _TABLE_FLAGS: tuple[tuple[str, o.ConfigOption], ...] = (
@@ -286,8 +286,10 @@ def render_status(report: TableReport) -> str:
             (
                 p.partition,
                 p.state.value,
-                f"{p.staged_files} / {_size(p.staged_bytes)}",
-                f"{p.published_files} / {_size(p.published_bytes)}" if p.published_files else "-",
+                f"{p.staged_files} / {format_size(p.staged_bytes)}",
+                f"{p.published_files} / {format_size(p.published_bytes)}"
+                if p.published_files
+                else "-",
                 str(p.published_rows) if p.published_files else "-",
                 p.error or iso_ms(p.commit_time_ms) or "",
                 "" if p.error else (iso_ms(p.last_commit_ms) or ""),
@@ -316,10 +318,10 @@ def render_status(report: TableReport) -> str:
 
 def render_cleanup(report: CleanupReport) -> str:
     verb = "would delete" if report.dry_run else "deleted"
-    lines = [f"{f['path']}  {_size(f['size'])}" for f in report.files]
+    lines = [f"{f['path']}  {format_size(f['size'])}" for f in report.files]
     total = sum(f["size"] for f in report.files)
     lines.append(
-        f"{verb} {len(report.files)} published staged file(s), {_size(total)}, older than "
+        f"{verb} {len(report.files)} published staged file(s), {format_size(total)}, older than "
         f"{format_duration(report.older_than)}"
     )
     return "\n".join(lines)
@@ -331,17 +333,6 @@ def _age(seconds: float) -> str:
     if seconds < 7200:
         return f"{seconds / 60:.1f} min"
     return f"{seconds / 3600:.1f} h"
-
-
-def _size(size: int) -> str:
-    if size < 1024:
-        return f"{size} B"
-    value = size / 1024
-    for unit in ("KB", "MB"):
-        if value < 1024:
-            return f"{value:.1f} {unit}"
-        value /= 1024
-    return f"{value:.1f} GB"
 
 
 if __name__ == "__main__":

@@ -82,3 +82,15 @@ def format_duration(value: timedelta) -> str:
         if ms and ms % unit_ms == 0:
             return f"{ms // unit_ms} {name}"
     return f"{ms} ms"
+
+
+def format_size(size: int) -> str:
+    """A byte count for people: ``512 B``, ``1.5 MB``, ``2.0 GB``."""
+    if size < 1024:
+        return f"{size} B"
+    value = size / 1024
+    for unit in ("KB", "MB", "GB"):
+        if value < 1024:
+            return f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{value:.1f} TB"

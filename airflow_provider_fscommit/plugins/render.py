@@ -20,7 +20,7 @@ from airflow_provider_fscommit.core.table_report import (
     ReportState,
     TableReport,
 )
-from airflow_provider_fscommit.core.units import format_duration
+from airflow_provider_fscommit.core.units import format_duration, format_size
 
 # Partitions shown in the chart: the latest ones with something published.
 CHART_PARTITIONS = 24
@@ -193,8 +193,8 @@ def _partitions(report: TableReport) -> str:
             f'<td class="p">{escape(p.partition)}{note}</td>'
             f'<td><span class="state" style="background:{colour}">{escape(p.state.value)}'
             f"</span>{late}</td>"
-            f"<td class=n>{p.staged_files}</td><td class=n>{_size(p.staged_bytes)}</td>"
-            f"<td class=n>{p.published_files}</td><td class=n>{_size(p.published_bytes)}</td>"
+            f"<td class=n>{p.staged_files}</td><td class=n>{format_size(p.staged_bytes)}</td>"
+            f"<td class=n>{p.published_files}</td><td class=n>{format_size(p.published_bytes)}</td>"
             f"<td class=n>{p.published_rows}</td>"
             f"<td class=t>{_time(p.commit_time_ms, '')}</td>"
             f"<td class=t>{_time(p.last_commit_ms, '')}"
@@ -272,14 +272,3 @@ def _duration(ms: int | None) -> str:
     if abs(seconds) < 172800:
         return f"{seconds / 3600:.1f} h"
     return f"{seconds / 86400:.1f} d"
-
-
-def _size(size: int) -> str:
-    if size < 1024:
-        return f"{size} B"
-    value = size / 1024
-    for unit in ("KB", "MB", "GB"):
-        if value < 1024:
-            return f"{value:.1f} {unit}"
-        value /= 1024
-    return f"{value:.1f} TB"
