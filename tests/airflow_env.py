@@ -27,7 +27,8 @@ class AirflowEnv:
             AIRFLOW_HOME=str(self.home),
             # The scheduler, api-server, triggerer, dag-processor and CLI share one SQLite
             # file; on a busy 2-core machine a writer can wait longer than SQLite's default
-            # 5 s for the lock ("database is locked"), so wait up to a minute instead.
+            # 5 s for the lock, so wait up to a minute instead. (A transaction that read
+            # before another one wrote still fails at once: see Services.backfill.)
             AIRFLOW__DATABASE__SQL_ALCHEMY_CONN=f"sqlite:///{self.home / 'airflow.db'}?timeout=60",
             AIRFLOW__CORE__DAGS_FOLDER=str(self.dags_folder),
             AIRFLOW__CORE__LOAD_EXAMPLES="False",

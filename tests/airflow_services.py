@@ -24,6 +24,12 @@ import requests
 from tests.airflow_env import AIRFLOW, AirflowEnv
 
 TERMINAL = ("success", "failed")
+COMMANDS = {
+    "api-server": lambda port: ["api-server", "--host", "127.0.0.1", "--port", str(port)],
+    "scheduler": lambda port: ["scheduler", "--skip-serve-logs"],
+    "triggerer": lambda port: ["triggerer", "--skip-serve-logs"],
+    "dag-processor": lambda port: ["dag-processor"],
+}
 
 
 def free_port() -> int:
@@ -129,6 +135,33 @@ class Services:
                 )
             time.sleep(1)
 
+    def backfill(self, dag_id: str, *args: str) -> int:
+        """``airflow backfill create`` for ``dag_id``; the new backfill's id.
+
+        SQLite lets one process write at a time, and a CLI transaction that read before
+        the scheduler (heartbeat every second here) wrote fails at once with "database is
+        locked"; Airflow's clean-up of the half-created backfill can fail the same way and
+        leave it "running". So the services pause while the backfill is created (on
+        PostgreSQL or MySQL they would not need to); its runs execute under them as usual.
+        """
+        self.stop()
+        try:
+            created = self.airflow.run("backfill", "create", "--dag-id", dag_id, *args)
+        finally:
+            self.start()
+        assert created.returncode == 0, created.stderr[-3000:]
+        ((backfill_id,),) = self.airflow.query("SELECT MAX(id) FROM backfill")
+        return backfill_id
+
+    def backfill_run_states(self, backfill_id: int) -> list[str]:
+        """The states of the runs a backfill created."""
+        return [
+            state
+            for (state,) in self.airflow.query(
+                f"SELECT state FROM dag_run WHERE backfill_id = {backfill_id}"
+            )
+        ]
+
     def wait_for_backfill(self, backfill_id: int, timeout: float = 600) -> None:
         """Wait until the scheduler marks a backfill complete (all its runs finished)."""
         self._wait(
@@ -150,6 +183,23 @@ class Services:
                 raise AssertionError(f"{what}: not done after {timeout} s\n{self.log_tail()}")
             time.sleep(1)
 
+    def start(self) -> None:
+        """Start every service (appending to its log) and wait until the API answers."""
+        for name, args in COMMANDS.items():
+            with open(self.airflow.home / f"{name}.log", "ab") as log:
+                self.processes[name] = subprocess.Popen(
+                    [AIRFLOW, *args(self.port)],
+                    env=self.airflow.env(),
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                )
+        self._wait_until_up()
+
+    def stop(self) -> None:
+        for process in self.processes.values():
+            _stop(process)
+
     def _wait_until_up(self, timeout: float = 120) -> None:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
@@ -158,7 +208,7 @@ class Services:
             try:
                 if requests.get(f"{self.url}/api/v2/version", timeout=2).status_code < 500:
                     return
-            except requests.ConnectionError:
+            except (requests.ConnectionError, requests.Timeout):  # not listening or still starting
                 pass
             time.sleep(0.5)
         raise AssertionError(f"the api-server did not come up\n{self.log_tail()}")
@@ -176,27 +226,11 @@ def running_services(
     """
     port = int(airflow.extra_env["AIRFLOW__API__BASE_URL"].rsplit(":", 1)[1])
     services = Services(airflow, port, credentials=credentials)
-    commands = {
-        "api-server": ["api-server", "--host", "127.0.0.1", "--port", str(port)],
-        "scheduler": ["scheduler", "--skip-serve-logs"],
-        "triggerer": ["triggerer", "--skip-serve-logs"],
-        "dag-processor": ["dag-processor"],
-    }
     try:
-        for name, args in commands.items():
-            with open(airflow.home / f"{name}.log", "wb") as log:
-                services.processes[name] = subprocess.Popen(
-                    [AIRFLOW, *args],
-                    env=airflow.env(),
-                    stdout=log,
-                    stderr=subprocess.STDOUT,
-                    start_new_session=True,
-                )
-        services._wait_until_up()
+        services.start()
         yield services
     finally:
-        for process in services.processes.values():
-            _stop(process)
+        services.stop()
 
 
 def services_airflow_env(home: Path, extra_env: dict[str, str]) -> AirflowEnv:
