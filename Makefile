@@ -1,5 +1,5 @@
-# The two entry points of the README. Both create .venv with the pinned dependencies first.
-.PHONY: demo test test-fast lint venv
+# The entry points of the README. Each creates .venv with the pinned dependencies first.
+.PHONY: bench demo test test-fast lint venv
 
 venv:
 	@scripts/bootstrap.sh
@@ -17,3 +17,8 @@ test-fast: venv
 lint: venv
 	.venv/bin/ruff check .
 	.venv/bin/ruff format --check .
+
+# The benchmarks (bench/README.md): BENCH_ARGS="--scale 0.05 --reps 2" for a smoke run.
+bench: venv
+	scripts/install.sh .venv/bin/python -e '.[test,bench]'
+	.venv/bin/python -m bench $(BENCH_ARGS)
