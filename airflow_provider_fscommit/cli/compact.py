@@ -12,8 +12,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from airflow_provider_fscommit.cli.progress import Progress
 from airflow_provider_fscommit.core.coordinator import CompactionCoordinator
 from airflow_provider_fscommit.core.table_spec import TableSpec
+from airflow_provider_fscommit.core.units import format_size
 from airflow_provider_fscommit.jobs.compact import (
     PLANNED_PREFIX,
     PROGRESS_PREFIX,
@@ -131,7 +133,9 @@ def submit_compaction(
 def _follow(command: list[str], log_path: str, show_progress: bool) -> dict[str, Any] | None:
     """Run spark-submit, showing each partition as it is published; returns the result."""
     result = None
-    total = done = 0
+    progress = Progress() if show_progress else None
+    if progress:
+        progress.starting()
     with open(log_path, "w") as log:
         process = subprocess.Popen(
             command, stdout=subprocess.PIPE, stderr=log, text=True, env=submit_env()
@@ -139,19 +143,18 @@ def _follow(command: list[str], log_path: str, show_progress: bool) -> dict[str,
         assert process.stdout is not None
         for line in process.stdout:
             if line.startswith(PLANNED_PREFIX):
-                total = len(json.loads(line[len(PLANNED_PREFIX) :]))
-                if show_progress:
-                    print(f"planned {total} partition(s); compacting...", file=sys.stderr)
+                if progress:
+                    progress.planned(len(json.loads(line[len(PLANNED_PREFIX) :])))
             elif line.startswith(PROGRESS_PREFIX):
-                done += 1
-                outcome = json.loads(line[len(PROGRESS_PREFIX) :])
-                if show_progress:
-                    print(f"[{done}/{total}] {_outcome_line(outcome)}", file=sys.stderr)
+                if progress:
+                    progress.partition_done(_outcome_line(json.loads(line[len(PROGRESS_PREFIX) :])))
             elif line.startswith(RESULT_PREFIX):
                 result = json.loads(line[len(RESULT_PREFIX) :])
             else:
                 log.write(line)
         process.wait()
+    if progress:
+        progress.close()
     return result
 
 
@@ -160,7 +163,7 @@ def _outcome_line(outcome: dict[str, Any]) -> str:
         return f"{outcome['partition']} FAILED: {outcome['error']}"
     return (
         f"{outcome['partition']} {outcome['state']}: {outcome['files_in']} file(s) -> "
-        f"{outcome['files_out']}, {outcome['rows']} rows, {outcome['bytes_out']} bytes"
+        f"{outcome['files_out']}, {outcome['rows']} rows, {format_size(outcome['bytes_out'])}"
     )
 
 
