@@ -22,6 +22,7 @@ from airflow_provider_fscommit.cli.compact import SparkOptions, run_compact
 from airflow_provider_fscommit.core import options as o
 from airflow_provider_fscommit.core.committable import iso_ms
 from airflow_provider_fscommit.core.errors import FsCommitError
+from airflow_provider_fscommit.core.quarantine import QuarantinedFile, quarantine
 from airflow_provider_fscommit.core.retention import CleanupReport, clean_staging
 from airflow_provider_fscommit.core.table_report import (
     DEFAULT_STALL_TIMEOUT,
@@ -115,6 +116,19 @@ def build_parser() -> argparse.ArgumentParser:
     clean.add_argument("--older-than", required=True, metavar="AGE", help="e.g. 7d, 36 h")
     clean.add_argument("--dry-run", action="store_true", help="list what would be deleted")
     clean.add_argument("--json", action="store_true", help="print one JSON object")
+    quarantine_files = commands.add_parser(
+        "quarantine",
+        help="give up unreadable staged files so the rest of their partition is published",
+        description="Record in the ledger that the given staged files (as an error names "
+        "them) are never to be published: their rows are lost, the other files of their "
+        "partitions are published by the next compaction. For files that cannot be restored.",
+    )
+    _add_table_arguments(quarantine_files)
+    quarantine_files.add_argument("files", nargs="+", metavar="FILE", help="staged file URI")
+    quarantine_files.add_argument(
+        "--reason", required=True, help="why the rows are given up (kept in the ledger)"
+    )
+    quarantine_files.add_argument("--json", action="store_true", help="print one JSON object")
     return parser
 
 
@@ -213,6 +227,13 @@ def _run(args: argparse.Namespace) -> int:
                 spec, parse_duration(args.older_than, "--older-than"), args.dry_run
             )
             print(json.dumps(report.to_dict(), indent=2) if args.json else render_cleanup(report))
+            return 0
+        if args.command == "quarantine":
+            files = quarantine(spec, args.files, args.reason)
+            if args.json:
+                print(json.dumps({"files": [f.to_dict() for f in files]}, indent=2))
+            else:
+                print(render_quarantine(files))
             return 0
         report = read_table_report(spec, parse_duration(args.stall_timeout, "--stall-timeout"))
     except FsCommitError as exc:
@@ -323,6 +344,19 @@ def render_cleanup(report: CleanupReport) -> str:
     lines.append(
         f"{verb} {len(report.files)} published staged file(s), {format_size(total)}, older than "
         f"{format_duration(report.older_than)}"
+    )
+    return "\n".join(lines)
+
+
+def render_quarantine(files: list[QuarantinedFile]) -> str:
+    lines = [
+        f"{f.partition}  {f.uri}  {format_size(f.size)}"
+        + ("" if f.new else "  (quarantined already)")
+        for f in files
+    ]
+    lines.append(
+        f"quarantined {sum(f.new for f in files)} staged file(s); the next compaction "
+        "publishes the rest of their partitions"
     )
     return "\n".join(lines)
 

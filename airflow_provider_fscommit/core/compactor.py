@@ -179,7 +179,14 @@ def _compact(task: UnitTask) -> UnitResult:
         for uri in task.inputs:
             filesystem, path = resolve_filesystem(uri)
             parquet = _open(filesystem, path, uri)
-            for batch in parquet.iter_batches(batch_size=_BATCH_ROWS):
+            batches = parquet.iter_batches(batch_size=_BATCH_ROWS)
+            while True:
+                try:  # a file whose footer reads can still have damaged pages
+                    batch = next(batches, None)
+                except (pa.ArrowInvalid, OSError) as exc:
+                    raise unreadable(uri, exc) from None
+                if batch is None:
+                    break
                 pending.append(_align(batch, schema))
                 pending_bytes += batch.nbytes
                 rows += batch.num_rows
@@ -200,14 +207,25 @@ def _open(filesystem: pafs.FileSystem, path: str, uri: str) -> pq.ParquetFile:
         return pq.ParquetFile(filesystem.open_input_file(path), coerce_int96_timestamp_unit="us")
     except FileNotFoundError:
         raise FsCommitError(
-            f"staged file {uri} is in the sink log but missing on disk; restore it, or the "
-            "partition cannot be published without losing rows"
+            f"staged file {uri} is in the sink log but missing on disk; nothing of its "
+            f"partition was published. {_WAY_OUT.format(uri=uri)}"
         ) from None
     except (pa.ArrowInvalid, OSError) as exc:
-        raise FsCommitError(
-            f"staged file {uri} is not a readable Parquet file ({exc}); nothing of its "
-            "partition was published"
-        ) from None
+        raise unreadable(uri, exc) from None
+
+
+_WAY_OUT = (
+    "Restore the file and rerun; if its rows are lost for good, give them up with "
+    "`fscommit quarantine {uri} --reason ...` and rerun to publish the rest"
+)
+
+
+def unreadable(uri: str, exc: Exception) -> FsCommitError:
+    """The error of a staged file that is not readable Parquet, with the way out."""
+    return FsCommitError(
+        f"staged file {uri} is not a readable Parquet file ({exc}); nothing of its "
+        f"partition was published. {_WAY_OUT.format(uri=uri)}"
+    )
 
 
 def _align(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:

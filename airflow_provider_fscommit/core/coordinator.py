@@ -163,7 +163,7 @@ class CompactionCoordinator:
             plan = plan_partition(
                 partition,
                 selection.files[partition],
-                ledger.published_inputs,
+                ledger.settled_inputs,
                 seq=ledger.next_seq,
                 target_file_size=self.spec.compaction_file_size,
                 auto_compaction=self.spec.auto_compaction,

@@ -30,7 +30,7 @@ def partitions_to_commit(spec: TableSpec) -> list[PendingCommit]:
     pending = []
     for partition in ready:
         records = ledger.read(partition)
-        unpublished = {f.uri for f in files[partition]} - records.published_inputs
+        unpublished = {f.uri for f in files[partition]} - records.settled_inputs
         if unpublished:
             pending.append(PendingCommit(partition, "late-data" if records.commits else "new"))
         elif not records.policies_current:

@@ -7,6 +7,9 @@ Trino). Per partition, ``plan-<seq>.json`` is the write-ahead intent of one comp
 ``commit-<seq>.json`` its commit point: once that file exists, the plan's inputs are
 published into its outputs, whatever happens afterwards. A plan without a commit record
 is unfinished and is discarded (with its hidden outputs) by the next run.
+``quarantine-<seq>.json`` records staged files a user excluded (``fscommit quarantine``):
+unreadable ones whose rows cannot be recovered, so that the rest of the partition can be
+published; they are never published afterwards.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from airflow_provider_fscommit.core.fsutil import (
 from airflow_provider_fscommit.core.planner import CompactionPlan
 
 LEDGER_DIR = "_fscommit"
-_RECORD = re.compile(r"(plan|commit|policy)-(\d{8})\.json")
+_RECORD = re.compile(r"(plan|commit|policy|quarantine)-(\d{8})\.json")
 
 
 class LedgerError(FsCommitError):
@@ -43,6 +46,7 @@ class PartitionLedger:
     plans: dict[int, CompactionPlan] = field(default_factory=dict)
     commits: dict[int, dict[str, Any]] = field(default_factory=dict)
     policy_commits: dict[int, dict[str, Any]] = field(default_factory=dict)
+    quarantines: dict[int, dict[str, Any]] = field(default_factory=dict)
 
     @property
     def open_plans(self) -> list[CompactionPlan]:
@@ -55,6 +59,15 @@ class PartitionLedger:
     @property
     def published_inputs(self) -> set[str]:
         return {f.uri for plan in self.committed_plans for f in plan.inputs}
+
+    @property
+    def quarantined_inputs(self) -> set[str]:
+        return {f["uri"] for record in self.quarantines.values() for f in record["files"]}
+
+    @property
+    def settled_inputs(self) -> set[str]:
+        """Staged files that need no more work: published, or excluded by a user."""
+        return self.published_inputs | self.quarantined_inputs
 
     @property
     def latest_commit(self) -> int | None:
@@ -107,8 +120,10 @@ class CommitLedger:
                 ledger.plans[seq] = CompactionPlan.from_dict(document)
             elif kind == "commit":
                 ledger.commits[seq] = document
-            else:
+            elif kind == "policy":
                 ledger.policy_commits[seq] = document
+            else:
+                ledger.quarantines[seq] = document
         orphaned = sorted(set(ledger.commits) - set(ledger.plans))
         if orphaned:
             raise LedgerError(
@@ -147,6 +162,11 @@ class CommitLedger:
     def write_policy_commit(self, partition: str, seq: int, record: dict[str, Any]) -> None:
         """Record that the policies made compaction ``seq`` of the partition visible."""
         write_json(self.filesystem, self._path(partition, "policy", seq), record)
+
+    def write_quarantine(self, partition: str, record: dict[str, Any]) -> None:
+        """Record staged files of ``partition`` excluded from publication (call under the lock)."""
+        seq = max(self.read(partition).quarantines, default=-1) + 1
+        write_json(self.filesystem, self._path(partition, "quarantine", seq), record)
 
     def write_run(self, run_id: str, result: dict[str, Any]) -> None:
         """Keep a run's summary, so a caller in another process (or host) can read it."""

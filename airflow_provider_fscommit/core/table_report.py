@@ -77,6 +77,7 @@ class PartitionReport:
     staged_files: int = 0
     staged_bytes: int = 0
     unpublished_files: int = 0
+    quarantined_files: int = 0
     published_inputs: int = 0
     published_files: int = 0
     published_bytes: int = 0
@@ -96,6 +97,7 @@ class PartitionReport:
             "files": self.staged_files,
             "bytes": self.staged_bytes,
             "unpublished_files": self.unpublished_files,
+            "quarantined_files": self.quarantined_files,
             "published_inputs": self.published_inputs,
             "published_files": self.published_files,
             "published_bytes": self.published_bytes,
@@ -246,7 +248,7 @@ def _merge(
     records: PartitionLedger,
 ) -> PartitionReport:
     published_inputs = records.published_inputs
-    unpublished = {f.uri for f in staged_files} - published_inputs
+    unpublished = {f.uri for f in staged_files} - records.settled_inputs
     outputs = [o for record in records.commits.values() for o in record.get("outputs", [])]
     policy = [records.policy_commits[seq] for seq in sorted(records.policy_commits)]
     latest = max(policy, key=lambda r: r.get("committed_at_ms") or 0, default=None)
@@ -268,6 +270,7 @@ def _merge(
         staged_files=status.staged.files if status else 0,
         staged_bytes=status.staged.bytes if status else 0,
         unpublished_files=len(unpublished),
+        quarantined_files=len(records.quarantined_inputs),
         published_inputs=len(published_inputs),
         published_files=len(outputs),
         published_bytes=sum(o.get("bytes", 0) for o in outputs),
