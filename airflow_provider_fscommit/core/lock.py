@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import socket
 import threading
@@ -37,6 +38,8 @@ from airflow_provider_fscommit.core.errors import FsCommitError
 from airflow_provider_fscommit.core.filesystem import resolve_filesystem
 from airflow_provider_fscommit.core.fsutil import delete_if_exists, read_json, write_json
 from airflow_provider_fscommit.core.ledger import LEDGER_DIR
+
+log = logging.getLogger(__name__)
 
 LOCK_NAME = "lock.json"
 DEFAULT_TTL_S = 120.0
@@ -110,6 +113,7 @@ class TableLock:
             self.filesystem.create_dir(self.directory, recursive=True)
         except OSError as exc:
             raise FsCommitError(f"cannot create {self.directory}: {exc}") from exc
+        announced = False
         while True:
             if self._try_create():
                 break
@@ -117,6 +121,13 @@ class TableLock:
             if holder is not None and self._is_dead(holder):
                 self._take_over(holder)
                 continue
+            if not announced:  # a run that seems stuck says what it waits for, once
+                log.info(
+                    "waiting for the table lock %s, held by %s",
+                    self.path,
+                    holder.describe() if holder else "another run",
+                )
+                announced = True
             if time.monotonic() > deadline:
                 raise LockTimeout(
                     f"the table lock {self.path} is held by "

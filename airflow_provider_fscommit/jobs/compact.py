@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
 from collections.abc import Sequence
 
@@ -42,8 +43,22 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+def _log_to_stderr() -> None:
+    """Let the core's messages (e.g. waiting for the table lock) reach spark-submit's output.
+
+    The operator's task log and the CLI's spark-submit log show that output; without a
+    handler, Python would drop the driver's INFO messages.
+    """
+    handler = logging.StreamHandler()
+    handler.setFormatter(logging.Formatter("fscommit: %(message)s"))
+    logger = logging.getLogger("airflow_provider_fscommit")
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
+    _log_to_stderr()
     from pyspark.sql import SparkSession
 
     spark = SparkSession.builder.appName("fscommit-compact").getOrCreate()
