@@ -21,8 +21,10 @@ a million-entry log that is what makes the sensor's and the sweep's polls cheap.
 
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.fs as pafs
@@ -48,6 +50,13 @@ _PARSE_OPTIONS = pajson.ParseOptions(
 )
 
 
+# The scalar compared with is built from buffers because converting any Python value
+# makes pyarrow import pandas when it is installed: 0.7-0.8 s here, paid by every fresh
+# process on its first read of the log (each poke of a sensor in reschedule mode, the
+# CLI, the compaction job's driver).
+_DELETE = pa.Array.from_buffers(
+    pa.string(), 1, [None, pa.py_buffer(struct.pack("<2i", 0, 6)), pa.py_buffer(b"delete")]
+)[0]
 _FILE_COLUMNS = ["path", "size", "modificationTime", "dir"]
 _HEADER_BYTES = 64  # the "v1" line, with room to report a malformed one
 _SUMMARY_SCHEMA = pa.schema(
@@ -87,7 +96,7 @@ class _Parsed:
     @classmethod
     def of(cls, log_file: LogFile, entries: pa.Table) -> _Parsed:
         entries = _with_directory(entries)
-        has_deletes = bool(pc.any(pc.equal(entries["action"], "delete")).as_py())
+        has_deletes = bool(pc.any(pc.equal(entries["action"], _DELETE)).as_py())
         return cls(log_file, entries, has_deletes, _summarize(entries))
 
 
@@ -219,12 +228,21 @@ def _parse_lines(lines: pa.Buffer, path: str) -> pa.Table:
     if lines.size == 0:
         return _ENTRY_SCHEMA.empty_table()
     try:
-        return pajson.read_json(pa.BufferReader(lines), parse_options=_PARSE_OPTIONS)
+        entries = pajson.read_json(pa.BufferReader(lines), parse_options=_PARSE_OPTIONS)
     except pa.ArrowInvalid as exc:
         raise SinkLogError(
             f"{path} is not a valid sink log file ({exc}); it is corrupt or truncated: "
             "restore _spark_metadata from a backup"
         ) from None
+    # Spark writes every field of every entry; a line without one was not written by it.
+    incomplete = [name for name in _ENTRY_SCHEMA.names if entries[name].null_count]
+    if incomplete:
+        raise SinkLogError(
+            f"{path} has entries without {', '.join(repr(n) for n in incomplete)}, so it is "
+            "not a sink log written by Spark (or it is corrupt): restore _spark_metadata "
+            "from a backup"
+        )
+    return entries
 
 
 def _snapshot(staging_uri: str, latest: int | None, parsed: list[_Parsed]) -> SinkLogSnapshot:
@@ -246,7 +264,7 @@ def _snapshot(staging_uri: str, latest: int | None, parsed: list[_Parsed]) -> Si
 
 def _apply_deletes(entries: pa.Table) -> pa.Table:
     """Apply ``delete`` actions as Spark's compaction does: a deleted path is gone."""
-    is_delete = pc.equal(entries["action"], "delete")
+    is_delete = pc.equal(entries["action"], _DELETE)
     deleted = pc.unique(entries.filter(is_delete)["path"])
     return entries.filter(pc.invert(pc.is_in(entries["path"], value_set=deleted)))
 
@@ -259,18 +277,12 @@ def _with_directory(entries: pa.Table) -> pa.Table:
 
 def _summarize(entries: pa.Table) -> pa.Table:
     """Files, bytes and first modification time per directory (``delete`` lines aside)."""
-    adds = entries.filter(pc.not_equal(entries["action"], "delete"))
-    grouped = adds.group_by("dir").aggregate(
-        [("size", "count"), ("size", "sum"), ("modificationTime", "min")]
-    )
-    return pa.table(
-        [
-            grouped["dir"].cast(pa.string()),
-            grouped["size_count"],
-            pc.coalesce(grouped["size_sum"], 0),
-            grouped["modificationTime_min"],
-        ],
-        schema=_SUMMARY_SCHEMA,
+    adds = entries.filter(pc.not_equal(entries["action"], _DELETE)).unify_dictionaries()
+    return _group(
+        adds["dir"].combine_chunks(),
+        np.ones(adds.num_rows, np.int64),
+        _numpy(adds["size"]),
+        _numpy(adds["modificationTime"]),
     )
 
 
@@ -278,9 +290,59 @@ def _merge_summaries(summaries: list[pa.Table]) -> pa.Table:
     """One summary of several: the same directory's counts and bytes add up."""
     if len(summaries) == 1:
         return summaries[0]
-    grouped = (
-        pa.concat_tables(summaries)
-        .group_by("dir")
-        .aggregate([("files", "sum"), ("bytes", "sum"), ("first_modified", "min")])
+    merged = pa.concat_tables(summaries)
+    return _group(
+        merged["dir"].combine_chunks(),
+        _numpy(merged["files"]),
+        _numpy(merged["bytes"]),
+        _numpy(merged["first_modified"]),
     )
-    return grouped.rename_columns(_SUMMARY_SCHEMA.names)
+
+
+def _group(
+    directories: pa.Array, files: np.ndarray, sizes: np.ndarray, modified: np.ndarray
+) -> pa.Table:
+    """Sum ``files`` and ``sizes`` and take the least ``modified`` per directory.
+
+    numpy over dictionary indices, not Arrow's ``group_by``: loading its engine
+    (``pyarrow.acero``) imports pandas (see ``_DELETE``).
+    """
+    if len(directories) == 0:
+        return _SUMMARY_SCHEMA.empty_table()
+    if not pa.types.is_dictionary(directories.type):
+        directories = pc.dictionary_encode(directories)
+    group = _numpy(directories.indices)
+    groups = len(directories.dictionary)
+    counts = np.zeros(groups, np.int64)
+    np.add.at(counts, group, files)
+    total = np.zeros(groups, np.int64)
+    np.add.at(total, group, sizes)
+    first = np.full(groups, np.iinfo(np.int64).max)
+    np.minimum.at(first, group, modified)
+    # A filtered array keeps its whole dictionary: directories of delete lines only.
+    present = np.flatnonzero(counts)
+    return pa.Table.from_arrays(
+        [
+            directories.dictionary.take(_arrow(present)),
+            _arrow(counts[present]),
+            _arrow(total[present]),
+            _arrow(first[present]),
+        ],
+        schema=_SUMMARY_SCHEMA,
+    )
+
+
+def _numpy(values: pa.ChunkedArray | pa.Array) -> np.ndarray:
+    """Signed integers without nulls as a numpy view (``to_numpy`` imports pandas)."""
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
+    if len(values) == 0:
+        return np.empty(0, np.int64)
+    data = np.frombuffer(values.buffers()[1], np.dtype(f"int{values.type.bit_width}"))
+    return data[values.offset : values.offset + len(values)]
+
+
+def _arrow(values: np.ndarray) -> pa.Array:
+    """An int64 Arrow array sharing ``values``' memory (no conversion, see ``_DELETE``)."""
+    values = np.ascontiguousarray(values, np.int64)
+    return pa.Array.from_buffers(pa.int64(), len(values), [None, pa.py_buffer(values)])

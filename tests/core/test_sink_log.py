@@ -199,6 +199,10 @@ def test_empty_log_has_no_files(synthetic):
             "0 is not a valid sink log file",
         ),
         (
+            lambda s, log: _write(log, "0", ['{"path":"x","size":1,"action":"add"}']),
+            "0 has entries without 'modificationTime', so it is not a sink log written by Spark",
+        ),
+        (
             lambda s, log: (log.mkdir(parents=True), (log / "0").write_text("")),
             "not a Spark metadata",
         ),
