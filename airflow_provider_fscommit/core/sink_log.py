@@ -51,7 +51,7 @@ _PARSE_OPTIONS = pajson.ParseOptions(
 
 
 # The scalar compared with is built from buffers because converting any Python value
-# makes pyarrow import pandas when it is installed: 0.7-0.8 s here, paid by every fresh
+# makes pyarrow import pandas when it is installed: 0.2-0.3 s here, paid by every fresh
 # process on its first read of the log (each poke of a sensor in reschedule mode, the
 # CLI, the compaction job's driver).
 _DELETE = pa.Array.from_buffers(

@@ -5,6 +5,10 @@ table; here each is an ``airflow dags test`` of its own Airflow installation (it
 metadata DB, so SQLite's single writer cannot serialize them), started together against
 one real stream, Spark and metastore. The table lock decides; the ledger makes the
 losers' work a no-op.
+
+``dags test`` makes manual-type runs: the "scheduled" and "backfill" runs are the hourly
+DAG's tasks for the same data interval, as the scheduler and a backfill would run them;
+a real ``airflow backfill create`` over committed hours is tests/dags/test_services.py.
 """
 
 from __future__ import annotations
