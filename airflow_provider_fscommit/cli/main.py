@@ -19,6 +19,7 @@ from typing import Any
 
 from airflow_provider_fscommit.cli.commit import run_commit
 from airflow_provider_fscommit.cli.compact import SparkOptions, run_compact
+from airflow_provider_fscommit.console import messages_to_stderr
 from airflow_provider_fscommit.core import options as o
 from airflow_provider_fscommit.core.committable import iso_ms
 from airflow_provider_fscommit.core.errors import FsCommitError
@@ -196,7 +197,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if missing:
         parser.error(f"the following arguments are required: {', '.join(missing)} (or --spec)")
     try:
-        return _run(args)
+        with messages_to_stderr():
+            return _run(args)
     except BrokenPipeError:
         # Output piped into `head` and cut: not an error. Silence the flush at exit too.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

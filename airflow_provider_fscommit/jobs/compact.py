@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
 import sys
 from collections.abc import Sequence
 
+from airflow_provider_fscommit.console import messages_to_stderr
 from airflow_provider_fscommit.core.bin_packing import balance
 from airflow_provider_fscommit.core.compactor import UnitResult, UnitTask, compact_unit
 from airflow_provider_fscommit.core.coordinator import CompactionCoordinator, PartitionOutcome
@@ -43,22 +43,13 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def _log_to_stderr() -> None:
-    """Let the core's messages (e.g. waiting for the table lock) reach spark-submit's output.
-
-    The operator's task log and the CLI's spark-submit log show that output; without a
-    handler, Python would drop the driver's INFO messages.
-    """
-    handler = logging.StreamHandler()
-    handler.setFormatter(logging.Formatter("fscommit: %(message)s"))
-    logger = logging.getLogger("airflow_provider_fscommit")
-    logger.addHandler(handler)
-    logger.setLevel(logging.INFO)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
-    _log_to_stderr()
+    with messages_to_stderr():
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     from pyspark.sql import SparkSession
 
     spark = SparkSession.builder.appName("fscommit-compact").getOrCreate()

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from pathlib import Path
 
 from airflow_provider_fscommit.cli.main import main
 from airflow_provider_fscommit.core.ledger import CommitLedger
+from airflow_provider_fscommit.core.lock import TableLock
 from airflow_provider_fscommit.operators.retention import CleanStagingOperator
 from tests.compaction import compact, table_options
 
@@ -20,27 +22,28 @@ def tree(root: str) -> dict[str, int]:
     }
 
 
+def clean_args(stream, table: Path, *extra: str) -> list[str]:
+    return [
+        "clean-staging",
+        "--staging",
+        stream.staging,
+        "--checkpoint",
+        stream.checkpoint,
+        "--partition-keys",
+        "dt,hour",
+        "--timestamp-pattern",
+        "$dt $hour:00:00",
+        "--delay",
+        "1 h",
+        "--table",
+        str(table),
+        "--json",
+        *extra,
+    ]
+
+
 def clean(stream, table: Path, capsys, *extra: str) -> dict:
-    code = main(
-        [
-            "clean-staging",
-            "--staging",
-            stream.staging,
-            "--checkpoint",
-            stream.checkpoint,
-            "--partition-keys",
-            "dt,hour",
-            "--timestamp-pattern",
-            "$dt $hour:00:00",
-            "--delay",
-            "1 h",
-            "--table",
-            str(table),
-            "--json",
-            *extra,
-        ]
-    )
-    assert code == 0
+    assert main(clean_args(stream, table, *extra)) == 0
     return json.loads(capsys.readouterr().out)
 
 
@@ -78,3 +81,26 @@ def test_only_published_staged_files_older_than_the_age_are_deleted(
         task_id="clean", table=table_options(stream, str(table)), older_than="0 s"
     )
     assert operator.execute({})["count"] == 0
+
+
+def test_a_run_blocked_by_another_says_what_it_waits_for(hourly_stream, tmp_path, capsys):
+    stream, table = hourly_stream, tmp_path / "table"
+    held, release = threading.Event(), threading.Event()
+
+    def other_run() -> None:
+        with TableLock(str(table), "a scheduled compaction"):
+            held.set()
+            release.wait(timeout=60)
+
+    holder = threading.Thread(target=other_run)
+    holder.start()
+    held.wait(timeout=60)
+    threading.Timer(2.0, release.set).start()
+    try:
+        assert main(clean_args(stream, table, "--older-than", "7d")) == 0
+    finally:
+        release.set()
+        holder.join()
+    out, err = capsys.readouterr()
+    assert json.loads(out)["count"] == 0
+    assert "fscommit: waiting for the table lock" in err and "a scheduled compaction" in err
