@@ -4,12 +4,16 @@
 process (the same ``compact_unit`` Spark's executors run: the trials test the protocol,
 not Spark's scheduling), commit, publish, then run the commit policies. ``FSCOMMIT_FAULT``
 kills it at a step boundary; the trial loop also kills it at random moments.
+``FSCOMMIT_TEST_LEASE_TTL_S`` shortens the table lock's lease, so that concurrent runs
+lose it to each other and the commit point alone must keep them apart.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 
+from airflow_provider_fscommit.core import lock
 from airflow_provider_fscommit.core.committer import PartitionCommitter
 from airflow_provider_fscommit.core.compactor import compact_unit
 from airflow_provider_fscommit.core.coordinator import CompactionCoordinator
@@ -18,9 +22,13 @@ from airflow_provider_fscommit.core.table_spec import TableSpec
 
 
 def main(spec_json: str) -> int:
+    if "FSCOMMIT_TEST_LEASE_TTL_S" in os.environ:
+        lock.DEFAULT_TTL_S = float(os.environ["FSCOMMIT_TEST_LEASE_TTL_S"])
     spec = TableSpec.from_json(spec_json)
     summary = CompactionCoordinator(spec).run(lambda tasks: [compact_unit(t) for t in tasks])
-    if any(o.state == "failed" for o in summary.outcomes):
+    failed = [o for o in summary.outcomes if o.state == "failed"]
+    if failed:
+        print(f"{failed[0].partition}: {failed[0].error}", file=sys.stderr)
         return 1
     PartitionCommitter(spec, create_policies(spec)).commit([o.partition for o in summary.outcomes])
     return 0

@@ -15,6 +15,7 @@ from typing import Any
 
 from airflow_provider_fscommit.core.checkpoint import CheckpointState, read_checkpoint
 from airflow_provider_fscommit.core.errors import CheckpointError, PartitionTimeError
+from airflow_provider_fscommit.core.object_store import store_errors
 from airflow_provider_fscommit.core.partition_spec import PartitionSpec
 from airflow_provider_fscommit.core.sink_log import SinkLogSnapshot
 from airflow_provider_fscommit.core.staging import StagingPartition, StagingTable
@@ -137,6 +138,7 @@ class TableStatusReader:
         # poll tables of thousands of partitions every few seconds.
         self._statuses: dict[str, PartitionStatus] = {}
 
+    @store_errors
     def read(self, now_ms: int | None = None, find_orphans: bool = True) -> TableStatus:
         """The state of every partition; ``find_orphans`` adds a listing of staging."""
         now_ms = int(time.time() * 1000) if now_ms is None else now_ms

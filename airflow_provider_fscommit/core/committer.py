@@ -22,6 +22,7 @@ from typing import Any
 from airflow_provider_fscommit.core.faults import fault_point
 from airflow_provider_fscommit.core.ledger import CommitLedger, PartitionLedger
 from airflow_provider_fscommit.core.lock import TableLock
+from airflow_provider_fscommit.core.object_store import store_errors
 from airflow_provider_fscommit.core.partition_spec import PartitionSpec
 from airflow_provider_fscommit.core.policy import CommitContext, PartitionCommitPolicy
 from airflow_provider_fscommit.core.table_spec import TableSpec
@@ -42,8 +43,9 @@ class PartitionCommitter:
         self.spec = spec
         self.policies = list(policies)
         self.table_path = spec.require_table_path()
-        self.ledger = CommitLedger(self.table_path)
+        self.ledger = CommitLedger(self.table_path, spec.single_writer)
 
+    @store_errors
     def commit(
         self,
         partitions: Sequence[str],
@@ -57,7 +59,7 @@ class PartitionCommitter:
         Airflow task: ``dag_id``, ``run_id``, ``task_id``); the ledger keeps it with each
         commit so the status page can link the run that committed a partition.
         """
-        with TableLock(self.table_path, "commit") as lock:
+        with TableLock(self.table_path, "commit", single_writer=self.spec.single_writer) as lock:
             return self._commit(partitions, commit_empty, lock, origin)
 
     def _commit(
@@ -93,11 +95,11 @@ class PartitionCommitter:
             fault_point("after-policies")
         lock.check()
         for context in pending:
-            seq = context.summary["compaction_seq"]
-            # An empty commit is filed as seq 0; a later first compaction (seq 0) replaces it.
             record = context.summary | ({"origin": dict(origin)} if origin else {})
-            self.ledger.write_policy_commit(context.path, seq or 0, record)
-            state = "committed" if seq is not None else "committed-empty"
+            self.ledger.write_policy_commit(context.path, record)
+            state = (
+                "committed" if context.summary["compaction_seq"] is not None else "committed-empty"
+            )
             outcomes.append(CommitOutcome(context.path, state, context.summary))
         return sorted(outcomes, key=lambda o: o.partition)
 

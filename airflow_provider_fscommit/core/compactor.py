@@ -18,6 +18,7 @@ The output is written under a hidden name; the publisher renames it after the co
 
 from __future__ import annotations
 
+import contextlib
 import json
 from dataclasses import dataclass
 
@@ -28,6 +29,8 @@ import pyarrow.parquet as pq
 from airflow_provider_fscommit.core.errors import FsCommitError
 from airflow_provider_fscommit.core.faults import fault_point
 from airflow_provider_fscommit.core.filesystem import resolve_filesystem
+from airflow_provider_fscommit.core.fsutil import renames_atomically
+from airflow_provider_fscommit.core.object_store import S3Settings, explain, use_s3_settings
 
 SPARK_SCHEMA_KEY = b"org.apache.spark.sql.parquet.row.metadata"
 _ROW_GROUP_BYTES = 64 * 1024 * 1024
@@ -66,6 +69,9 @@ class UnitTask:
     schema: bytes
     int96: bool
     bytes: int = 0  # the inputs' total size: what balances units over Spark tasks
+    # The driver's S3 identity when it is explicit (object_store.task_settings): executors
+    # on other hosts do not share the driver's environment. In memory only.
+    s3: S3Settings | None = None
 
 
 @dataclass(frozen=True)
@@ -148,13 +154,16 @@ def _merged_metadata(
 
 def compact_unit(task: UnitTask) -> UnitResult:
     """Execute one unit; failures are returned (not raised) so other units go on."""
+    settings = use_s3_settings(task.s3) if task.s3 is not None else contextlib.nullcontext()
     try:
-        return _compact(task)
+        with settings:
+            return _compact(task)
     except FsCommitError as exc:
         return UnitResult(task.partition, task.plan_id, task.unit, error=str(exc))
     except (OSError, pa.ArrowException) as exc:
-        # e.g. a full or read-only disk: name the file this unit was writing.
-        error = f"compacting into {task.partition}/{task.output}: {exc}"
+        # e.g. a full or read-only disk, a denied prefix: name the file this unit was writing.
+        explained = explain(exc) if isinstance(exc, OSError) else None
+        error = f"compacting into {task.partition}/{task.output}: {explained or exc}"
         return UnitResult(task.partition, task.plan_id, task.unit, error=error)
 
 
@@ -162,13 +171,17 @@ def _compact(task: UnitTask) -> UnitResult:
     schema = pa.ipc.read_schema(pa.py_buffer(task.schema))
     table_fs, root = resolve_filesystem(task.table_path)
     directory = f"{root.rstrip('/')}/{task.partition}"
-    table_fs.create_dir(directory, recursive=True)
+    if renames_atomically(table_fs):  # object stores have no directories to create
+        table_fs.create_dir(directory, recursive=True)
     target = f"{directory}/{hidden_name(task.output)}"
     if len(task.inputs) == 1:
         filesystem, path = resolve_filesystem(task.inputs[0])
         parquet = _open(filesystem, path, task.inputs[0])
         if parquet.schema_arrow.equals(schema, check_metadata=False):
-            pafs.copy_files(path, target, filesystem, table_fs)
+            if filesystem is table_fs and not renames_atomically(table_fs):
+                table_fs.copy_file(path, target)  # a copy inside the store (CopyObject)
+            else:
+                pafs.copy_files(path, target, filesystem, table_fs)
             fault_point("after-unit")
             size = table_fs.get_file_info(target).size or 0
             return UnitResult(

@@ -3,25 +3,33 @@
 The protocol, per partition (BucketingSink's pending → finished, with Iceberg's idempotent
 commit):
 
-1. **Recover.** A plan of an earlier run that has no commit record is discarded together
-   with its hidden outputs: nothing of it was ever visible. A committed plan whose outputs
-   are not all renamed yet is rolled forward.
+1. **Recover.** A plan of an earlier run that has no commit record is abandoned (its
+   commit record is created as an *abandoned* mark) and its hidden outputs are deleted:
+   nothing of it was ever visible. A committed plan whose outputs are not all published
+   yet is rolled forward.
 2. **Plan.** Inputs are the sink log's committed files not yet published (ledger), so
-   late data and reruns are handled by the same rule. The plan is written to the ledger
+   late data and reruns are handled by the same rule. The plan is created in the ledger
    before anything executes (write-ahead intent).
 3. **Execute.** Every unit of every plan runs as one Spark task (one application for a
-   whole sweep), writing its output under a hidden name.
+   whole sweep), writing its output under a hidden name of its own (the plan id is in it).
 4. **Commit.** When all units of a plan succeeded and their row counts add up, the commit
-   record is written: that is the commit point.
-5. **Publish.** Hidden outputs are renamed to their visible names (idempotent).
+   record is created: that is the commit point.
+5. **Publish.** Hidden outputs get their visible names (idempotent): a rename on local
+   disks and HDFS; on object stores a copy, then a delete of the hidden object.
 
-A crash anywhere before 4 leaves only hidden files and an open plan, discarded by step 1
+A crash anywhere before 4 leaves only hidden files and an open plan, abandoned by step 1
 of the next run, which then plans again with whatever the log holds by then (late rows
 included), so no row can be published twice. A crash after 4 is finished by step 1.
+
+Steps 1 and 4 race for one name, ``commit-<seq>.json``, created once: should two runs
+overlap (a lease lost on a stalled host or a slow store), the one that abandons a plan and
+the one that commits it cannot both succeed. The run that finds its plan abandoned
+deletes its hidden outputs and reports the partition failed; a rerun publishes it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -36,9 +44,10 @@ from airflow_provider_fscommit.core.compactor import (
 )
 from airflow_provider_fscommit.core.errors import ConfigError, FsCommitError
 from airflow_provider_fscommit.core.faults import fault_point
-from airflow_provider_fscommit.core.fsutil import delete_if_exists, exists
-from airflow_provider_fscommit.core.ledger import CommitLedger, LedgerError
+from airflow_provider_fscommit.core.fsutil import delete_if_exists, exists, list_names
+from airflow_provider_fscommit.core.ledger import CommitLedger, LedgerError, PartitionLedger
 from airflow_provider_fscommit.core.lock import TableLock
+from airflow_provider_fscommit.core.object_store import is_s3, store_errors, task_settings
 from airflow_provider_fscommit.core.planner import (
     CODEC_EXTENSIONS,
     CompactionPlan,
@@ -46,6 +55,17 @@ from airflow_provider_fscommit.core.planner import (
     plan_partition,
 )
 from airflow_provider_fscommit.core.table_spec import TableSpec
+
+_CONCURRENT = (
+    "another run created the same plan at the same moment (two runs of this table "
+    "overlapped: a lost table lock?); nothing of this partition was published by this run, "
+    "rerun it"
+)
+_ABANDONED = (
+    "another run abandoned this run's plan before its commit point (this run's table lock "
+    "had expired: a stalled host or a slow store?); its outputs were deleted and nothing "
+    "was published by this run, rerun it"
+)
 
 RunUnits = Callable[[list[UnitTask]], list[UnitResult]]
 
@@ -118,7 +138,7 @@ class CompactionCoordinator:
         self.spec = spec
         self.codec = codec
         self.table_path = spec.require_table_path()
-        self.ledger = CommitLedger(self.table_path)
+        self.ledger = CommitLedger(self.table_path, spec.single_writer)
         self._lock: TableLock | None = None
 
     def select(self, partitions: Sequence[str] | None) -> Selection:
@@ -149,6 +169,7 @@ class CompactionCoordinator:
             watermark_ms=status.checkpoint.watermark_ms,
         )
 
+    @store_errors
     def prepare(
         self, partitions: Sequence[str] | None, dry_run: bool = False
     ) -> tuple[list[CompactionPlan], list[PartitionOutcome]]:
@@ -176,30 +197,63 @@ class CompactionCoordinator:
                 empty = not selection.files[partition] and not ledger.published_inputs
                 up_to_date.append(PartitionOutcome(partition, "empty" if empty else "up-to-date"))
                 continue
-            if not dry_run:
-                self.ledger.write_plan(plan)
+            if not dry_run and not self.ledger.write_plan(plan):
+                up_to_date.append(PartitionOutcome(partition, "failed", error=_CONCURRENT))
+                continue
             plans.append(plan)
         if plans and not dry_run:
             fault_point("after-plan")
         return plans, up_to_date
 
-    def recover(self, partition: str) -> None:
-        """Discard unfinished plans and roll committed ones forward."""
+    def recover(self, partition: str, reason: str = "unfinished by an earlier run") -> None:
+        """Abandon unfinished plans, delete what they left, roll committed ones forward."""
         ledger = self.ledger.read(partition)
-        for plan in ledger.open_plans:
-            for unit in plan.units:
-                delete_if_exists(
-                    self.ledger.filesystem,
-                    f"{self.ledger.partition_dir(partition)}/{hidden_name(unit.output)}",
-                )
-            self.ledger.discard_plan(plan)
+        if ledger.open_plans:
+            for plan in ledger.open_plans:
+                self.ledger.abandon(plan, reason)  # False: its run committed it first
+            ledger = self.ledger.read(partition)
+        self._sweep(partition, ledger)
         for plan in ledger.committed_plans:
             self.publish(plan)
+
+    def close(self, plan: CompactionPlan, reason: str) -> None:
+        """Abandon this run's own plan (unless committed) and delete its outputs."""
+        if (
+            self.ledger.abandon(plan, reason)
+            or plan.seq in self.ledger.read(plan.partition).abandoned
+        ):
+            self.discard_outputs(plan)
+
+    def _sweep(self, partition: str, ledger: PartitionLedger) -> None:
+        """Delete hidden outputs of abandoned plans, whenever their run wrote them.
+
+        A run that lost its lease may still be writing when another run abandons its
+        plan, and a SIGKILL can end it before it cleans up; abandoned plans never become
+        visible, so what they left is found by name in one listing and deleted.
+        """
+        if not ledger.abandoned:
+            return
+        leftovers = {
+            hidden_name(unit.output)
+            for seq in ledger.abandoned
+            if seq in ledger.plans
+            for unit in ledger.plans[seq].units
+        }
+        directory = self.ledger.partition_dir(partition)
+        for name in leftovers.intersection(list_names(self.ledger.filesystem, directory)):
+            delete_if_exists(self.ledger.filesystem, f"{directory}/{name}")
+
+    def discard_outputs(self, plan: CompactionPlan) -> None:
+        """Delete the hidden outputs of a plan that will never be published."""
+        directory = self.ledger.partition_dir(plan.partition)
+        for unit in plan.units:
+            delete_if_exists(self.ledger.filesystem, f"{directory}/{hidden_name(unit.output)}")
 
     def tasks(self, plan: CompactionPlan) -> tuple[list[UnitTask], int]:
         """The Spark tasks of a plan (with the partition's merged schema) and its rows."""
         plan_schema = read_plan_schema([f.uri for f in plan.inputs])
         schema = plan_schema.schema.serialize().to_pybytes()
+        s3 = task_settings() if is_s3(self.table_path, *(f.uri for f in plan.inputs[:1])) else None
         tasks = [
             UnitTask(
                 table_path=self.table_path,
@@ -212,11 +266,13 @@ class CompactionCoordinator:
                 schema=schema,
                 int96=plan_schema.int96,
                 bytes=unit.bytes,
+                s3=s3,
             )
             for unit in plan.units
         ]
         return tasks, sum(plan_schema.rows.values())
 
+    @store_errors
     def run(
         self,
         run_units: RunUnits,
@@ -229,7 +285,7 @@ class CompactionCoordinator:
         Under the table lock: recovery discards open plans, which must be a crashed
         run's, never those of a run still working.
         """
-        with TableLock(self.table_path, "compact") as lock:
+        with TableLock(self.table_path, "compact", single_writer=self.spec.single_writer) as lock:
             self._lock = lock
             try:
                 return self._run(run_units, partitions, progress, on_plans)
@@ -262,13 +318,19 @@ class CompactionCoordinator:
         by_plan: dict[str, list[UnitResult]] = {}
         for result in results:
             by_plan.setdefault(result.plan_id, []).append(result)
-        for plan in plans:
-            outcome = self._commit(
-                plan,
-                by_plan.get(plan.plan_id, []),
-                expected_rows.get(plan.plan_id, 0),
-                failed.get(plan.plan_id),
-            )
+        for index, plan in enumerate(plans):
+            try:
+                outcome = self._commit(
+                    plan,
+                    by_plan.get(plan.plan_id, []),
+                    expected_rows.get(plan.plan_id, 0),
+                    failed.get(plan.plan_id),
+                )
+            except FsCommitError as exc:  # e.g. the lease is lost: close what is left
+                for unfinished in plans[index:]:
+                    with contextlib.suppress(FsCommitError, OSError):
+                        self.close(unfinished, f"its run stopped: {exc}")
+                raise
             outcomes.append(outcome)
             if progress:
                 progress(outcome)
@@ -294,7 +356,7 @@ class CompactionCoordinator:
                 f"{sum(r.rows for r in results)}; nothing was published"
             )
         if error is not None:
-            self.recover(plan.partition)
+            self.close(plan, f"failed: {error}")
             return PartitionOutcome(plan.partition, "failed", plan, error=error)
         record = {
             "seq": plan.seq,
@@ -308,7 +370,9 @@ class CompactionCoordinator:
         }
         if self._lock is not None:
             self._lock.check()  # a run that lost its lease must not reach the commit point
-        self.ledger.write_commit(plan, record)
+        if not self.ledger.write_commit(plan, record):
+            self.discard_outputs(plan)
+            return PartitionOutcome(plan.partition, "failed", plan, error=_ABANDONED)
         fault_point("after-commit-record")
         self.publish(plan)
         return PartitionOutcome(
@@ -316,17 +380,27 @@ class CompactionCoordinator:
         )
 
     def publish(self, plan: CompactionPlan) -> None:
-        """Rename a committed plan's hidden outputs to their visible names (idempotent)."""
+        """Give a committed plan's hidden outputs their visible names (idempotent).
+
+        On an object store a move is a copy and a delete: a crash in between leaves both,
+        and the next run copies again (same bytes) and deletes. Two runs publishing the
+        same plan at once both succeed.
+        """
         directory = self.ledger.partition_dir(plan.partition)
         filesystem = self.ledger.filesystem
         for position, unit in enumerate(plan.units):
             final = f"{directory}/{unit.output}"
             hidden = f"{directory}/{hidden_name(unit.output)}"
             if exists(filesystem, hidden):
-                filesystem.move(hidden, final)
+                try:
+                    filesystem.move(hidden, final)
+                except OSError:
+                    if exists(filesystem, hidden):
+                        raise
+                    # else another run published it at the same moment
                 if position == 0:
                     fault_point("during-publish")
-            elif not exists(filesystem, final):
+            if not exists(filesystem, final):
                 raise LedgerError(
                     f"the ledger records {final} as published but it is missing; restore it "
                     "from a backup, or remove the partition's ledger records and republish"

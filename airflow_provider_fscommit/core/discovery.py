@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from airflow_provider_fscommit.core.committable import PartitionState, TableStatusReader
 from airflow_provider_fscommit.core.ledger import CommitLedger
+from airflow_provider_fscommit.core.object_store import store_errors
 from airflow_provider_fscommit.core.table_spec import TableSpec
 
 
@@ -20,6 +21,7 @@ class PendingCommit:
     reason: str  # new | late-data | policies-pending
 
 
+@store_errors
 def partitions_to_commit(spec: TableSpec) -> list[PendingCommit]:
     """Committable partitions not committed yet, plus committed ones with late data."""
     reader = TableStatusReader(spec)

@@ -15,6 +15,8 @@ from urllib.parse import unquote, urlsplit
 
 import pyarrow.fs as pafs
 
+from airflow_provider_fscommit.core.object_store import s3_filesystem
+
 # Hadoop's S3 connectors are one store under three scheme names.
 _SCHEME_ALIASES = {"s3a": "s3", "s3n": "s3"}
 
@@ -61,10 +63,16 @@ def relative_path(inner: Location, outer: Location) -> str | None:
 
 
 def resolve_filesystem(uri: str) -> tuple[pafs.FileSystem, str]:
-    """The pyarrow filesystem that holds ``uri`` and the path to use with it."""
+    """The pyarrow filesystem that holds ``uri`` and the path to use with it.
+
+    S3 filesystems come from :mod:`object_store` (the settings in effect, one per bucket);
+    other schemes (``hdfs://``, ``gs://``…) from pyarrow's own URI resolution.
+    """
     location = normalize_uri(uri)
     if location.scheme in (None, "file"):
         return pafs.LocalFileSystem(), location.path
+    if location.scheme == "s3":
+        return s3_filesystem(location.authority), f"{location.authority}{location.path}"
     filesystem, path = pafs.FileSystem.from_uri(
         f"{location.scheme}://{location.authority}{location.path}"
     )

@@ -1,8 +1,9 @@
 """Small filesystem operations shared by the ledger and the publisher.
 
-Everything is written to a hidden temporary name first and then renamed, so a reader (or a
-rerun after a crash) sees either nothing or the complete file, on local disks and HDFS
-alike; on object stores the final name appears only once the upload is complete.
+Everything is written so that a reader (or a rerun after a crash) sees either nothing or
+the complete file: on local disks and HDFS to a hidden temporary name first and then
+renamed; on object stores directly, since an object appears only once its upload is
+complete (a rename there would be a copy and a delete).
 """
 
 from __future__ import annotations
@@ -15,15 +16,23 @@ from typing import Any
 import pyarrow.fs as pafs
 
 from airflow_provider_fscommit.core.errors import FsCommitError
+from airflow_provider_fscommit.core.object_store import explain
 
 
 def write_atomically(filesystem: pafs.FileSystem, path: str, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a hidden temporary file in the same directory.
+    """Write ``data`` to ``path`` so that it appears complete or not at all.
 
     A full or read-only disk fails here: the temporary file is removed and the error names
     the file, so the run stops with one clear message and a rerun starts clean.
     """
     directory, _, name = path.rpartition("/")
+    if not renames_atomically(filesystem):
+        try:
+            with filesystem.open_output_stream(path) as stream:
+                stream.write(data)
+        except OSError as exc:
+            raise explain(exc) or unwritable(path, exc) from exc
+        return
     temporary = f"{directory}/.{name}.{uuid.uuid4().hex[:8]}.tmp"
     try:
         filesystem.create_dir(directory, recursive=True)
@@ -33,10 +42,20 @@ def write_atomically(filesystem: pafs.FileSystem, path: str, data: bytes) -> Non
     except OSError as exc:
         with contextlib.suppress(OSError):
             filesystem.delete_file(temporary)
-        raise FsCommitError(
-            f"cannot write {path}: {exc}; make room on (or make writable) the table "
-            "directory and rerun: nothing new was published"
-        ) from exc
+        raise unwritable(path, exc) from exc
+
+
+def renames_atomically(filesystem: pafs.FileSystem) -> bool:
+    """Local disks and HDFS rename atomically; object stores copy and delete."""
+    return isinstance(filesystem, pafs.LocalFileSystem | pafs.HadoopFileSystem)
+
+
+def unwritable(path: str, exc: BaseException) -> FsCommitError:
+    """The error of a write that failed: what to fix, and that nothing was published."""
+    return FsCommitError(
+        f"cannot write {path}: {exc}; make room on (or make writable) the table "
+        "directory and rerun: nothing new was published"
+    )
 
 
 def write_json(filesystem: pafs.FileSystem, path: str, document: Any) -> None:

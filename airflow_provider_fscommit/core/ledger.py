@@ -6,32 +6,38 @@ It lives in ``<table>/_fscommit/`` (names starting with ``_`` are hidden from Sp
 Trino). Per partition, ``plan-<seq>.json`` is the write-ahead intent of one compaction and
 ``commit-<seq>.json`` its commit point: once that file exists, the plan's inputs are
 published into its outputs, whatever happens afterwards. A plan without a commit record
-is unfinished and is discarded (with its hidden outputs) by the next run.
-``quarantine-<seq>.json`` records staged files a user excluded (``fscommit quarantine``):
-unreadable ones whose rows cannot be recovered, so that the rest of the partition can be
-published; they are never published afterwards.
+is unfinished; the next run abandons it by creating its ``commit-<seq>.json`` as an
+*abandoned* mark, and deletes its hidden outputs.
+
+Every record is **created once** (:mod:`conditional_writes`), never overwritten, so the
+commit point decides between a run that finishes a plan and a run that abandons it: of
+the two, exactly one creates ``commit-<seq>.json``. Sequence numbers are never reused.
+``policy-<n>.json`` records that the commit policies made a compaction visible (``n``
+counts commits, the record names the compaction). ``quarantine-<n>.json`` records staged
+files a user excluded (``fscommit quarantine``): unreadable ones whose rows cannot be
+recovered, so that the rest of the partition can be published; they are never published
+afterwards.
 """
 
 from __future__ import annotations
 
+import json
 import re
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import pyarrow.fs as pafs
 
+from airflow_provider_fscommit.core.conditional_writes import ConditionalStore, conditional_store
 from airflow_provider_fscommit.core.errors import FsCommitError
 from airflow_provider_fscommit.core.filesystem import resolve_filesystem
-from airflow_provider_fscommit.core.fsutil import (
-    delete_if_exists,
-    exists,
-    list_names,
-    read_json,
-    write_json,
-)
+from airflow_provider_fscommit.core.fsutil import exists, list_names, read_json, write_json
 from airflow_provider_fscommit.core.planner import CompactionPlan
 
 LEDGER_DIR = "_fscommit"
+_APPEND_ATTEMPTS = 10
 _RECORD = re.compile(r"(plan|commit|policy|quarantine)-(\d{8})\.json")
 
 
@@ -45,12 +51,15 @@ class PartitionLedger:
 
     plans: dict[int, CompactionPlan] = field(default_factory=dict)
     commits: dict[int, dict[str, Any]] = field(default_factory=dict)
+    abandoned: dict[int, dict[str, Any]] = field(default_factory=dict)
     policy_commits: dict[int, dict[str, Any]] = field(default_factory=dict)
     quarantines: dict[int, dict[str, Any]] = field(default_factory=dict)
 
     @property
     def open_plans(self) -> list[CompactionPlan]:
-        return [p for seq, p in sorted(self.plans.items()) if seq not in self.commits]
+        """Plans neither committed nor abandoned: a crashed run's, or one still running."""
+        closed = self.commits.keys() | self.abandoned.keys()
+        return [p for seq, p in sorted(self.plans.items()) if seq not in closed]
 
     @property
     def committed_plans(self) -> list[CompactionPlan]:
@@ -82,17 +91,31 @@ class PartitionLedger:
 
     @property
     def next_seq(self) -> int:
-        return max(self.plans, default=-1) + 1
+        """A sequence number no record has used (an abandoned plan's is never reused)."""
+        return max(self.plans.keys() | self.commits.keys() | self.abandoned.keys(), default=-1) + 1
 
 
 class CommitLedger:
-    """Reads and writes the ledger of one published table."""
+    """Reads and writes the ledger of one published table.
 
-    def __init__(self, table_path: str) -> None:
+    :param single_writer: the table spec's declaration that runs never overlap, for
+        stores without conditional writes (see :mod:`conditional_writes`).
+    """
+
+    def __init__(self, table_path: str, single_writer: bool = False) -> None:
         self.table_path = table_path
+        self.single_writer = single_writer
         self.filesystem, root = resolve_filesystem(table_path)
         self.root = root.rstrip("/")
         self.ledger_root = f"{self.root}/{LEDGER_DIR}"
+        self._store: ConditionalStore | None = None
+
+    @property
+    def store(self) -> ConditionalStore:
+        """The create-once writes of the ledger's store (looked up on the first write)."""
+        if self._store is None:
+            self._store = conditional_store(self.filesystem, self.ledger_root, self.single_writer)
+        return self._store
 
     def partition_dir(self, partition: str) -> str:
         """Where the partition's published files live."""
@@ -118,6 +141,8 @@ class CommitLedger:
                 ) from None
             if kind == "plan":
                 ledger.plans[seq] = CompactionPlan.from_dict(document)
+            elif kind == "commit" and document.get("abandoned"):
+                ledger.abandoned[seq] = document
             elif kind == "commit":
                 ledger.commits[seq] = document
             elif kind == "policy":
@@ -150,23 +175,53 @@ class CommitLedger:
         }
         return sorted(found)
 
-    def write_plan(self, plan: CompactionPlan) -> None:
-        write_json(self.filesystem, self._path(plan.partition, "plan", plan.seq), plan.to_dict())
+    def write_plan(self, plan: CompactionPlan) -> bool:
+        """Record the intent; False when another run created this plan number first."""
+        return self._create(self._path(plan.partition, "plan", plan.seq), plan.to_dict())
 
-    def write_commit(self, plan: CompactionPlan, record: dict[str, Any]) -> None:
-        write_json(self.filesystem, self._path(plan.partition, "commit", plan.seq), record)
+    def write_commit(self, plan: CompactionPlan, record: dict[str, Any]) -> bool:
+        """The commit point; False when another run abandoned the plan first."""
+        return self._create(self._path(plan.partition, "commit", plan.seq), record)
 
-    def discard_plan(self, plan: CompactionPlan) -> None:
-        delete_if_exists(self.filesystem, self._path(plan.partition, "plan", plan.seq))
+    def abandon(self, plan: CompactionPlan, reason: str) -> bool:
+        """Close an open plan unpublished; False when its run committed it first."""
+        record = {
+            "seq": plan.seq,
+            "plan_id": plan.plan_id,
+            "abandoned": True,
+            "abandoned_ms": int(time.time() * 1000),
+            "reason": reason,
+        }
+        return self._create(self._path(plan.partition, "commit", plan.seq), record)
 
-    def write_policy_commit(self, partition: str, seq: int, record: dict[str, Any]) -> None:
-        """Record that the policies made compaction ``seq`` of the partition visible."""
-        write_json(self.filesystem, self._path(partition, "policy", seq), record)
+    def write_policy_commit(self, partition: str, record: dict[str, Any]) -> None:
+        """Record that the policies made the partition's latest compaction visible."""
+        self._append(partition, "policy", record, lambda ledger: ledger.policy_commits)
 
     def write_quarantine(self, partition: str, record: dict[str, Any]) -> None:
         """Record staged files of ``partition`` excluded from publication (call under the lock)."""
-        seq = max(self.read(partition).quarantines, default=-1) + 1
-        write_json(self.filesystem, self._path(partition, "quarantine", seq), record)
+        self._append(partition, "quarantine", record, lambda ledger: ledger.quarantines)
+
+    def _append(
+        self,
+        partition: str,
+        kind: str,
+        record: dict[str, Any],
+        existing: Callable[[PartitionLedger], dict[int, dict[str, Any]]],
+    ) -> None:
+        """Create the next ``kind-<n>.json``; a number taken meanwhile moves to the next."""
+        for _ in range(_APPEND_ATTEMPTS):
+            n = max(existing(self.read(partition)), default=-1) + 1
+            if self._create(self._path(partition, kind, n), record):
+                return
+        raise LedgerError(
+            f"could not add a {kind} record to the ledger of {partition}: other runs kept "
+            "adding records at the same time; rerun"
+        )
+
+    def _create(self, path: str, document: dict[str, Any]) -> bool:
+        data = json.dumps(document, indent=1, sort_keys=True).encode()
+        return self.store.create(path, data) is not None
 
     def write_run(self, run_id: str, result: dict[str, Any]) -> None:
         """Keep a run's summary, so a caller in another process (or host) can read it."""

@@ -238,6 +238,16 @@ PARTITION_DEFAULT_NAME = ConfigOption(
     _text,
     description="Directory value Spark writes for a null partition value.",
 )
+SINGLE_WRITER = ConfigOption(
+    "single_writer",
+    None,
+    False,
+    _boolean,
+    description="Declare that one run at a time changes this table (e.g. the DAG's "
+    "max_active_runs=1 and an Airflow pool of one slot): needed on object stores without "
+    "conditional writes (If-None-Match), where fscommit cannot keep two runs from "
+    "publishing a partition twice by itself.",
+)
 
 OPTIONS: tuple[ConfigOption, ...] = (
     STAGING_PATH,
@@ -260,6 +270,7 @@ OPTIONS: tuple[ConfigOption, ...] = (
     AUTO_COMPACTION,
     COMPACTION_FILE_SIZE,
     PARTITION_DEFAULT_NAME,
+    SINGLE_WRITER,
 )
 
 _BY_ANY_NAME: dict[str, ConfigOption] = {o.name: o for o in OPTIONS} | {

@@ -21,6 +21,7 @@ from airflow_provider_fscommit.core.errors import FsCommitError
 from airflow_provider_fscommit.core.filesystem import normalize_uri
 from airflow_provider_fscommit.core.ledger import CommitLedger
 from airflow_provider_fscommit.core.lock import TableLock
+from airflow_provider_fscommit.core.object_store import store_errors
 from airflow_provider_fscommit.core.planner import StagedFile
 from airflow_provider_fscommit.core.table_spec import TableSpec
 
@@ -36,6 +37,7 @@ class QuarantinedFile:
         return {"partition": self.partition, "uri": self.uri, "size": self.size, "new": self.new}
 
 
+@store_errors
 def quarantine(spec: TableSpec, files: Sequence[str], reason: str) -> list[QuarantinedFile]:
     """Record ``files`` (sink-log URIs or paths) as excluded from publication.
 
@@ -45,13 +47,13 @@ def quarantine(spec: TableSpec, files: Sequence[str], reason: str) -> list[Quara
     if not reason.strip():
         raise FsCommitError("give the reason for the quarantine (--reason): the ledger keeps it")
     table = spec.require_table_path()
-    with TableLock(table, "quarantine"):
+    with TableLock(table, "quarantine", single_writer=spec.single_writer):
         reader = TableStatusReader(spec)
         status = reader.read(find_orphans=False)
         staged = reader.staging.committed_files(
             status.snapshot, {p.staged.path for p in status.partitions}
         )
-        ledger = CommitLedger(table)
+        ledger = CommitLedger(table, spec.single_writer)
         chosen: dict[str, list[QuarantinedFile]] = {}
         for requested in dict.fromkeys(files):
             partition, staged_file = _find(requested, staged)

@@ -24,6 +24,7 @@ from airflow_provider_fscommit.core.filesystem import (
 from airflow_provider_fscommit.core.fsutil import delete_if_exists, exists
 from airflow_provider_fscommit.core.ledger import CommitLedger
 from airflow_provider_fscommit.core.lock import TableLock
+from airflow_provider_fscommit.core.object_store import store_errors
 from airflow_provider_fscommit.core.sink_log import SINK_LOG_DIR
 from airflow_provider_fscommit.core.table_spec import TableSpec
 
@@ -46,6 +47,7 @@ class CleanupReport:
         }
 
 
+@store_errors
 def clean_staging(
     spec: TableSpec, older_than: timedelta, dry_run: bool, now_ms: int | None = None
 ) -> CleanupReport:
@@ -58,7 +60,7 @@ def clean_staging(
     filesystem, root = resolve_filesystem(spec.staging_path)
     staging_root = normalize_uri(spec.staging_path)
     # Under the table lock: a compaction planning from these files must not run meanwhile.
-    with TableLock(ledger.table_path, "clean-staging"):
+    with TableLock(ledger.table_path, "clean-staging", single_writer=spec.single_writer):
         status = reader.read(find_orphans=False)
         published: dict[str, set[str]] = {}
         files = status.snapshot.files if status.snapshot is not None else None

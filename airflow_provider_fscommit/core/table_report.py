@@ -31,6 +31,7 @@ from airflow_provider_fscommit.core.committable import (
     iso_ms,
 )
 from airflow_provider_fscommit.core.ledger import CommitLedger, LedgerError, PartitionLedger
+from airflow_provider_fscommit.core.object_store import explain, store_errors
 from airflow_provider_fscommit.core.partition_spec import PartitionSpec
 from airflow_provider_fscommit.core.partition_wait import is_stalled, progress_since_ms
 from airflow_provider_fscommit.core.planner import StagedFile
@@ -173,6 +174,7 @@ class TableReport:
         }
 
 
+@store_errors
 def read_table_report(
     spec: TableSpec,
     stall_timeout: timedelta = DEFAULT_STALL_TIMEOUT,
@@ -197,7 +199,7 @@ def read_table_report(
     except OSError as exc:
         # An unreachable table directory must not hide what the stream says.
         partitions = [_from_status(p) for p in status.partitions]
-        error = f"cannot list the ledger of {spec.table_path}: {exc}"
+        error = f"cannot list the ledger of {spec.table_path}: {explain(exc) or exc}"
         return TableReport(status, partitions, stall_timeout, since, error)
     staged = {p.staged.path: p for p in status.partitions}
     paths = sorted(set(staged) | set(ledger_partitions))

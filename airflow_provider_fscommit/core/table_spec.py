@@ -57,6 +57,7 @@ class TableSpec:
     auto_compaction: bool = o.AUTO_COMPACTION.default
     compaction_file_size: int = o.COMPACTION_FILE_SIZE.default
     partition_default_name: str = o.PARTITION_DEFAULT_NAME.default
+    single_writer: bool = o.SINGLE_WRITER.default
 
     @classmethod
     def from_options(cls, options: Mapping[str, Any]) -> TableSpec:

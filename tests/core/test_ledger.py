@@ -33,11 +33,30 @@ def test_open_and_committed_plans_and_published_inputs(tmp_path):
     assert records.open_plans == [second]
     assert records.published_inputs == {"file:///a", "file:///b"}
     assert records.next_seq == 2
-    ledger.discard_plan(second)
-    assert ledger.read(partition).open_plans == []
+    assert ledger.abandon(second, "crashed")
+    records = ledger.read(partition)
+    assert records.open_plans == [] and records.committed_plans == [first]
+    assert records.next_seq == 2  # an abandoned plan's number is never reused
     # Hidden from readers of the table: the ledger lives under _fscommit.
     assert (tmp_path / "table" / "_fscommit" / "partitions" / partition).is_dir()
     assert not list((tmp_path / "table" / "_fscommit").rglob("*.tmp"))
+
+
+def test_the_commit_point_is_created_once_by_whoever_comes_first(tmp_path):
+    """Finishing a plan and abandoning it race for one name: exactly one of them wins."""
+    ledger = CommitLedger(str(tmp_path))
+    late, early = make_plan(0, ["file:///a"]), make_plan(1, ["file:///b"])
+    for plan in (late, early):
+        assert ledger.write_plan(plan)
+        assert not ledger.write_plan(plan.__class__(**{**plan.__dict__, "plan_id": "other"}))
+    assert ledger.abandon(late, "its lease expired")
+    assert not ledger.write_commit(late, {"seq": 0, "plan_id": late.plan_id})
+    assert ledger.write_commit(early, {"seq": 1, "plan_id": early.plan_id})
+    assert ledger.write_commit(early, {"seq": 1, "plan_id": early.plan_id})  # a retried write
+    assert not ledger.abandon(early, "too late")
+    records = ledger.read(late.partition)
+    assert list(records.abandoned) == [0] and list(records.commits) == [1]
+    assert records.published_inputs == {"file:///b"}
 
 
 def test_a_commit_record_without_its_plan_is_an_error(tmp_path):

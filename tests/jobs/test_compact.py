@@ -226,7 +226,9 @@ def test_a_corrupt_staged_file_fails_its_partition_only_and_publishes_nothing_of
     assert failed["state"] == "failed" and staged[0].name in failed["error"]
     assert outcomes["dt=2026-11-20/hour=00"]["state"] == "published"
     assert not list(Path(table, "dt=2026-11-20", "hour=01").glob("*"))
-    assert CommitLedger(table).read("dt=2026-11-20/hour=01").plans == {}
+    records = CommitLedger(table).read("dt=2026-11-20/hour=01")
+    assert not records.open_plans and not records.commits  # the failed plan is abandoned
+    assert records.abandoned[0]["reason"].startswith("failed: staged file")
 
 
 def test_a_partition_that_is_not_committable_is_refused(hourly_stream, tmp_path):
