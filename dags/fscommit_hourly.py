@@ -36,6 +36,8 @@ SPEC_FILE = os.environ.get(
     "FSCOMMIT_TABLE_SPEC", str(Path(__file__).with_name("fscommit_table.yaml"))
 )
 TABLE = TableSpec.from_file(SPEC_FILE)
+# The AWS connection of a table on S3 (unset: the workers' own AWS identity).
+AWS_CONN_ID = os.environ.get("FSCOMMIT_AWS_CONN_ID") or None
 
 # The run's hour on the wall clock the partition values are written in.
 HOUR = f"data_interval_start.in_timezone('{TABLE.watermark_time_zone}')"
@@ -60,5 +62,6 @@ with DAG(
         partition=PARTITION,
         stall_timeout=timedelta(hours=2),
         commit_empty_partitions=True,
+        aws_conn_id=AWS_CONN_ID,
         sensor_kwargs={"deferrable": True, "poke_interval": 60, "timeout": 6 * 3600},
     )

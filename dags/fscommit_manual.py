@@ -29,6 +29,8 @@ SPEC_FILE = os.environ.get(
     "FSCOMMIT_TABLE_SPEC", str(Path(__file__).with_name("fscommit_table.yaml"))
 )
 TABLE = TableSpec.from_file(SPEC_FILE)
+# The AWS connection of a table on S3 (unset: the workers' own AWS identity).
+AWS_CONN_ID = os.environ.get("FSCOMMIT_AWS_CONN_ID") or None
 
 # A value is one path segment's worth of plain text: no traversal, separators or quotes.
 SAFE_VALUE = r"^(?!.*\.\.)[^/\\'\"`\x00]{1,128}$"
@@ -69,6 +71,7 @@ with DAG(
         table=TABLE,
         partitions="{{ params.partition }}",
         dry_run="{{ params.dry_run }}",
+        aws_conn_id=AWS_CONN_ID,
     )
 
     @task.short_circuit(task_id="unless_dry_run")
@@ -83,5 +86,6 @@ with DAG(
             "policy_kind": "{{ params.policies | join(',') }}",
         },
         partitions="{{ params.partition }}",
+        aws_conn_id=AWS_CONN_ID,
     )
     compact >> unless_dry_run("{{ params.dry_run }}") >> commit

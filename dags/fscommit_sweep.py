@@ -28,6 +28,8 @@ SPEC_FILE = os.environ.get(
     "FSCOMMIT_TABLE_SPEC", str(Path(__file__).with_name("fscommit_table.yaml"))
 )
 TABLE = TableSpec.from_file(SPEC_FILE)
+# The AWS connection of a table on S3 (unset: the workers' own AWS identity).
+AWS_CONN_ID = os.environ.get("FSCOMMIT_AWS_CONN_ID") or None
 
 with DAG(
     dag_id="fscommit_sweep",
@@ -39,11 +41,16 @@ with DAG(
     doc_md=__doc__,
     tags=["fscommit"],
 ):
-    pending = CommittablePartitionsOperator(task_id="discover", table=TABLE)
-    compact = PartitionCompactOperator(task_id="compact", table=TABLE, partitions=pending.output)
+    pending = CommittablePartitionsOperator(
+        task_id="discover", table=TABLE, aws_conn_id=AWS_CONN_ID
+    )
+    compact = PartitionCompactOperator(
+        task_id="compact", table=TABLE, partitions=pending.output, aws_conn_id=AWS_CONN_ID
+    )
     commit = PartitionCommitOperator.partial(
         task_id="commit",
         table=TABLE,
+        aws_conn_id=AWS_CONN_ID,
         outlets=[table_asset(TABLE.require_table_path())],
         map_index_template="{{ task.partitions }}",
     ).expand(partitions=pending.output)

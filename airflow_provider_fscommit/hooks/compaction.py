@@ -3,7 +3,15 @@
 Everything about talking to Spark (connection ``spark_default``, master, deploy mode,
 spark-submit command line, secret masking, driver tracking, kill) is the Spark provider's
 ``SparkSubmitHook``; this hook only adds what is ours: the application, its arguments,
-the package shipped with ``--py-files``, and reading the run summary from the ledger.
+the package shipped with ``--py-files``, reading the run summary from the ledger, and the
+S3 identity of an ``aws_conn_id``.
+
+That identity reaches the application through spark-submit's process environment (the
+standard ``AWS_*`` variables), never its command line: with a local or standalone master
+in client mode the driver inherits it and hands it to its tasks in memory. With YARN or
+Kubernetes the Spark provider would copy environment variables onto the command line, so
+there the application uses the cluster's own identity (instance profile, IRSA,
+``spark-defaults``) and only the endpoint and region are passed.
 """
 
 from __future__ import annotations
@@ -18,7 +26,9 @@ from airflow.sdk import BaseHook
 
 from airflow_provider_fscommit.core.errors import FsCommitError
 from airflow_provider_fscommit.core.ledger import CommitLedger
+from airflow_provider_fscommit.core.object_store import S3Settings
 from airflow_provider_fscommit.core.table_spec import TableSpec
+from airflow_provider_fscommit.hooks.aws import aws_storage
 from airflow_provider_fscommit.jobs.launch import (
     APPLICATION,
     default_conf,
@@ -36,6 +46,7 @@ class CompactionHook(BaseHook):
     :param conn_id: Spark connection (its host is the master, e.g. ``local[*]``).
     :param spark_binary: spark-submit to run; default: pyspark's, next to this Python.
     :param conf: Spark conf; ``spark.pyspark.python`` defaults to this Python.
+    :param aws_conn_id: AWS connection for S3 tables (None: the standard AWS chain).
     :param submit_kwargs: further ``SparkSubmitHook`` arguments (executor settings...).
     """
 
@@ -45,10 +56,12 @@ class CompactionHook(BaseHook):
         spark_binary: str | None = None,
         conf: dict[str, Any] | None = None,
         codec: str = "snappy",
+        aws_conn_id: str | None = None,
         **submit_kwargs: Any,
     ) -> None:
         super().__init__()
         self.conn_id = conn_id
+        self.aws_conn_id = aws_conn_id
         self.spark_binary = spark_binary or default_spark_submit()
         self.conf = default_conf() | (conf or {})
         self.codec = codec
@@ -57,6 +70,12 @@ class CompactionHook(BaseHook):
 
     def compact(self, spec: TableSpec, partitions: Sequence[str] | None) -> dict[str, Any]:
         """Compact and publish; raises with the job's message when a partition failed."""
+        with aws_storage(self.aws_conn_id) as s3:
+            return self._compact(spec, partitions, s3)
+
+    def _compact(
+        self, spec: TableSpec, partitions: Sequence[str] | None, s3: S3Settings | None
+    ) -> dict[str, Any]:
         idle = run_here_if_idle(spec, partitions, self.codec)
         if idle is not None:
             self.log.info("nothing to compact: no Spark application submitted")
@@ -64,6 +83,7 @@ class CompactionHook(BaseHook):
         ledger = CommitLedger(spec.require_table_path())
         run_id = uuid.uuid4().hex
         env = {k: v for k, v in submit_env().items() if k in ("SPARK_HOME", "SPARK_LOCAL_IP")}
+        env.update(self._aws_env(s3))
         submit_kwargs = dict(self.submit_kwargs)
         env.update(submit_kwargs.pop("env_vars", None) or {})
         with tempfile.TemporaryDirectory(prefix="fscommit-") as scratch:
@@ -95,6 +115,44 @@ class CompactionHook(BaseHook):
                 "see the spark-submit log above"
             )
         return result
+
+    def _aws_env(self, s3: S3Settings | None) -> dict[str, str]:
+        """The connection's S3 settings as the standard AWS variables for spark-submit."""
+        if s3 is None:
+            return {}
+        env = {"AWS_ENDPOINT_URL": s3.endpoint_url or "", "AWS_REGION": s3.region or ""}
+        env = {k: v for k, v in env.items() if v}
+        if s3.credentials is None:
+            return env
+        if not self._environment_reaches_driver():
+            self.log.info(
+                "the Spark application on this master uses the cluster's own AWS identity "
+                "(instance profile, IRSA or spark-defaults); the credentials of %s serve "
+                "this task only",
+                self.aws_conn_id,
+            )
+            return env
+        env["AWS_ACCESS_KEY_ID"] = s3.credentials.access_key
+        env["AWS_SECRET_ACCESS_KEY"] = s3.credentials.secret_key
+        if s3.credentials.session_token:
+            env["AWS_SESSION_TOKEN"] = s3.credentials.session_token
+        return env
+
+    def _environment_reaches_driver(self) -> bool:
+        """Whether spark-submit's environment reaches the driver off the command line.
+
+        True for local and standalone masters in client mode; the Spark provider turns
+        ``env_vars`` into ``--conf`` arguments for YARN and Kubernetes.
+        """
+        try:
+            connection = self.get_connection(self.conn_id)
+        except Exception:  # the Spark provider falls back to YARN without a connection
+            return False
+        master = connection.host or ""
+        deploy_mode = self.submit_kwargs.get("deploy_mode") or connection.extra_dejson.get(
+            "deploy-mode"
+        )
+        return "yarn" not in master and "k8s" not in master and deploy_mode != "cluster"
 
     def on_kill(self) -> None:
         if self._submit_hook is not None:

@@ -12,6 +12,7 @@ from airflow_provider_fscommit.core.committer import PartitionCommitter
 from airflow_provider_fscommit.core.filesystem import normalize_uri
 from airflow_provider_fscommit.core.policy_factory import create_policies
 from airflow_provider_fscommit.core.table_spec import TableSpec
+from airflow_provider_fscommit.hooks.aws import aws_storage
 
 
 def table_asset(table_path: str) -> Asset:
@@ -38,6 +39,7 @@ class PartitionCommitOperator(BaseOperator):
     :param commit_empty_partitions: commit a partition with no published files as empty
         (directory, metastore partition, success file) instead of only logging why not.
     :param asset: the table asset; default :func:`table_asset` of the table path.
+    :param aws_conn_id: AWS connection for tables on S3 (None: the standard AWS chain).
     """
 
     template_fields: Sequence[str] = ("table", "partitions")
@@ -52,6 +54,7 @@ class PartitionCommitOperator(BaseOperator):
         metastore_conn_id: str = "metastore_default",
         commit_empty_partitions: bool = False,
         asset: Asset | None = None,
+        aws_conn_id: str | None = None,
         **kwargs: Any,
     ) -> None:
         table = TableSpec.options_of(table)
@@ -64,6 +67,7 @@ class PartitionCommitOperator(BaseOperator):
         self.partitions = partitions
         self.metastore_conn_id = metastore_conn_id
         self.commit_empty_partitions = commit_empty_partitions
+        self.aws_conn_id = aws_conn_id
 
     def _metastore_client(self) -> Any:
         from airflow.providers.apache.hive.hooks.hive import HiveMetastoreHook
@@ -80,10 +84,11 @@ class PartitionCommitOperator(BaseOperator):
     def execute(self, context: Any) -> list[dict[str, Any]]:
         spec = TableSpec.from_options(self.table)
         partitions = spec.partition_paths(self.partitions)
-        committer = PartitionCommitter(spec, create_policies(spec, self._metastore_client))
-        outcomes = committer.commit(
-            partitions, commit_empty=self.commit_empty_partitions, origin=_origin(context)
-        )
+        with aws_storage(self.aws_conn_id):
+            committer = PartitionCommitter(spec, create_policies(spec, self._metastore_client))
+            outcomes = committer.commit(
+                partitions, commit_empty=self.commit_empty_partitions, origin=_origin(context)
+            )
         committed = {o.partition: o.summary for o in outcomes if o.state.startswith("committed")}
         for outcome in outcomes:
             if outcome.state == "nothing-published":

@@ -9,6 +9,7 @@ from airflow.sdk import BaseOperator
 
 from airflow_provider_fscommit.core.coordinator import CompactionCoordinator
 from airflow_provider_fscommit.core.table_spec import TableSpec
+from airflow_provider_fscommit.hooks.aws import aws_storage
 from airflow_provider_fscommit.hooks.compaction import CompactionHook
 
 
@@ -28,6 +29,9 @@ class PartitionCompactOperator(BaseOperator):
     :param conf: Spark conf for the application.
     :param codec: Parquet codec of the outputs (snappy, zstd, gzip, lz4, none).
     :param dry_run: only log the plan; templated (``"{{ params.dry_run }}"``).
+    :param aws_conn_id: AWS connection for tables on S3 (None: the standard AWS chain); its
+        credentials reach a local or standalone Spark application through spark-submit's
+        environment, never its command line.
     :param submit_kwargs: e.g. ``num_executors``, ``executor_memory``, ``driver_memory``,
         passed to the Spark provider's ``SparkSubmitHook``.
     :return: the run summary (files and bytes in and out, rows, seconds, per partition).
@@ -47,6 +51,7 @@ class PartitionCompactOperator(BaseOperator):
         conf: dict[str, Any] | None = None,
         codec: str = "snappy",
         dry_run: bool | str = False,
+        aws_conn_id: str | None = None,
         submit_kwargs: dict[str, Any] | None = None,
         **kwargs: Any,
     ) -> None:
@@ -58,6 +63,7 @@ class PartitionCompactOperator(BaseOperator):
         self.conf = conf
         self.codec = codec
         self.dry_run = dry_run
+        self.aws_conn_id = aws_conn_id
         self.submit_kwargs = submit_kwargs or {}
         self._hook: CompactionHook | None = None
 
@@ -65,9 +71,10 @@ class PartitionCompactOperator(BaseOperator):
         spec = TableSpec.from_options(self.table)
         partitions = None if self.partitions is None else spec.partition_paths(self.partitions)
         if _as_bool(self.dry_run, "dry_run"):
-            plans, up_to_date = CompactionCoordinator(spec, self.codec).prepare(
-                partitions, dry_run=True
-            )
+            with aws_storage(self.aws_conn_id):
+                plans, up_to_date = CompactionCoordinator(spec, self.codec).prepare(
+                    partitions, dry_run=True
+                )
             for plan in plans:
                 self.log.info(
                     "plan %s: %d file(s), %d bytes -> %d unit(s)",
@@ -84,6 +91,7 @@ class PartitionCompactOperator(BaseOperator):
             spark_binary=self.spark_binary,
             conf=self.conf,
             codec=self.codec,
+            aws_conn_id=self.aws_conn_id,
             **self.submit_kwargs,
         )
         result = self._hook.compact(spec, partitions)

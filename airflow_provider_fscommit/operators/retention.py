@@ -11,6 +11,7 @@ from airflow.sdk import BaseOperator
 from airflow_provider_fscommit.core.retention import clean_staging
 from airflow_provider_fscommit.core.table_spec import TableSpec
 from airflow_provider_fscommit.core.units import parse_duration
+from airflow_provider_fscommit.hooks.aws import aws_storage
 
 
 class CleanStagingOperator(BaseOperator):
@@ -22,6 +23,7 @@ class CleanStagingOperator(BaseOperator):
     :param table: the table spec (Python names or Flink keys); templated.
     :param older_than: minimum age of a file to delete (``"7 d"`` or a timedelta).
     :param dry_run: only log what would be deleted.
+    :param aws_conn_id: AWS connection for tables on S3 (None: the standard AWS chain).
     :return: ``{"count", "bytes", "files", ...}``.
     """
 
@@ -34,15 +36,19 @@ class CleanStagingOperator(BaseOperator):
         table: dict[str, Any] | TableSpec,
         older_than: str | timedelta,
         dry_run: bool = False,
+        aws_conn_id: str | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
         self.table = TableSpec.options_of(table)
         self.older_than = parse_duration(older_than, "older_than")
         self.dry_run = dry_run
+        self.aws_conn_id = aws_conn_id
 
     def execute(self, context: Any) -> dict[str, Any]:
-        report = clean_staging(TableSpec.from_options(self.table), self.older_than, self.dry_run)
+        spec = TableSpec.from_options(self.table)
+        with aws_storage(self.aws_conn_id):
+            report = clean_staging(spec, self.older_than, self.dry_run)
         for file in report.files:
             self.log.info("%s %s", "would delete" if self.dry_run else "deleted", file["path"])
         summary = report.to_dict()

@@ -13,6 +13,7 @@ from airflow.sdk.exceptions import AirflowException
 
 from airflow_provider_fscommit.core.partition_wait import PartitionCheck, check_partition
 from airflow_provider_fscommit.core.table_spec import TableSpec
+from airflow_provider_fscommit.hooks.aws import aws_storage
 from airflow_provider_fscommit.triggers.watermark import PartitionWatermarkTrigger
 
 
@@ -32,6 +33,7 @@ class PartitionWatermarkSensor(BaseSensorOperator):
     :param stall_timeout: give up after this long without watermark progress.
     :param process_time_fallback: commit anyway this long after the commit time.
     :param deferrable: wait in the triggerer (default: ``[operators] default_deferrable``).
+    :param aws_conn_id: AWS connection for tables on S3 (None: the standard AWS chain).
     :return: XCom ``{"partition", "watermark_ms", "batch_id", "commit_time_ms", "reason"}``.
     """
 
@@ -47,6 +49,7 @@ class PartitionWatermarkSensor(BaseSensorOperator):
         stall_timeout: timedelta | None = None,
         process_time_fallback: timedelta | None = None,
         deferrable: bool = conf.getboolean("operators", "default_deferrable", fallback=False),
+        aws_conn_id: str | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
@@ -55,15 +58,17 @@ class PartitionWatermarkSensor(BaseSensorOperator):
         self.stall_timeout = stall_timeout
         self.process_time_fallback = process_time_fallback
         self.deferrable = deferrable
+        self.aws_conn_id = aws_conn_id
 
     def _check(self) -> PartitionCheck:
         spec = TableSpec.from_options(self.table)
-        check = check_partition(
-            spec,
-            spec.partition_path(self.partition),
-            self.stall_timeout,
-            self.process_time_fallback,
-        )
+        with aws_storage(self.aws_conn_id):
+            check = check_partition(
+                spec,
+                spec.partition_path(self.partition),
+                self.stall_timeout,
+                self.process_time_fallback,
+            )
         self.log.info("%s: %s%s", check.partition, check.reason, _lag(check.watermark_ms))
         if check.stalled:
             raise AirflowException(check.reason)
@@ -86,6 +91,7 @@ class PartitionWatermarkSensor(BaseSensorOperator):
                 poll_interval=self.poke_interval,
                 stall_timeout=_seconds(self.stall_timeout),
                 process_time_fallback=_seconds(self.process_time_fallback),
+                aws_conn_id=self.aws_conn_id,
             ),
             method_name="execute_complete",
             timeout=timedelta(seconds=self.timeout) if self.timeout else None,

@@ -31,6 +31,7 @@ def partition_commit_group(
     commit_empty_partitions: bool = False,
     spark_conn_id: str = "spark_default",
     metastore_conn_id: str = "metastore_default",
+    aws_conn_id: str | None = None,
     sensor_kwargs: Mapping[str, Any] | None = None,
     compact_kwargs: Mapping[str, Any] | None = None,
     commit_kwargs: Mapping[str, Any] | None = None,
@@ -44,6 +45,8 @@ def partition_commit_group(
     :param process_time_fallback: commit anyway this long after the commit time.
     :param commit_empty_partitions: mark a partition the stream wrote nothing to as done
         (empty directory, metastore partition, success file), as an hourly DAG wants.
+    :param aws_conn_id: AWS connection for a table on S3, used by all three tasks (None:
+        the standard AWS chain).
     :param sensor_kwargs: more arguments of the sensor (``deferrable``, ``poke_interval``,
         ``timeout``, ``mode``...).
     :param compact_kwargs: more arguments of :class:`PartitionCompactOperator`.
@@ -58,6 +61,7 @@ def partition_commit_group(
             partition=partition,
             stall_timeout=stall_timeout,
             process_time_fallback=process_time_fallback,
+            aws_conn_id=aws_conn_id,
             **(sensor_kwargs or {}),
         )
         compact = PartitionCompactOperator(
@@ -65,6 +69,7 @@ def partition_commit_group(
             table=options,
             partitions=partition,
             conn_id=spark_conn_id,
+            aws_conn_id=aws_conn_id,
             **(compact_kwargs or {}),
         )
         commit = PartitionCommitOperator(
@@ -73,6 +78,7 @@ def partition_commit_group(
             partitions=partition,
             metastore_conn_id=metastore_conn_id,
             commit_empty_partitions=commit_empty_partitions,
+            aws_conn_id=aws_conn_id,
             **(commit_kwargs or {}),
         )
         wait >> compact >> commit

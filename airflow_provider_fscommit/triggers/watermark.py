@@ -13,8 +13,10 @@ from typing import Any
 
 from airflow.triggers.base import BaseTrigger, TriggerEvent
 
+from airflow_provider_fscommit.core.object_store import use_s3_settings
 from airflow_provider_fscommit.core.partition_wait import check_partition
 from airflow_provider_fscommit.core.table_spec import TableSpec
+from airflow_provider_fscommit.hooks.aws import s3_settings
 
 
 class PartitionWatermarkTrigger(BaseTrigger):
@@ -25,6 +27,8 @@ class PartitionWatermarkTrigger(BaseTrigger):
     :param poll_interval: seconds between looks.
     :param stall_timeout: seconds without watermark progress before giving up, or None.
     :param process_time_fallback: seconds after the commit time to commit anyway, or None.
+    :param aws_conn_id: AWS connection for tables on S3, resolved in the triggerer (only
+        its id is stored with the trigger).
     """
 
     def __init__(
@@ -34,6 +38,7 @@ class PartitionWatermarkTrigger(BaseTrigger):
         poll_interval: float = 30.0,
         stall_timeout: float | None = None,
         process_time_fallback: float | None = None,
+        aws_conn_id: str | None = None,
     ) -> None:
         super().__init__()
         self.table = table
@@ -41,6 +46,7 @@ class PartitionWatermarkTrigger(BaseTrigger):
         self.poll_interval = poll_interval
         self.stall_timeout = stall_timeout
         self.process_time_fallback = process_time_fallback
+        self.aws_conn_id = aws_conn_id
 
     def serialize(self) -> tuple[str, dict[str, Any]]:
         return (
@@ -51,10 +57,12 @@ class PartitionWatermarkTrigger(BaseTrigger):
                 "poll_interval": self.poll_interval,
                 "stall_timeout": self.stall_timeout,
                 "process_time_fallback": self.process_time_fallback,
+                "aws_conn_id": self.aws_conn_id,
             },
         )
 
     async def run(self) -> AsyncIterator[TriggerEvent]:
+        settings = await asyncio.to_thread(s3_settings, self.aws_conn_id)
         spec = await asyncio.to_thread(TableSpec.from_options, self.table)
         stall = None if self.stall_timeout is None else timedelta(seconds=self.stall_timeout)
         fallback = (
@@ -62,10 +70,15 @@ class PartitionWatermarkTrigger(BaseTrigger):
             if self.process_time_fallback is None
             else timedelta(seconds=self.process_time_fallback)
         )
-        while True:
-            check = await asyncio.to_thread(check_partition, spec, self.partition, stall, fallback)
-            self.log.info("%s: %s", self.partition, check.reason)
-            if check.committable or check.stalled:
-                yield TriggerEvent(check.to_dict())
-                return
-            await asyncio.sleep(self.poll_interval)
+        # Set in this trigger's own context (copied into the polling threads): other
+        # triggers in the triggerer keep theirs.
+        with use_s3_settings(settings):
+            while True:
+                check = await asyncio.to_thread(
+                    check_partition, spec, self.partition, stall, fallback
+                )
+                self.log.info("%s: %s", self.partition, check.reason)
+                if check.committable or check.stalled:
+                    yield TriggerEvent(check.to_dict())
+                    return
+                await asyncio.sleep(self.poll_interval)
