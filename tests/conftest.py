@@ -150,6 +150,24 @@ def metastore(tmp_path_factory):
     server.stop(state)
 
 
+@pytest.fixture(scope="session")
+def s3_server(tmp_path_factory):
+    """A real S3 API server (moto) on 127.0.0.1, stopped by PID at the end."""
+    from tests.s3_server import S3Server
+
+    server = S3Server(tmp_path_factory.mktemp("s3-server"))
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def s3_env(s3_server, monkeypatch):
+    """The standard AWS variables pointing this process (and its children) at the server."""
+    for key, value in s3_server.env().items():
+        monkeypatch.setenv(key, value)
+    return s3_server
+
+
 @pytest.fixture
 def metastore_connection(metastore, monkeypatch, tmp_path):
     """Airflow's ``metastore_default`` connection pointing at the test metastore."""

@@ -8,6 +8,8 @@ import pytest
 
 from tests.airflow_env import AirflowEnv
 from tests.compaction import table_options
+from tests.s3_server import aws_connection_env
+from tests.s3_tables import place_on_s3
 
 DAG = """
 import json
@@ -19,6 +21,7 @@ from airflow.sdk import DAG
 from airflow_provider_fscommit.sensors.watermark import PartitionWatermarkSensor
 
 TABLE = json.loads('''{table}''')
+AWS_CONN_ID = {aws_conn_id!r}
 
 with DAG("fscommit_wait", schedule=None, start_date=pendulum.datetime(2026, 11, 1)):
     for mode, deferrable in (("poke", False), ("reschedule", False), ("poke", True)):
@@ -30,6 +33,7 @@ with DAG("fscommit_wait", schedule=None, start_date=pendulum.datetime(2026, 11, 
             deferrable=deferrable,
             poke_interval=1,
             timeout=120,
+            aws_conn_id=AWS_CONN_ID,
         )
 
 with DAG("fscommit_stall", schedule=None, start_date=pendulum.datetime(2026, 11, 1)):
@@ -41,15 +45,16 @@ with DAG("fscommit_stall", schedule=None, start_date=pendulum.datetime(2026, 11,
         poke_interval=1,
         timeout=120,
         retries=0,
+        aws_conn_id=AWS_CONN_ID,
     )
 """
 
 
-@pytest.mark.slow
-def test_sensor_modes_and_stall_in_dag_runs(hourly_stream, tmp_path):
-    airflow = AirflowEnv(tmp_path / "airflow", {}).setup()
-    table = table_options(hourly_stream, str(tmp_path / "table"))
-    (airflow.dags_folder / "wait.py").write_text(DAG.format(table=json.dumps(table)))
+def run_sensor_dags(airflow: AirflowEnv, table: dict, aws_conn_id: str | None = None) -> None:
+    """Every mode waits for hour 00 and succeeds; a stalled stream fails the sensor."""
+    (airflow.dags_folder / "wait.py").write_text(
+        DAG.format(table=json.dumps(table), aws_conn_id=aws_conn_id)
+    )
     run = airflow.run("dags", "test", "fscommit_wait")
     assert run.returncode == 0, run.stdout[-3000:]
     states = dict(
@@ -67,3 +72,19 @@ def test_sensor_modes_and_stall_in_dag_runs(hourly_stream, tmp_path):
     (state,) = airflow.query("SELECT state FROM task_instance WHERE dag_id = 'fscommit_stall'")
     assert state == ("failed",)
     assert "stalled or idle" in stall.stdout + stall.stderr
+
+
+@pytest.mark.slow
+def test_sensor_modes_and_stall_in_dag_runs(hourly_stream, tmp_path):
+    airflow = AirflowEnv(tmp_path / "airflow", {}).setup()
+    run_sensor_dags(airflow, table_options(hourly_stream, str(tmp_path / "table")))
+
+
+@pytest.mark.slow
+def test_sensor_modes_on_s3_through_an_aws_connection(hourly_stream, s3_server, tmp_path):
+    """The checkpoint and sink log on S3, reached with the connection's keys and endpoint
+    only (no AWS variables in the environment): poke, reschedule and the trigger."""
+    bucket = s3_server.create_bucket("sensor-modes")
+    s3 = place_on_s3(hourly_stream, s3_server, bucket, "events")
+    airflow = AirflowEnv(tmp_path / "airflow", aws_connection_env(s3_server, "aws_events"))
+    run_sensor_dags(airflow.setup(), s3.spec(), aws_conn_id="aws_events")
