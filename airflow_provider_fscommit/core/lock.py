@@ -36,6 +36,7 @@ from types import TracebackType
 from airflow_provider_fscommit.core.conditional_writes import conditional_store
 from airflow_provider_fscommit.core.errors import FsCommitError
 from airflow_provider_fscommit.core.filesystem import resolve_filesystem
+from airflow_provider_fscommit.core.fsutil import renames_atomically
 from airflow_provider_fscommit.core.ledger import LEDGER_DIR
 
 log = logging.getLogger(__name__)
@@ -117,10 +118,11 @@ class TableLock:
     def acquire(self) -> None:
         """Take the lease, waiting for a live holder up to ``wait_s``."""
         deadline = time.monotonic() + self.wait_s
-        try:
-            self.filesystem.create_dir(self.directory, recursive=True)
-        except OSError as exc:
-            raise FsCommitError(f"cannot create {self.directory}: {exc}") from exc
+        if renames_atomically(self.filesystem):  # object stores have no directories
+            try:
+                self.filesystem.create_dir(self.directory, recursive=True)
+            except OSError as exc:
+                raise FsCommitError(f"cannot create {self.directory}: {exc}") from exc
         self.store = conditional_store(self.filesystem, self.directory, self.single_writer)
         announced = False
         while True:

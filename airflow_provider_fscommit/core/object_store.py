@@ -174,6 +174,7 @@ def s3_filesystem(bucket: str) -> pafs.S3FileSystem:
         options["secret_key"] = settings.credentials.secret_key
         options["session_token"] = settings.credentials.session_token
     filesystem = pafs.S3FileSystem(**options)
+    _require_bucket(filesystem, bucket, settings)
     with _cache_lock:
         return _filesystems.setdefault(key, filesystem)
 
@@ -224,6 +225,27 @@ def _require_chain_credentials(bucket: str) -> None:
     _checked_chain.append(True)
 
 
+def _require_bucket(filesystem: pafs.S3FileSystem, bucket: str, settings: S3Settings) -> None:
+    """Name a missing bucket at once: S3 reads of it otherwise just find nothing."""
+    try:
+        missing = filesystem.get_file_info(bucket).type == pafs.FileType.NotFound
+    except OSError as exc:  # e.g. no permission to look at the bucket: later calls will say
+        explained = explain(exc, f"s3://{bucket}")
+        if explained is not None and "denied" not in str(explained):
+            raise explained from None
+        return
+    if missing:
+        raise _no_bucket(f"s3://{bucket}", settings)
+
+
+def _no_bucket(where: str, settings: S3Settings) -> StoreError:
+    bucket = where.removeprefix("s3://").partition("/")[0]
+    return StoreError(
+        f"bucket s3://{bucket} does not exist ({settings.describe()}): create it, or fix the "
+        "path (and the endpoint, for an S3-compatible store)"
+    )
+
+
 def _region_of(bucket: str, settings: S3Settings) -> str:
     if settings.endpoint_url:
         return _DEFAULT_REGION  # S3-compatible stores answer in any region
@@ -262,6 +284,8 @@ def explain(exc: BaseException, location: str | None = None) -> StoreError | Non
     code, operation, where = _error_facts(exc)
     if code is None:
         return None
+    if code in _DENIED and operation in ("HeadObject", "HeadBucket") and where:
+        code = _diagnose(where) or code
     where = where or location or "the store"
     settings = current_settings()
     if code in _BAD_CREDENTIALS:
@@ -277,16 +301,32 @@ def explain(exc: BaseException, location: str | None = None) -> StoreError | Non
             "s3:DeleteObject on that prefix, or use credentials that have them"
         )
     if code in _NO_BUCKET:
-        return StoreError(
-            f"the bucket of {where} does not exist ({settings.describe()}): create it, or "
-            "fix the path (and the endpoint, for an S3-compatible store)"
-        )
+        return _no_bucket(where, settings)
     if code in _UNREACHABLE:
         return StoreError(
             f"cannot reach the store for {where} ({code} during {operation}; "
             f"{settings.describe()}): check the endpoint URL (AWS_ENDPOINT_URL or the "
             "connection's endpoint_url) and the network, then rerun"
         )
+    return None
+
+
+def _diagnose(where: str) -> str | None:
+    """The error code S3 leaves out of a HEAD answer (a bare 403), asked again with a GET.
+
+    A HEAD cannot tell a wrong key from a missing permission; one more request, made only
+    when something already failed, names which it is.
+    """
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    bucket, _, key = where.removeprefix("s3://").partition("/")
+    try:
+        s3_client().get_object(Bucket=bucket, Key=key or ".", Range="bytes=0-0")
+    except ClientError as exc:
+        code = exc.response.get("Error", {}).get("Code")
+        return None if code == "NoSuchKey" else code
+    except BotoCoreError:
+        return None
     return None
 
 

@@ -9,12 +9,14 @@ store.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from tests.s3_proxy import S3FaultProxy
 from tests.s3_tables import (
     assert_exactly_once,
     place_on_s3,
@@ -65,3 +67,41 @@ def test_status_compact_and_commit_on_s3(s3_hourly, tmp_path):
     again = fscommit("commit", "--spec", spec, "--spark-master", "local[2]", "--json")
     assert again.returncode == 0, again.stderr
     assert assert_exactly_once(s3_hourly, staged, committed)
+
+
+@pytest.mark.slow
+def test_three_concurrent_compactions_behind_a_slow_store_publish_each_partition_once(
+    s3_hourly, s3_server, tmp_path
+):
+    """The scheduled run, a UI-triggered one and a backfill, on a store whose writes take
+    0 to 1.5 s: the lock's lease is created once, so they take turns; each succeeds."""
+    proxy = S3FaultProxy(s3_server.port, seed=7)
+    proxy.configure(delay_s=1.5)
+    spec = spec_file(tmp_path, s3_hourly.spec(policy_kind=""))
+    env = {**os.environ, "AWS_ENDPOINT_URL": proxy.endpoint}
+    try:
+        runs = [
+            subprocess.Popen(
+                [FSCOMMIT, "compact", "--spec", spec, "--spark-master", "local[1]", "--json"],
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                start_new_session=True,
+            )
+            for _ in range(3)
+        ]
+        results = [run.communicate(timeout=900) for run in runs]
+    finally:
+        proxy.close()
+    assert [run.returncode for run in runs] == [0, 0, 0], [err[-1500:] for _, err in results]
+    published = [
+        p["partition"]
+        for out, _ in results
+        for p in json.loads(out)["partitions"]
+        if p["state"] == "published"
+    ]
+    committable = {"dt=2026-11-20/hour=00", "dt=2026-11-20/hour=01", "dt=2026-11-20/hour=02"}
+    assert sorted(published) == sorted(committable)  # by one run or another, once each
+    assert assert_exactly_once(s3_hourly, staged_ids(s3_hourly), committable)
+    assert proxy.counts["delayed"] > 0
