@@ -93,6 +93,12 @@ class MetastoreCommitPolicy(PartitionCommitPolicy):
                     )
         except MetastoreError:
             raise
+        except ttypes.MetaException as exc:
+            raise _location_error(exc, contexts[0].location) or MetastoreError(
+                f"committing {len(contexts)} partition(s) of {name} to the metastore failed "
+                f"(MetaException: {exc}); nothing after the metastore policy ran, and a retry "
+                "commits them again safely"
+            ) from exc
         except (TException, OSError) as exc:
             raise MetastoreError(
                 f"committing {len(contexts)} partition(s) of {name} to the metastore failed "
@@ -126,6 +132,22 @@ class MetastoreCommitPolicy(PartitionCommitPolicy):
             sd=sd,
             parameters=_parameters(context),
         )
+
+
+def _location_error(exc: Exception, location: str) -> MetastoreError | None:
+    """The metastore server checks every partition location with its own Hadoop client."""
+    text = str(exc)
+    if "S3AFileSystem not found" not in text and "No FileSystem for scheme" not in text:
+        return None
+    scheme = location.split("://", 1)[0] if "://" in location else "file"
+    return MetastoreError(
+        f"the metastore cannot use the partition location {location}: its server has no "
+        f"Hadoop filesystem for {scheme}:// ({text.strip()[:160]}). A metastore that "
+        "registers S3 tables needs the S3A connector on its classpath (hadoop-aws and the "
+        "AWS SDK bundle of its Hadoop version) and its own S3 credentials (an instance role, "
+        "or fs.s3a.* settings); write the table path as s3a://. Nothing after the metastore "
+        "policy ran; rerun once the metastore has them"
+    )
 
 
 def _parameters(context: CommitContext) -> dict[str, str]:

@@ -13,7 +13,7 @@ import time
 import pytest
 
 from airflow_provider_fscommit.core.errors import FsCommitError
-from airflow_provider_fscommit.core.lock import LockTimeout, TableLock
+from airflow_provider_fscommit.core.lock import Lease, LockTimeout, TableLock
 
 HOLD = textwrap.dedent(
     """
@@ -114,3 +114,40 @@ def test_a_holder_that_lost_its_lease_stops_before_committing(tmp_path):
         (tmp_path / "_fscommit" / "lock.json").unlink()  # e.g. deleted by hand
         with pytest.raises(FsCommitError, match="lost the table lock"):
             lock.check()
+
+
+@pytest.fixture(params=["local", "s3"])
+def table_location(request, tmp_path) -> str:
+    """A table directory on local disk, or on the S3 server (through the AWS variables)."""
+    if request.param == "local":
+        return str(tmp_path / "table")
+    server = request.getfixturevalue("s3_env")
+    return f"s3://{server.create_bucket(f'lock-{tmp_path.name[-20:].lower()}')}/table"
+
+
+def test_one_process_at_a_time_on_every_store(table_location, tmp_path):
+    log = tmp_path / "log"
+    holders = [hold(table_location, log, 0.3) for _ in range(3)]
+    assert [p.wait(timeout=120) for p in holders] == [0] * 3
+    lines = log.read_text().split()
+    events = list(zip(lines[::2], lines[1::2], strict=True))
+    for i in range(0, len(events), 2):
+        (enter, pid), (leave, same) = events[i], events[i + 1]
+        assert (enter, leave, pid) == ("enter", "exit", same)
+    assert len(events) == 6
+
+
+def test_a_holder_whose_lease_was_taken_over_cannot_renew_it_back(table_location):
+    """A stalled holder's lease expires and another run takes it: the stalled run's renewal
+    must fail (compare-and-swap), not overwrite the new holder's lease."""
+    with TableLock(table_location, "compact", ttl_s=0.6) as stalled:
+        taken = Lease("other-run", "commit", "worker-7", 4242, 0, 2**62)
+        while True:  # the renewer may change the version between our read and our swap
+            current = stalled.store.read(stalled.path)
+            if stalled.store.replace(stalled.path, taken.encode(), current.version):
+                break
+        time.sleep(0.6)  # more than one renewal period
+        assert stalled.holder() == taken
+        with pytest.raises(FsCommitError, match="lost the table lock"):
+            stalled.check()
+    assert stalled.holder() == taken  # releasing did not delete the new holder's lease
