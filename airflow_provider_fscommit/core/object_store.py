@@ -139,7 +139,6 @@ def is_s3(*uris: str) -> bool:
 
 _filesystems: dict[tuple[S3Settings, str], pafs.S3FileSystem] = {}
 _regions: dict[str, str] = {}
-_checked_chain: list[bool] = []
 _cache_lock = threading.Lock()
 
 
@@ -214,15 +213,12 @@ def _boto3() -> Any:
 
 def _require_chain_credentials(bucket: str) -> None:
     """Refuse to go on without credentials: pyarrow would send unsigned requests."""
-    if _checked_chain:
-        return
     if _boto3().session.Session().get_credentials() is None:
         raise StoreError(
             f"no AWS credentials found for s3://{bucket}: set AWS_ACCESS_KEY_ID and "
             "AWS_SECRET_ACCESS_KEY or AWS_PROFILE, run where an instance role or web "
             "identity applies, or give the Airflow task an aws_conn_id"
         )
-    _checked_chain.append(True)
 
 
 def _require_bucket(filesystem: pafs.S3FileSystem, bucket: str, settings: S3Settings) -> None:

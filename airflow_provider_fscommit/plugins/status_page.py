@@ -2,8 +2,10 @@
 
 Which tables it shows is an Airflow setting, ``[fscommit] table_specs``: comma-separated
 table spec files (the YAML/JSON files the DAGs and ``fscommit --spec`` read) or glob
-patterns. Each request reads every table afresh (checkpoint, sink log, ledger); a table
-that cannot be read shows its error on its own card, the others still show.
+patterns; ``[fscommit] aws_conn_id`` names the AWS connection to read tables on S3 with
+(unset: the api-server's own AWS identity). Each request reads every table afresh
+(checkpoint, sink log, ledger); a table that cannot be read shows its error on its own
+card, the others still show.
 
 Only users the auth manager lets see the Airflow website may see it: the app checks the
 same credentials as Airflow's REST API (``Authorization: Bearer`` or the UI's ``_token``
@@ -31,6 +33,7 @@ from airflow_provider_fscommit.core.errors import FsCommitError
 from airflow_provider_fscommit.core.table_report import DEFAULT_STALL_TIMEOUT, read_table_report
 from airflow_provider_fscommit.core.table_spec import TableSpec
 from airflow_provider_fscommit.core.units import format_duration, parse_duration
+from airflow_provider_fscommit.hooks.aws import aws_storage
 from airflow_provider_fscommit.plugins.render import TableCard, render_page
 
 log = logging.getLogger(__name__)
@@ -49,6 +52,7 @@ class PageSettings:
 
     table_specs: list[str]
     stall_timeout: timedelta
+    aws_conn_id: str | None = None
 
     @classmethod
     def from_airflow_config(cls) -> PageSettings:
@@ -59,6 +63,7 @@ class PageSettings:
         return cls(
             table_specs=[entry.strip() for entry in raw.split(",") if entry.strip()],
             stall_timeout=parse_duration(timeout, "[fscommit] stall_timeout"),
+            aws_conn_id=conf.get(SECTION, "aws_conn_id", fallback="") or None,
         )
 
 
@@ -81,7 +86,8 @@ def read_cards(settings: PageSettings, now_ms: int) -> list[TableCard]:
         name = Path(path).stem
         try:
             spec = TableSpec.from_file(path)
-            report = read_table_report(spec, settings.stall_timeout, now_ms=now_ms)
+            with aws_storage(settings.aws_conn_id):
+                report = read_table_report(spec, settings.stall_timeout, now_ms=now_ms)
         except FsCommitError as exc:
             cards.append(TableCard(name, path, error=str(exc)))
         except Exception as exc:
