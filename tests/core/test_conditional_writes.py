@@ -204,3 +204,11 @@ def test_a_store_that_ignores_conditional_writes_is_refused_unless_single_writer
     assert declared.create(f"{root}/plan-00000000.json", b"plan") is not None
     names = [i.base_name for i in filesystem.get_file_info(pafs.FileSelector(root))]
     assert names == ["plan-00000000.json"]
+
+
+def test_other_object_stores_need_a_declared_single_writer(tmp_path):
+    """GCS and Azure through pyarrow: no preconditions wired, so no silent race either."""
+    filesystem, root = resolve_filesystem("gs://lake/tables/events/_fscommit")
+    with pytest.raises(FsCommitError, match="declare it with single_writer: true"):
+        conditional_store(filesystem, root)
+    assert isinstance(conditional_store(filesystem, root, single_writer=True), SingleWriterStore)
