@@ -65,29 +65,33 @@ def _reported_seconds(measurement: Measurement) -> float:
 
 
 def _fscommit_command(staged: WorkloadInput, out: Path) -> list[str]:
-    spec = staged.table_spec(str(out))
+    return fscommit_command(staged.staging, staged.checkpoint, str(out))
+
+
+def fscommit_command(staging: str, checkpoint: str, table: str) -> list[str]:
+    """``fscommit compact`` of every committable hour of a workload into ``table``."""
     return [
         str(Path(python()).parent / "fscommit"),
         "compact",
         "--staging",
-        spec.staging_path,
+        staging,
         "--checkpoint",
-        spec.checkpoint_path,
+        checkpoint,
         "--partition-keys",
-        ",".join(spec.partition_keys),
+        "dt,hour",
         "--timestamp-pattern",
-        spec.timestamp_pattern or "",
+        "$dt $hour:00:00",
         "--delay",
         "1 h",
         "--table",
-        str(out),
+        table,
         "--spark-master",
         SPARK_MASTER,
         "--json",
     ]
 
 
-def _fscommit_seconds(measurement: Measurement) -> float:
+def fscommit_seconds(measurement: Measurement) -> float:
     """The job's own run time (``seconds`` of its result); every partition must publish."""
     result = json.loads(measurement.stdout)
     failed = [p for p in result["partitions"] if p["state"] != "published"]
@@ -111,7 +115,7 @@ ENGINES: dict[str, Engine] = {
         Engine("duckdb", "DuckDB COPY", _in_process("duckdb"), _reported_seconds),
         Engine("naive-spark", "naive Spark (coalesce(1))", _naive_spark_command,
                _reported_seconds),
-        Engine("fscommit", "fscommit compact", _fscommit_command, _fscommit_seconds),
+        Engine("fscommit", "fscommit compact", _fscommit_command, fscommit_seconds),
     )
 }  # fmt: skip
 

@@ -49,6 +49,8 @@ def render(document: dict[str, Any], results_dir: Path) -> str:
         lines += _metastore(suites["metastore"])
     if "profile" in suites:
         lines += _profile(suites["profile"])
+    if "object-store" in suites:
+        lines += _object_store(suites["object-store"])
     return "\n".join(lines) + "\n"
 
 
@@ -277,3 +279,38 @@ def _profile(suite: dict[str, Any]) -> list[str]:
         ]
         lines += _table(["function", "calls", "own s", "cumulative s"], rows)
     return lines
+
+
+def _object_store(suite: dict[str, Any]) -> list[str]:
+    r = suite["results"]
+    local, s3 = r["stores"]["local"], r["stores"]["s3"]
+    rows = [
+        [
+            label,
+            _ms(local[key]["min"]),
+            _ms(s3[key]["min"]),
+            f"{s3[key]['min'] / local[key]['min']:.1f}x",
+            _ms(local[key]["median"]),
+            _ms(s3[key]["median"]),
+        ]
+        for key, label in (
+            ("first_s", "first read of checkpoint and sink log"),
+            ("in_job_s", "compaction, work inside the job"),
+            ("whole_s", "compaction, whole `fscommit compact`"),
+        )
+    ]
+    i = r["input"]
+    return [
+        "## Local disk and an S3 API server",
+        "",
+        _settings(suite),
+        "",
+        f"Workload (a) ({i['files']:,} files, {i['bytes'] / 1e6:.0f} MB, {i['partitions']} "
+        "committable hours) on the local disk and on a moto S3 server on 127.0.0.1 (uploaded "
+        f"in {r['upload_s']} s, sink log URIs as S3A writes them); the table is written to "
+        "the same store. The server is a Python process on the same two cores that applies "
+        "writes one at a time: the ratio is the protocol's cost in requests (a GET per "
+        "input, the ledger's conditional PUTs, publishing as copy and delete), not AWS's.",
+        "",
+        *_table(["", "local min", "S3 min", "S3 / local", "local median", "S3 median"], rows),
+    ]

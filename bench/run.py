@@ -22,11 +22,12 @@ from bench.compaction import run_compaction
 from bench.engines import ENGINES
 from bench.machine import describe_machine, load_average
 from bench.metastore import run_metastore
+from bench.object_store import run_object_store
 from bench.profiling import run_profiles
 from bench.settings import DEFAULT_RESULTS, DEFAULT_SCRATCH, BenchSettings
 from bench.workloads import WORKLOADS
 
-SUITES = ("compaction", "checkpoint", "metastore", "profile")
+SUITES = ("compaction", "checkpoint", "metastore", "profile", "object-store")
 
 
 def _names(choices: Sequence[str]) -> Callable[[str], list[str]]:
@@ -70,6 +71,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "checkpoint": lambda: run_checkpoint_scale(settings),
         "metastore": lambda: run_metastore(settings),
         "profile": lambda: run_profiles(settings),
+        "object-store": lambda: run_object_store(settings),
     }
     document = report.load(settings.results)
     document["machine"] = describe_machine()

@@ -19,7 +19,11 @@ The output is written under a hidden name; the publisher renames it after the co
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import json
+from collections import deque
+from collections.abc import Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -35,6 +39,9 @@ from airflow_provider_fscommit.core.object_store import S3Settings, explain, use
 SPARK_SCHEMA_KEY = b"org.apache.spark.sql.parquet.row.metadata"
 _ROW_GROUP_BYTES = 64 * 1024 * 1024
 _BATCH_ROWS = 64 * 1024
+# Object stores: inputs fetched ahead per unit, and the size up to which one is read whole.
+_PREFETCH_FILES = 8
+_WHOLE_FILE_BYTES = 8 * 1024 * 1024
 
 
 class SchemaMismatchError(FsCommitError):
@@ -69,6 +76,7 @@ class UnitTask:
     schema: bytes
     int96: bool
     bytes: int = 0  # the inputs' total size: what balances units over Spark tasks
+    input_sizes: tuple[int, ...] = ()  # per input, as the sink log records them
     # The driver's S3 identity when it is explicit (object_store.task_settings): executors
     # on other hosts do not share the driver's environment. In memory only.
     s3: S3Settings | None = None
@@ -95,9 +103,7 @@ def read_plan_schema(uris: list[str]) -> PlanSchema:
     schemas: list[pa.Schema] = []
     parquet_schemas: list[pq.ParquetSchema] = []
     rows: dict[str, int] = {}
-    for uri in uris:
-        filesystem, path = resolve_filesystem(uri)
-        parquet = _open(filesystem, path, uri)
+    for uri, parquet in _opened(uris, ()):  # footers only: the units read the data
         metadata = parquet.metadata
         rows[uri] = metadata.num_rows
         if not any(metadata.schema.equals(known) for known in parquet_schemas):
@@ -200,9 +206,7 @@ def _compact(task: UnitTask) -> UnitResult:
     ):
         pending: list[pa.RecordBatch] = []
         pending_bytes = 0
-        for uri in task.inputs:
-            filesystem, path = resolve_filesystem(uri)
-            parquet = _open(filesystem, path, uri)
+        for uri, parquet in _opened(task.inputs, task.input_sizes):
             batches = parquet.iter_batches(batch_size=_BATCH_ROWS)
             while True:
                 try:  # a file whose footer reads can still have damaged pages
@@ -226,16 +230,82 @@ def _compact(task: UnitTask) -> UnitResult:
     return UnitResult(task.partition, task.plan_id, task.unit, rows, size)
 
 
+def _opened(uris: Sequence[str], sizes: Sequence[int]) -> Iterator[tuple[str, pq.ParquetFile]]:
+    """The inputs opened in order; on an object store the next few are fetched ahead.
+
+    Each request to an object store waits milliseconds for the store, and a unit reads
+    hundreds of small files: opened one after another, a unit would spend most of its
+    time waiting (a compaction of workload (a) on the S3 server: 44 s, of which 40 s in
+    opening and reading inputs). Threads fetch up to ``_PREFETCH_FILES`` files ahead, a
+    small file of known size whole in one request (memory stays bounded by the window),
+    others by their footer; local files are opened as they come.
+    """
+    if not uris:
+        return
+    first_fs, _ = resolve_filesystem(uris[0])
+    if renames_atomically(first_fs):  # local disk or HDFS
+        for uri in uris:
+            filesystem, path = resolve_filesystem(uri)
+            yield uri, _open(filesystem, path, uri)
+        return
+    known = list(sizes) if len(sizes) == len(uris) else [None] * len(uris)
+    context = contextvars.copy_context()  # the S3 settings in effect, for the threads
+    with ThreadPoolExecutor(_PREFETCH_FILES, thread_name_prefix="fscommit-fetch") as pool:
+        window: deque[tuple[str, Future[pq.ParquetFile]]] = deque()
+        items = iter(zip(uris, known, strict=True))
+        try:
+            while True:
+                while len(window) < _PREFETCH_FILES:
+                    item = next(items, None)
+                    if item is None:
+                        break
+                    window.append((item[0], pool.submit(context.copy().run, _fetch, *item)))
+                if not window:
+                    return
+                uri, future = window.popleft()
+                yield uri, future.result()
+        finally:
+            for _, future in window:
+                future.cancel()
+
+
+def _fetch(uri: str, size: int | None) -> pq.ParquetFile:
+    """One input from an object store: a small one whole (one GET), else its footer."""
+    filesystem, path = resolve_filesystem(uri)
+    if size is None or size > _WHOLE_FILE_BYTES:
+        return _open(filesystem, path, uri)
+    try:
+        with filesystem.open_input_file(path) as handle:
+            data = handle.read()
+    except FileNotFoundError:
+        raise _missing(uri) from None
+    except OSError as exc:
+        raise unreadable(uri, exc) from None
+    return _parquet(pa.BufferReader(data), uri)
+
+
 def _open(filesystem: pafs.FileSystem, path: str, uri: str) -> pq.ParquetFile:
     try:
-        return pq.ParquetFile(filesystem.open_input_file(path), coerce_int96_timestamp_unit="us")
+        source = filesystem.open_input_file(path)
     except FileNotFoundError:
-        raise FsCommitError(
-            f"staged file {uri} is in the sink log but missing on disk; nothing of its "
-            f"partition was published. {_WAY_OUT.format(uri=uri)}"
-        ) from None
+        raise _missing(uri) from None
+    except OSError as exc:
+        raise unreadable(uri, exc) from None
+    return _parquet(source, uri)
+
+
+def _parquet(source: pa.NativeFile, uri: str) -> pq.ParquetFile:
+    try:
+        return pq.ParquetFile(source, coerce_int96_timestamp_unit="us")
     except (pa.ArrowInvalid, OSError) as exc:
         raise unreadable(uri, exc) from None
+
+
+def _missing(uri: str) -> FsCommitError:
+    return FsCommitError(
+        f"staged file {uri} is in the sink log but missing on disk; nothing of its "
+        f"partition was published. {_WAY_OUT.format(uri=uri)}"
+    )
 
 
 _WAY_OUT = (

@@ -176,7 +176,7 @@ class CompactionCoordinator:
         """Recover, then plan; the plans are durable intents unless ``dry_run``."""
         selection = self.select(partitions)
         plans: list[CompactionPlan] = []
-        up_to_date: list[PartitionOutcome] = []
+        settled: list[PartitionOutcome] = []  # nothing to do, or refused
         for partition in selection.partitions:
             if not dry_run:
                 self.recover(partition)
@@ -195,15 +195,15 @@ class CompactionCoordinator:
             )
             if plan is None:
                 empty = not selection.files[partition] and not ledger.published_inputs
-                up_to_date.append(PartitionOutcome(partition, "empty" if empty else "up-to-date"))
+                settled.append(PartitionOutcome(partition, "empty" if empty else "up-to-date"))
                 continue
             if not dry_run and not self.ledger.write_plan(plan):
-                up_to_date.append(PartitionOutcome(partition, "failed", error=_CONCURRENT))
+                settled.append(PartitionOutcome(partition, "failed", error=_CONCURRENT))
                 continue
             plans.append(plan)
         if plans and not dry_run:
             fault_point("after-plan")
-        return plans, up_to_date
+        return plans, settled
 
     def recover(self, partition: str, reason: str = "unfinished by an earlier run") -> None:
         """Abandon unfinished plans, delete what they left, roll committed ones forward."""
@@ -216,13 +216,13 @@ class CompactionCoordinator:
         for plan in ledger.committed_plans:
             self.publish(plan)
 
-    def close(self, plan: CompactionPlan, reason: str) -> None:
+    def _close(self, plan: CompactionPlan, reason: str) -> None:
         """Abandon this run's own plan (unless committed) and delete its outputs."""
         if (
             self.ledger.abandon(plan, reason)
             or plan.seq in self.ledger.read(plan.partition).abandoned
         ):
-            self.discard_outputs(plan)
+            self._discard_outputs(plan)
 
     def _sweep(self, partition: str, ledger: PartitionLedger) -> None:
         """Delete hidden outputs of abandoned plans, whenever their run wrote them.
@@ -243,7 +243,7 @@ class CompactionCoordinator:
         for name in leftovers.intersection(list_names(self.ledger.filesystem, directory)):
             delete_if_exists(self.ledger.filesystem, f"{directory}/{name}")
 
-    def discard_outputs(self, plan: CompactionPlan) -> None:
+    def _discard_outputs(self, plan: CompactionPlan) -> None:
         """Delete the hidden outputs of a plan that will never be published."""
         directory = self.ledger.partition_dir(plan.partition)
         for unit in plan.units:
@@ -253,7 +253,7 @@ class CompactionCoordinator:
         """The Spark tasks of a plan (with the partition's merged schema) and its rows."""
         plan_schema = read_plan_schema([f.uri for f in plan.inputs])
         schema = plan_schema.schema.serialize().to_pybytes()
-        s3 = task_settings() if is_s3(self.table_path, *(f.uri for f in plan.inputs[:1])) else None
+        s3 = task_settings() if is_s3(self.table_path, self.spec.staging_path) else None
         tasks = [
             UnitTask(
                 table_path=self.table_path,
@@ -266,6 +266,7 @@ class CompactionCoordinator:
                 schema=schema,
                 int96=plan_schema.int96,
                 bytes=unit.bytes,
+                input_sizes=tuple(f.size for f in unit.inputs),
                 s3=s3,
             )
             for unit in plan.units
@@ -282,8 +283,9 @@ class CompactionCoordinator:
     ) -> CompactionSummary:
         """The whole protocol for the given (or every committable) partition.
 
-        Under the table lock: recovery discards open plans, which must be a crashed
-        run's, never those of a run still working.
+        Under the table lock: recovery abandons open plans, which must be a crashed
+        run's, not those of a run still working (that run would then fail, and publish
+        nothing: the commit point is created once).
         """
         with TableLock(self.table_path, "compact", single_writer=self.spec.single_writer) as lock:
             self._lock = lock
@@ -329,7 +331,7 @@ class CompactionCoordinator:
             except FsCommitError as exc:  # e.g. the lease is lost: close what is left
                 for unfinished in plans[index:]:
                     with contextlib.suppress(FsCommitError, OSError):
-                        self.close(unfinished, f"its run stopped: {exc}")
+                        self._close(unfinished, f"its run stopped: {exc}")
                 raise
             outcomes.append(outcome)
             if progress:
@@ -356,7 +358,7 @@ class CompactionCoordinator:
                 f"{sum(r.rows for r in results)}; nothing was published"
             )
         if error is not None:
-            self.close(plan, f"failed: {error}")
+            self._close(plan, f"failed: {error}")
             return PartitionOutcome(plan.partition, "failed", plan, error=error)
         record = {
             "seq": plan.seq,
@@ -371,7 +373,7 @@ class CompactionCoordinator:
         if self._lock is not None:
             self._lock.check()  # a run that lost its lease must not reach the commit point
         if not self.ledger.write_commit(plan, record):
-            self.discard_outputs(plan)
+            self._discard_outputs(plan)
             return PartitionOutcome(plan.partition, "failed", plan, error=_ABANDONED)
         fault_point("after-commit-record")
         self.publish(plan)

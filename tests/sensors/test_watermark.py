@@ -86,5 +86,23 @@ def test_sensor_modes_on_s3_through_an_aws_connection(hourly_stream, s3_server, 
     only (no AWS variables in the environment): poke, reschedule and the trigger."""
     bucket = s3_server.create_bucket("sensor-modes")
     s3 = place_on_s3(hourly_stream, s3_server, bucket, "events")
-    airflow = AirflowEnv(tmp_path / "airflow", aws_connection_env(s3_server, "aws_events"))
-    run_sensor_dags(airflow.setup(), s3.spec(), aws_conn_id="aws_events")
+    unreachable = aws_connection_env(s3_server, "aws_nowhere")
+    unreachable["AIRFLOW_CONN_AWS_NOWHERE"] = unreachable["AIRFLOW_CONN_AWS_NOWHERE"].replace(
+        s3_server.endpoint, "http://127.0.0.1:9"
+    )
+    airflow = AirflowEnv(
+        tmp_path / "airflow", aws_connection_env(s3_server, "aws_events") | unreachable
+    ).setup()
+    run_sensor_dags(airflow, s3.spec(), aws_conn_id="aws_events")
+
+    # A store that cannot be reached fails the sensor with the reason, not at its timeout.
+    (airflow.dags_folder / "wait.py").write_text(
+        DAG.format(table=json.dumps(s3.spec()), aws_conn_id="aws_nowhere")
+    )
+    run = airflow.run("dags", "test", "fscommit_stall")
+    assert "cannot reach the store for s3://sensor-modes" in run.stdout + run.stderr
+    (state,) = airflow.query(
+        "SELECT state FROM task_instance WHERE dag_id = 'fscommit_stall' AND run_id IN "
+        "(SELECT run_id FROM dag_run WHERE dag_id = 'fscommit_stall' ORDER BY id DESC LIMIT 1)"
+    )
+    assert state == ("failed",)
