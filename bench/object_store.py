@@ -18,6 +18,7 @@ ledger's conditional writes, publishing as copy and delete), not what AWS S3 wou
 
 from __future__ import annotations
 
+import shutil
 import sys
 import time
 from typing import Any
@@ -48,6 +49,8 @@ def run_object_store(settings: BenchSettings) -> dict[str, Any]:
             "local": (staged.staging, staged.checkpoint),
             "s3": (placed.staging, placed.checkpoint),
         }
+        runs = settings.scratch / "runs" / "object-store"
+        shutil.rmtree(runs, ignore_errors=True)  # every table is written afresh
         env = spark_env() | server.env() | {"PYTHONPATH": str(REPO)}
         logs = settings.directory("logs")
         samples: dict[str, dict[str, list[float]]] = {
@@ -61,7 +64,7 @@ def run_object_store(settings: BenchSettings) -> dict[str, Any]:
                 read = check(run_measured(command, log, env=env), f"first read on {store}", log)
                 samples[store]["first_s"].append(read.report()["first_s"])
                 table = (
-                    str(settings.directory("runs", "object-store") / f"local-{rep}")
+                    str(runs / f"local-{rep}")
                     if store == "local"
                     else f"s3://{BUCKET}/{placed.prefix}/table-{rep}"
                 )
