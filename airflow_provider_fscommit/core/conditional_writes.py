@@ -354,10 +354,7 @@ class S3ConditionalStore(ConditionalStore):
             except ClientError as exc:
                 error = exc.response.get("Error", {})
                 status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
-                if error.get("Code") in ("PreconditionFailed", "NoSuchKey") or status in (
-                    404,
-                    412,
-                ):
+                if error.get("Code") in ("PreconditionFailed", "NoSuchKey") or status == 412:
                     return None
                 if error.get("Code") == "ConditionalRequestConflict" or status == 409:
                     time.sleep(0.1 * 2**attempt)

@@ -33,7 +33,7 @@ import uuid
 from dataclasses import asdict, dataclass
 from types import TracebackType
 
-from airflow_provider_fscommit.core.conditional_writes import conditional_store
+from airflow_provider_fscommit.core.conditional_writes import ConditionalStore, conditional_store
 from airflow_provider_fscommit.core.errors import FsCommitError
 from airflow_provider_fscommit.core.filesystem import resolve_filesystem
 from airflow_provider_fscommit.core.fsutil import renames_atomically
@@ -78,6 +78,8 @@ class TableLock:
     :param single_writer: the table spec's declaration that runs never overlap (for stores
         without conditional writes).
     """
+
+    store: ConditionalStore  # the store's conditional writes, looked up by acquire()
 
     def __init__(
         self,
@@ -131,8 +133,10 @@ class TableLock:
             if self._version is not None:
                 break
             current = self.store.read(self.path)
-            if current is None:
-                continue  # released in between: try again at once
+            if current is None:  # released in between: try again at once, while in time
+                if time.monotonic() > deadline:
+                    raise LockTimeout(f"the table lock {self.path} could not be taken in time")
+                continue
             holder = self._parse(current.data)
             if self._is_dead(holder):
                 self._held = self._lease()
@@ -220,7 +224,10 @@ class TableLock:
                 renewed = Lease(
                     **{**asdict(held), "expires_ms": _now_ms() + int(self.ttl_s * 1000)}
                 )
-                version = self.store.replace(self.path, renewed.encode(), version)
+                try:
+                    version = self.store.replace(self.path, renewed.encode(), version)
+                except (FsCommitError, OSError):
+                    continue  # the store failed this once: try again next period
                 self._held = renewed
             self._version = version
             if version is None:
