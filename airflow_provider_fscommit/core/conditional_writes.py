@@ -73,9 +73,14 @@ class ConditionalStore(abc.ABC):
     def create(self, path: str, data: bytes) -> str | None:
         """Write ``path`` if it does not exist; its version, or None if another file is there."""
 
-    @abc.abstractmethod
     def read(self, path: str) -> Versioned | None:
-        """The file and its version, or None when it does not exist."""
+        """The file and its version (here its digest), or None when it does not exist."""
+        try:
+            with self.filesystem.open_input_stream(path) as stream:
+                data = stream.read()
+        except FileNotFoundError:
+            return None
+        return Versioned(data, _digest(data))
 
     @abc.abstractmethod
     def replace(self, path: str, data: bytes, version: str) -> str | None:
@@ -147,14 +152,6 @@ class LocalConditionalStore(ConditionalStore):
             with contextlib.suppress(OSError):
                 os.unlink(private)
 
-    def read(self, path: str) -> Versioned | None:
-        try:
-            with open(path, "rb") as handle:
-                data = handle.read()
-        except FileNotFoundError:
-            return None
-        return Versioned(data, _digest(data))
-
     def replace(self, path: str, data: bytes, version: str) -> str | None:
         with self._guard(path):
             current = self.read(path)
@@ -209,14 +206,6 @@ class HadoopConditionalStore(ConditionalStore):
                 self.filesystem.delete_file(private)
         return _digest(data)
 
-    def read(self, path: str) -> Versioned | None:
-        try:
-            with self.filesystem.open_input_stream(path) as stream:
-                data = stream.read()
-        except FileNotFoundError:
-            return None
-        return Versioned(data, _digest(data))
-
     def replace(self, path: str, data: bytes, version: str) -> str | None:
         if not self._take_aside(path, version):
             return None
@@ -254,14 +243,6 @@ class SingleWriterStore(ConditionalStore):
             return self._ours(path, data)
         self._write(path, data)
         return _digest(data)
-
-    def read(self, path: str) -> Versioned | None:
-        try:
-            with self.filesystem.open_input_stream(path) as stream:
-                data = stream.read()
-        except FileNotFoundError:
-            return None
-        return Versioned(data, _digest(data))
 
     def replace(self, path: str, data: bytes, version: str) -> str | None:
         current = self.read(path)

@@ -8,6 +8,7 @@ and a store that ignores conditional writes (the fault proxy strips the headers)
 
 from __future__ import annotations
 
+import ctypes
 import os
 import threading
 import uuid
@@ -30,6 +31,9 @@ from airflow_provider_fscommit.core.object_store import S3Settings, use_s3_setti
 from tests.s3_proxy import S3FaultProxy
 from tests.s3_server import ACCESS_KEY, REGION, SECRET_KEY
 
+_LIBC = ctypes.CDLL(None, use_errno=True)
+_AT_FDCWD = -100
+
 
 class _RenameNeverReplaces(pafs.FileSystemHandler):
     """The local filesystem with HDFS's rename: it fails when the target exists."""
@@ -38,13 +42,11 @@ class _RenameNeverReplaces(pafs.FileSystemHandler):
         self.local = pafs.LocalFileSystem()
 
     def move(self, src: str, dest: str) -> None:
-        try:
-            os.link(src, dest)  # fails when dest exists, like HDFS's rename
-        except FileExistsError:
-            raise OSError(f"rename {src} to {dest}: destination exists") from None
-        except FileNotFoundError:
-            raise OSError(f"rename {src}: no such file") from None
-        os.unlink(src)
+        # Linux's renameat2(RENAME_NOREPLACE): atomic like HDFS's rename, and like it,
+        # failing when the target exists.
+        if _LIBC.renameat2(_AT_FDCWD, src.encode(), _AT_FDCWD, dest.encode(), 1) != 0:
+            error = ctypes.get_errno()
+            raise OSError(error, f"rename {src} to {dest}: {os.strerror(error)}")
 
     def get_type_name(self) -> str:
         return "hdfs-like"
