@@ -45,7 +45,7 @@ from typing import Any
 import pyarrow.fs as pafs
 
 from airflow_provider_fscommit.core.errors import FsCommitError
-from airflow_provider_fscommit.core.fsutil import unwritable
+from airflow_provider_fscommit.core.fsutil import unwritable, write_atomically
 from airflow_provider_fscommit.core.object_store import (
     current_settings,
     explain,
@@ -157,16 +157,7 @@ class LocalConditionalStore(ConditionalStore):
             current = self.read(path)
             if current is None or current.version != version:
                 return None
-            directory, name = _split(path)
-            private = f"{directory}/.{name}.{uuid.uuid4().hex[:8]}.tmp"
-            try:
-                with open(private, "wb") as handle:
-                    handle.write(data)
-                os.replace(private, path)
-            except OSError as exc:
-                with contextlib.suppress(OSError):
-                    os.unlink(private)
-                raise unwritable(path, exc) from exc
+            write_atomically(self.filesystem, path, data)  # a rename over the old file
             return _digest(data)
 
     def delete(self, path: str, version: str) -> bool:
@@ -241,14 +232,14 @@ class SingleWriterStore(ConditionalStore):
     def create(self, path: str, data: bytes) -> str | None:
         if self.read(path) is not None:
             return self._ours(path, data)
-        self._write(path, data)
+        write_atomically(self.filesystem, path, data)
         return _digest(data)
 
     def replace(self, path: str, data: bytes, version: str) -> str | None:
         current = self.read(path)
         if current is None or current.version != version:
             return None
-        self._write(path, data)
+        write_atomically(self.filesystem, path, data)
         return _digest(data)
 
     def delete(self, path: str, version: str) -> bool:
@@ -257,13 +248,6 @@ class SingleWriterStore(ConditionalStore):
             return False
         self.filesystem.delete_file(path)
         return True
-
-    def _write(self, path: str, data: bytes) -> None:
-        try:
-            with self.filesystem.open_output_stream(path) as stream:
-                stream.write(data)
-        except OSError as exc:
-            raise unwritable(path, exc) from exc
 
 
 _verified: set[tuple[Any, ...]] = set()

@@ -393,17 +393,22 @@ class CompactionCoordinator:
         for position, unit in enumerate(plan.units):
             final = f"{directory}/{unit.output}"
             hidden = f"{directory}/{hidden_name(unit.output)}"
-            if exists(filesystem, hidden):
-                try:
-                    filesystem.move(hidden, final)
-                except OSError:
-                    if exists(filesystem, hidden):
-                        raise
-                    # else another run published it at the same moment
+            if exists(filesystem, hidden) and self._move(hidden, final):
                 if position == 0:
                     fault_point("during-publish")
+                continue
             if not exists(filesystem, final):
                 raise LedgerError(
                     f"the ledger records {final} as published but it is missing; restore it "
                     "from a backup, or remove the partition's ledger records and republish"
                 )
+
+    def _move(self, hidden: str, final: str) -> bool:
+        """Publish one output; False when another run moved it at the same moment."""
+        try:
+            self.ledger.filesystem.move(hidden, final)
+        except OSError:
+            if exists(self.ledger.filesystem, hidden):
+                raise
+            return False
+        return True
