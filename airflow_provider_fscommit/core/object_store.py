@@ -138,6 +138,7 @@ def is_s3(*uris: str) -> bool:
 
 
 _filesystems: dict[tuple[S3Settings, str], pafs.S3FileSystem] = {}
+_clients: dict[S3Settings, Any] = {}  # boto3 clients are thread-safe
 _regions: dict[str, str] = {}
 _cache_lock = threading.Lock()
 
@@ -179,11 +180,25 @@ def s3_filesystem(bucket: str) -> pafs.S3FileSystem:
 
 
 def s3_client() -> Any:
-    """A boto3 S3 client under the current settings (standard retries, bounded timeouts)."""
+    """The boto3 S3 client of the current settings (standard retries, bounded timeouts).
+
+    One per settings and process, like the filesystems: building one costs tens of
+    milliseconds, and the lock, the ledger and error diagnosis each want one.
+    """
+    settings = current_settings()
+    with _cache_lock:
+        cached = _clients.get(settings)
+    if cached is not None:
+        return cached
+    client = _new_client(settings)
+    with _cache_lock:
+        return _clients.setdefault(settings, client)
+
+
+def _new_client(settings: S3Settings) -> Any:
     boto3 = _boto3()
     from botocore.config import Config
 
-    settings = current_settings()
     credentials = settings.credentials
     return boto3.session.Session().client(
         "s3",
