@@ -27,7 +27,7 @@ from bench.engines import fscommit_command, fscommit_seconds
 from bench.measure import check, print_result, run_measured, summarize
 from bench.settings import REPO, BenchSettings, python
 from bench.spark import spark_env
-from bench.workloads import WORKLOADS, prepare
+from bench.workloads import WORKLOADS, hourly_spec, prepare
 
 STORES = ("local", "s3")
 BUCKET = "bench"
@@ -94,17 +94,8 @@ def run_object_store(settings: BenchSettings) -> dict[str, Any]:
 def first_read(staging: str, checkpoint: str) -> None:
     """One fresh process: the committable partitions of the table, timed."""
     from airflow_provider_fscommit.core.committable import PartitionState, TableStatusReader
-    from airflow_provider_fscommit.core.table_spec import TableSpec
 
-    spec = TableSpec.from_options(
-        {
-            "staging_path": staging,
-            "checkpoint_path": checkpoint,
-            "partition_keys": "dt,hour",
-            "timestamp_pattern": "$dt $hour:00:00",
-            "delay": "1 h",
-        }
-    )
+    spec = hourly_spec(staging, checkpoint)
     started = time.perf_counter()
     status = TableStatusReader(spec).read(find_orphans=False)
     elapsed = time.perf_counter() - started

@@ -61,6 +61,20 @@ WORKLOADS: dict[str, Workload] = {
 }  # fmt: skip
 
 
+def hourly_spec(staging: str, checkpoint: str, table_path: str | None = None) -> TableSpec:
+    """The spec fscommit runs the workloads with: hourly, committable an hour later."""
+    return TableSpec.from_options(
+        {
+            "staging_path": staging,
+            "checkpoint_path": checkpoint,
+            "partition_keys": "dt,hour",
+            "timestamp_pattern": "$dt $hour:00:00",
+            "delay": "1 h",
+            "table_path": table_path,
+        }
+    )
+
+
 @dataclass(frozen=True)
 class StagedPartition:
     """One committable partition: its path and the committed files (local paths)."""
@@ -100,17 +114,7 @@ class WorkloadInput:
         return sum(len(p.files) for p in self.partitions)
 
     def table_spec(self, table_path: str | None = None) -> TableSpec:
-        """The spec fscommit runs with: hourly partitions, committable an hour later."""
-        return TableSpec.from_options(
-            {
-                "staging_path": self.staging,
-                "checkpoint_path": self.checkpoint,
-                "partition_keys": "dt,hour",
-                "timestamp_pattern": "$dt $hour:00:00",
-                "delay": "1 h",
-                "table_path": table_path,
-            }
-        )
+        return hourly_spec(self.staging, self.checkpoint, table_path)
 
     def describe(self) -> dict[str, Any]:
         return {

@@ -127,6 +127,19 @@ def _part_files(table: StreamingTable, partition_dir: str) -> list[Path]:
     return [p for p in Path(table.staging).rglob("part-*") if partition_dir in str(p)]
 
 
+@pytest.fixture(scope="session")
+def fault_stream(spark, tmp_path_factory) -> StreamingTable:
+    """Six hours, then a second round of rows for hours 00-03: two files per partition
+    (the fault-injection trials, on local disk and on S3, read it and never write it)."""
+    table = StreamingTable(tmp_path_factory.mktemp("faults"))
+    table.add_batches(
+        *hourly_batches("2026-11-20", range(6)),
+        [row(100 + h, f"2026-11-20T{h:02d}:40:00Z") for h in range(4)],
+    )
+    table.run(spark)
+    return table
+
+
 @pytest.fixture
 def hourly_stream(spark, tmp_path) -> StreamingTable:
     """Four hours of three rows, then a batch of late rows for hours 00 and 01."""

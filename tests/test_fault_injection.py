@@ -24,24 +24,12 @@ import pytest
 
 from airflow_provider_fscommit.core.faults import FAULT_POINTS
 from airflow_provider_fscommit.core.ledger import CommitLedger
-from tests.streams import ROOT, StreamingTable, hourly_batches, row
+from tests.streams import ROOT, StreamingTable
 
 SOAK = os.environ.get("FSCOMMIT_SOAK") == "1"
 RANDOM_TRIALS = 300 if SOAK else 50
 TIME_BUDGET_S = 3600 if SOAK else 600
 WORKER = str(ROOT / "tests" / "fault_worker.py")
-
-
-@pytest.fixture(scope="module")
-def stream(spark, tmp_path_factory) -> StreamingTable:
-    """Six hours, then a second round of rows for hours 00-03: two files per partition."""
-    table = StreamingTable(tmp_path_factory.mktemp("faults"))
-    table.add_batches(
-        *hourly_batches("2026-11-20", range(6)),
-        [row(100 + h, f"2026-11-20T{h:02d}:40:00Z") for h in range(4)],
-    )
-    table.run(spark)
-    return table
 
 
 def spec_json(stream: StreamingTable, table: Path) -> str:
@@ -130,11 +118,11 @@ def check_table(table: Path, staged: dict[str, Counter], complete: set[str]) -> 
 
 
 @pytest.mark.slow
-def test_sigkill_at_every_step_and_at_random_moments_then_rerun(stream, tmp_path, capsys):
-    staged = staged_ids(stream.staging)
+def test_sigkill_at_every_step_and_at_random_moments_then_rerun(fault_stream, tmp_path, capsys):
+    staged = staged_ids(fault_stream.staging)
     baseline = tmp_path / "baseline"
     started = time.monotonic()
-    assert run_worker(spec_json(stream, baseline)) == 0
+    assert run_worker(spec_json(fault_stream, baseline)) == 0
     clean_run_s = time.monotonic() - started
     complete = {"/".join(p.relative_to(baseline).parts[:-1]) for p in baseline.rglob("_SUCCESS")}
     assert len(complete) >= 4
@@ -150,7 +138,7 @@ def test_sigkill_at_every_step_and_at_random_moments_then_rerun(stream, tmp_path
         if kind == "random" and time.monotonic() > deadline:
             break
         table = tmp_path / f"trial-{number}"
-        spec = spec_json(stream, table)
+        spec = spec_json(fault_stream, table)
         code = run_worker(spec, fault=point, kill_after=delay)
         if kind == "point":
             assert code == -signal.SIGKILL, f"fault point {point} was never reached"

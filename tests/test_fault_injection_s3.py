@@ -23,23 +23,11 @@ import pytest
 from airflow_provider_fscommit.core.faults import FAULT_POINTS
 from tests.s3_proxy import S3FaultProxy
 from tests.s3_tables import S3Table, assert_exactly_once, place_on_s3, staged_ids, success_files
-from tests.streams import ROOT, StreamingTable, hourly_batches, row
+from tests.streams import ROOT, StreamingTable
 
 WORKER = str(ROOT / "tests" / "fault_worker.py")
 RANDOM_TRIALS = 16
 COMMITTABLE = {f"dt=2026-11-20/hour={h:02d}" for h in range(5)}
-
-
-@pytest.fixture(scope="module")
-def stream(spark, tmp_path_factory) -> StreamingTable:
-    """Six hours, then a second round of rows for hours 00-03: two files per partition."""
-    table = StreamingTable(tmp_path_factory.mktemp("s3-faults"))
-    table.add_batches(
-        *hourly_batches("2026-11-20", range(6)),
-        [row(100 + h, f"2026-11-20T{h:02d}:40:00Z") for h in range(4)],
-    )
-    table.run(spark)
-    return table
 
 
 @pytest.fixture(scope="module")
@@ -91,9 +79,9 @@ def check(table: S3Table) -> int:
 
 
 @pytest.mark.slow
-def test_sigkill_at_every_step_and_at_random_moments_on_s3(stream, s3_server, capsys):
+def test_sigkill_at_every_step_and_at_random_moments_on_s3(fault_stream, s3_server, capsys):
     started = time.monotonic()
-    baseline = fresh_table(stream, s3_server, "kill-baseline")
+    baseline = fresh_table(fault_stream, s3_server, "kill-baseline")
     assert finish(start_worker(baseline, s3_server.endpoint)) == 0
     clean_run_s = time.monotonic() - started
     check(baseline)
@@ -103,7 +91,7 @@ def test_sigkill_at_every_step_and_at_random_moments_on_s3(stream, s3_server, ca
     counts: Counter = Counter()
     rows = 0
     for number, (point, delay) in enumerate(trials):
-        table = fresh_table(stream, s3_server, f"kill-{number}")
+        table = fresh_table(fault_stream, s3_server, f"kill-{number}")
         code = finish(start_worker(table, s3_server.endpoint, fault=point), kill_after=delay)
         if point:
             assert code == -signal.SIGKILL, f"fault point {point} was never reached"
@@ -133,7 +121,7 @@ def test_sigkill_at_every_step_and_at_random_moments_on_s3(stream, s3_server, ca
     ],
 )
 def test_three_concurrent_runs_that_lose_their_leases_publish_once(
-    stream, s3_server, proxy, faults, capsys
+    fault_stream, s3_server, proxy, faults, capsys
 ):
     """Leases of 1 s behind writes of up to 1.5 s: the runs overlap all the time, so the
     lock cannot keep them apart and the create-once commit point must."""
@@ -141,7 +129,7 @@ def test_three_concurrent_runs_that_lose_their_leases_publish_once(
     proxy.configure(**faults)
     proxy.counts.clear()
     outcomes: Counter = Counter()
-    table = fresh_table(stream, s3_server, f"race-{int(faults['delay_s'] * 10)}")
+    table = fresh_table(fault_stream, s3_server, f"race-{int(faults['delay_s'] * 10)}")
     runs = [start_worker(table, proxy.endpoint, lease_ttl_s=1.0) for _ in range(3)]
     for run in runs:
         if finish(run) == 0:

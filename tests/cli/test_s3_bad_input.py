@@ -32,51 +32,32 @@ def guarded(hourly_stream_module, tmp_path_factory):
         server.create_bucket(BUCKET)
         place_on_s3(hourly_stream_module, server, BUCKET, "allowed/events")
         iam = server.client("iam")
-        iam.create_user(UserName="etl")
-        key = iam.create_access_key(UserName="etl")["AccessKey"]
-        iam.put_user_policy(
-            UserName="etl",
-            PolicyName="allowed-prefix",
-            PolicyDocument=json.dumps(
-                {
-                    "Version": "2012-10-17",
-                    "Statement": [
-                        {
-                            "Effect": "Allow",
-                            "Action": "s3:*",
-                            "Resource": f"arn:aws:s3:::{BUCKET}/allowed/*",
-                        },
-                        {
-                            "Effect": "Allow",
-                            "Action": "s3:ListBucket",
-                            "Resource": f"arn:aws:s3:::{BUCKET}",
-                        },
-                    ],
-                }
-            ),
+        etl = create_user(
+            iam,
+            "etl",
+            [
+                {"Action": "s3:*", "Resource": f"arn:aws:s3:::{BUCKET}/allowed/*"},
+                {"Action": "s3:ListBucket", "Resource": f"arn:aws:s3:::{BUCKET}"},
+            ],
         )
-        iam.create_user(UserName="admin")
-        admin = iam.create_access_key(UserName="admin")["AccessKey"]
-        iam.put_user_policy(
-            UserName="admin",
-            PolicyName="everything",
-            PolicyDocument=json.dumps(
-                {
-                    "Version": "2012-10-17",
-                    "Statement": [{"Effect": "Allow", "Action": "s3:*", "Resource": "*"}],
-                }
-            ),
-        )
+        admin = create_user(iam, "admin", [{"Action": "s3:*", "Resource": "*"}])
         server.set_auth(True)
-        yield (
-            server,
-            {
-                "etl": (key["AccessKeyId"], key["SecretAccessKey"]),
-                "admin": (admin["AccessKeyId"], admin["SecretAccessKey"]),
-            },
-        )
+        yield server, {"etl": etl, "admin": admin}
     finally:
         server.stop()
+
+
+def create_user(iam, name: str, allowed: list[dict[str, str]]) -> tuple[str, str]:
+    """An IAM user allowed ``allowed`` (Action, Resource) and nothing else; its keys."""
+    iam.create_user(UserName=name)
+    key = iam.create_access_key(UserName=name)["AccessKey"]
+    statements = [{"Effect": "Allow", **statement} for statement in allowed]
+    iam.put_user_policy(
+        UserName=name,
+        PolicyName=f"{name}-policy",
+        PolicyDocument=json.dumps({"Version": "2012-10-17", "Statement": statements}),
+    )
+    return key["AccessKeyId"], key["SecretAccessKey"]
 
 
 @pytest.fixture(scope="module")

@@ -34,17 +34,22 @@ def hold(table, log, seconds: float) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-c", HOLD, str(table), str(log), str(seconds)])
 
 
-def test_one_process_at_a_time_holds_a_tables_lock(tmp_path):
-    log = tmp_path / "log"
-    holders = [hold(tmp_path / "table", log, 0.3) for _ in range(4)]
-    assert [p.wait(timeout=120) for p in holders] == [0] * 4
+def assert_one_at_a_time(holders: list[subprocess.Popen], log) -> None:
+    """Every holder entered and left, and each enter is followed by the same process's
+    exit: no two inside at once."""
+    assert [p.wait(timeout=120) for p in holders] == [0] * len(holders)
     lines = log.read_text().split()
     events = list(zip(lines[::2], lines[1::2], strict=True))
-    # Every enter is followed by the same process's exit: no two inside at once.
     for i in range(0, len(events), 2):
         (enter, pid), (leave, same) = events[i], events[i + 1]
         assert (enter, leave, pid) == ("enter", "exit", same)
-    assert len(events) == 8
+    assert len(events) == 2 * len(holders)
+
+
+def test_one_process_at_a_time_holds_a_tables_lock(tmp_path):
+    log = tmp_path / "log"
+    holders = [hold(tmp_path / "table", log, 0.3) for _ in range(4)]
+    assert_one_at_a_time(holders, log)
     assert not (tmp_path / "table" / "_fscommit" / "lock.json").exists()
 
 
@@ -128,13 +133,7 @@ def table_location(request, tmp_path) -> str:
 def test_one_process_at_a_time_on_every_store(table_location, tmp_path):
     log = tmp_path / "log"
     holders = [hold(table_location, log, 0.3) for _ in range(3)]
-    assert [p.wait(timeout=120) for p in holders] == [0] * 3
-    lines = log.read_text().split()
-    events = list(zip(lines[::2], lines[1::2], strict=True))
-    for i in range(0, len(events), 2):
-        (enter, pid), (leave, same) = events[i], events[i + 1]
-        assert (enter, leave, pid) == ("enter", "exit", same)
-    assert len(events) == 6
+    assert_one_at_a_time(holders, log)
 
 
 def test_a_holder_whose_lease_was_taken_over_cannot_renew_it_back(table_location):
