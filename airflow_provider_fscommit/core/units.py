@@ -1,27 +1,40 @@
 """Durations and memory sizes written the way Flink users write them (``1 h``, ``128MB``).
 
 Flink's ``TimeUtils.parseDuration`` and ``MemorySize.parse`` define the accepted forms; we
-accept the same so options pasted from a Flink table definition mean the same thing.
+accept the same so options pasted from a Flink table definition mean the same thing: a
+non-negative integer, then a unit label in any case (none: milliseconds, or bytes).
+
+Two differences, both at the edges. A timedelta holds microseconds, so nanoseconds are
+truncated to whole microseconds; Flink reads every duration option in whole milliseconds
+(``Duration.toMillis``), so what a trigger does is the same. And ``us`` is accepted as
+well as Flink's ``µs``, which is awkward to type in YAML or a shell.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from datetime import timedelta
 
 from airflow_provider_fscommit.core.errors import ConfigError
 
-_DURATION_UNITS: dict[str, timedelta] = {}
-for _names, _unit in (
-    (("d", "day", "days"), timedelta(days=1)),
-    (("h", "hour", "hours"), timedelta(hours=1)),
-    (("min", "m", "minute", "minutes"), timedelta(minutes=1)),
-    (("s", "sec", "secs", "second", "seconds"), timedelta(seconds=1)),
-    (("ms", "milli", "millis", "millisecond", "milliseconds"), timedelta(milliseconds=1)),
-    (("us", "µs", "micro", "micros", "microsecond", "microseconds"), timedelta(microseconds=1)),
+_NS_PER_US = 1000
+# Each unit in nanoseconds, so that ``ns`` needs no special case.
+_DURATION_UNITS: dict[str, int] = {}
+for _names, _ns in (
+    (("d", "day", "days"), 86_400 * 10**9),
+    (("h", "hour", "hours"), 3_600 * 10**9),
+    (("min", "m", "minute", "minutes"), 60 * 10**9),
+    (("s", "sec", "secs", "second", "seconds"), 10**9),
+    (("ms", "milli", "millis", "millisecond", "milliseconds"), 10**6),
+    (("µs", "us", "micro", "micros", "microsecond", "microseconds"), _NS_PER_US),
+    (("ns", "nano", "nanos", "nanosecond", "nanoseconds"), 1),
 ):
     for _name in _names:
-        _DURATION_UNITS[_name] = _unit
+        _DURATION_UNITS[_name] = _ns
+_DURATION_UNIT_NAMES = "d, h, min (or m), s, ms, µs (or us), ns"
+_MAX_DURATION_US = timedelta.max // timedelta(microseconds=1)
+_MAX_SIZE = 2**63 - 1  # Flink's MemorySize is a Java long of bytes
 
 _MEMORY_UNITS: dict[str, int] = {}
 for _names, _factor in (
@@ -34,25 +47,33 @@ for _names, _factor in (
     for _name in _names:
         _MEMORY_UNITS[_name] = _factor
 
-_AMOUNT = re.compile(r"^\s*(\d+)\s*([^\d\s]*)\s*$")
+# ASCII digits only, as Flink: int() would take other scripts' digits too.
+_AMOUNT = re.compile(r"^\s*([0-9]+)\s*([^0-9\s]*)\s*$")
 
 
 def parse_duration(text: str | int | float | timedelta, option: str = "duration") -> timedelta:
     """Parse ``'1 h'``, ``'30min'``, ``'500'`` (milliseconds, as in Flink) into a timedelta."""
     if isinstance(text, timedelta):
         return text
-    if isinstance(text, bool):
+    if isinstance(text, bool) or (isinstance(text, int | float) and not 0 <= text < math.inf):
         raise ConfigError(f"{option}: expected a duration such as '1 h', got {text!r}")
     if isinstance(text, int | float):
-        return timedelta(milliseconds=text)
-    match = _AMOUNT.match(text)
-    unit = match.group(2).lower() if match else ""
-    if not match or (unit and unit not in _DURATION_UNITS):
+        nanos = round(text * 10**6)
+    else:
+        match = _AMOUNT.match(text)
+        unit = match.group(2).lower() if match else ""
+        if not match or (unit and unit not in _DURATION_UNITS):
+            raise ConfigError(
+                f"{option}: cannot parse duration {text!r}; write a number and a unit such as "
+                f"'1 h', '30 min', '10 s' or '500 ms' (units: {_DURATION_UNIT_NAMES}; "
+                "none: ms)"
+            )
+        nanos = int(match.group(1)) * _DURATION_UNITS.get(unit, 10**6)
+    if nanos // _NS_PER_US > _MAX_DURATION_US:
         raise ConfigError(
-            f"{option}: cannot parse duration {text!r}; write a number and a unit such as "
-            "'1 h', '30 min', '10 s' or '500 ms' (units: d, h, min, s, ms, us)"
+            f"{option}: the duration {text!r} is too long; the limit is {timedelta.max.days} days"
         )
-    return int(match.group(1)) * _DURATION_UNITS.get(unit, timedelta(milliseconds=1))
+    return timedelta(microseconds=nanos // _NS_PER_US)
 
 
 def parse_memory_size(text: str | int, option: str = "size") -> int:
@@ -72,16 +93,24 @@ def parse_memory_size(text: str | int, option: str = "size") -> int:
         size = int(match.group(1)) * _MEMORY_UNITS.get(unit, 1)
     if size <= 0:
         raise ConfigError(f"{option}: the size must be positive, got {text!r}")
+    if size > _MAX_SIZE:
+        raise ConfigError(
+            f"{option}: the size {text!r} is too large; the limit is {_MAX_SIZE} bytes "
+            "(8 EB, a Java long as in Flink)"
+        )
     return size
 
 
 def format_duration(value: timedelta) -> str:
-    """Render a duration in the largest unit that divides it, as Flink prints them."""
-    ms = value // timedelta(milliseconds=1)
-    for name, unit_ms in (("d", 86_400_000), ("h", 3_600_000), ("min", 60_000), ("s", 1000)):
-        if ms and ms % unit_ms == 0:
-            return f"{ms // unit_ms} {name}"
-    return f"{ms} ms"
+    """Render a duration in the largest unit that divides it, as Flink prints them.
+
+    Exact, so a spec's delay survives :meth:`TableSpec.to_dict` and back.
+    """
+    us = value // timedelta(microseconds=1)
+    for name, unit_s in (("d", 86_400), ("h", 3_600), ("min", 60), ("s", 1)):
+        if us and us % (unit_s * 10**6) == 0:
+            return f"{us // (unit_s * 10**6)} {name}"
+    return f"{us // 1000} ms" if us % 1000 == 0 else f"{us} µs"
 
 
 def format_size(size: int) -> str:
