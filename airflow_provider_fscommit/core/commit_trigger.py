@@ -9,15 +9,17 @@ US fall-back ``hour=01`` (two real hours in one directory) an hour early; outsid
 transitions the two rules agree.
 
 ``process-time`` (Flink's ``ProcTimeCommitPredicate``): the wall clock has passed the
-partition's creation time (its first committed file) plus the delay.
+partition's creation time (its first committed file) plus the delay; with no delay (under
+a millisecond, as Flink reads it) at once.
 """
 
 from __future__ import annotations
 
 import abc
+import functools
 import re
 from datetime import UTC, datetime, timedelta, timezone, tzinfo
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from zoneinfo import ZoneInfo, available_timezones
 
 from airflow_provider_fscommit.core.errors import ConfigError
 from airflow_provider_fscommit.core.partition_spec import PartitionSpec
@@ -25,27 +27,40 @@ from airflow_provider_fscommit.core.time_extractor import PartitionTimeExtractor
 
 _EPOCH = datetime(1970, 1, 1)
 _MS = timedelta(milliseconds=1)
-_FIXED_OFFSET = re.compile(r"(?:UTC|GMT|UT)?([+-])(\d{1,2})(?::?(\d{2}))?")
+# Flink's rule (FileSystemTableFactory.validateTimeZone): java.util.TimeZone and
+# java.time.ZoneId must read the id alike. That leaves TZDB ids, 'UTC' and fixed offsets
+# written 'GMT+h', 'GMT+hh', 'GMT+hhmm' or 'GMT+hh:mm' up to 18 hours; it refuses 'Z',
+# '+08:00', 'UTC+8', 'UT', and the TZDB ids EST, MST and HST, which TimeZone reads as
+# ZoneId.SHORT_IDS offsets (so the zone cannot mean two things). Java's TZDB also lacks
+# a few names of the system's database.
+_GMT_OFFSET = re.compile(r"GMT([+-])(?:([0-9]{1,2})|([0-9]{2}):?([0-9]{2}))")
+_REFUSED_BY_JAVA = frozenset({"EST", "MST", "HST", "Factory", "localtime", "posixrules", "ROC"})
+
+
+@functools.cache
+def _tzdb_ids() -> frozenset[str]:
+    """Read once, on first use: listing the zone database takes some 20 ms."""
+    return frozenset(available_timezones() - _REFUSED_BY_JAVA)
 
 
 def parse_time_zone(name: str) -> tzinfo:
-    """Resolve a Java-style zone id: a region (``Asia/Shanghai``), ``UTC`` or ``+08:00``."""
-    if name.upper() in ("UTC", "GMT", "UT", "Z"):
+    """Resolve a zone id as Flink validates it: a TZDB id, ``UTC``, or ``GMT-08:00``."""
+    if name in ("UTC", "GMT"):
         return UTC
-    fixed = _FIXED_OFFSET.fullmatch(name)
+    fixed = _GMT_OFFSET.fullmatch(name)
     if fixed:
-        sign = -1 if fixed.group(1) == "-" else 1
-        offset = timedelta(hours=int(fixed.group(2)), minutes=int(fixed.group(3) or 0))
-        if offset <= timedelta(hours=18):
-            return timezone(sign * offset)
-    try:
+        sign, short_hours, hours, minutes = fixed.groups()
+        offset = timedelta(hours=int(short_hours or hours), minutes=int(minutes or 0))
+        if offset <= timedelta(hours=18) and int(minutes or 0) < 60:
+            return timezone(-offset if sign == "-" else offset)
+    elif name in _tzdb_ids():
         return ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError):
-        raise ConfigError(
-            f"sink.partition-commit.watermark-time-zone {name!r} is not a known time zone; "
-            "use a region id such as 'UTC', 'Asia/Shanghai' or 'America/New_York', "
-            "or an offset such as '+08:00'"
-        ) from None
+    raise ConfigError(
+        f"sink.partition-commit.watermark-time-zone {name!r} is not a valid time zone; as "
+        "in Flink, use a TZDB id such as 'America/Los_Angeles' or 'Asia/Shanghai' to "
+        "include daylight saving time, a fixed offset written 'GMT-08:00' or 'GMT+03:00', "
+        "or 'UTC'"
+    )
 
 
 def at_zone_epoch_ms(local: datetime, zone: tzinfo) -> int:
@@ -105,6 +120,12 @@ class ProcTimeCommitTrigger(PartitionCommitTrigger):
 
     def __init__(self, delay: timedelta):
         self.delay = delay
+
+    def is_committable(self, commit_time_ms: int, watermark_ms: int | None, now_ms: int) -> bool:
+        """No delay commits at once, as Flink: a file's time from another host's clock may
+        be ahead of ours, and a committed file is complete whatever the clocks say."""
+        no_delay = self.delay // _MS == 0
+        return no_delay or super().is_committable(commit_time_ms, watermark_ms, now_ms)
 
     def commit_time_ms(self, partition: PartitionSpec, creation_time_ms: int) -> int:
         return creation_time_ms + self.delay // _MS

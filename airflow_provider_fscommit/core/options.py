@@ -143,7 +143,9 @@ SINK_PARTITION_COMMIT_WATERMARK_TIME_ZONE = ConfigOption(
     "sink.partition-commit.watermark-time-zone",
     "UTC",
     _text,
-    description="The time zone of the partition values' wall clock, e.g. 'Asia/Shanghai'.",
+    description="The time zone of the partition values' wall clock, as Flink accepts it: a "
+    "TZDB id such as 'Asia/Shanghai' (with its daylight saving time), a fixed offset such "
+    "as 'GMT+08:00', or 'UTC'.",
 )
 SINK_PARTITION_COMMIT_POLICY_KIND = ConfigOption(
     "policy_kind",

@@ -48,7 +48,7 @@ def test_flink_documented_example_commits_strictly_after_partition_time_plus_del
 def test_watermark_time_zone_places_the_wall_clock_on_the_timeline():
     commit = trigger("Asia/Shanghai").commit_time_ms(hour("2026-11-20", "10"), 0)
     assert commit == ms("2026-11-20T11:00:00+08:00")
-    assert trigger("+08:00").commit_time_ms(hour("2026-11-20", "10"), 0) == commit
+    assert trigger("GMT+08:00").commit_time_ms(hour("2026-11-20", "10"), 0) == commit
 
 
 def test_us_fall_back_hour_01_holds_two_real_hours_and_ends_at_02_est():
@@ -88,10 +88,122 @@ def test_process_time_trigger_uses_creation_time_and_the_wall_clock():
     assert t.is_committable(commit, watermark_ms=None, now_ms=commit + 1)
 
 
-@pytest.mark.parametrize("name", ["Mars/Olympus", "UTC+99", "", "+25:00"])
-def test_unknown_time_zones_are_rejected_with_examples(name):
-    with pytest.raises(ConfigError, match=r"is not a known time zone.*Asia/Shanghai"):
+@pytest.mark.parametrize("delay", [timedelta(0), timedelta(microseconds=999)])
+def test_process_time_trigger_without_delay_commits_at_once(delay):
+    # Flink's ProcTimeCommitPredicate: commitDelay == 0 (in whole ms) commits at once,
+    # even with the clock not past the creation time (equal, or behind on another host).
+    t = ProcTimeCommitTrigger(delay)
+    commit = t.commit_time_ms(hour("2026-11-20", "00"), 1_000_000)
+    assert t.is_committable(commit, watermark_ms=None, now_ms=1_000_000)
+    assert t.is_committable(commit, watermark_ms=None, now_ms=999_000)
+
+
+# Flink's FileSystemTableFactory.validateTimeZone (FileSystemTableFactoryTest): the forms
+# its message advertises are accepted ...
+@pytest.mark.parametrize(
+    ("name", "offset_h"),
+    [
+        ("UTC", 0),
+        ("GMT", 0),
+        ("America/Los_Angeles", -8),
+        ("Asia/Shanghai", 8),
+        ("Etc/GMT+8", -8),
+        ("GMT-08:00", -8),
+        ("GMT+03:00", 3),
+        ("GMT+8", 8),
+        ("GMT+0530", 5.5),
+        ("GMT+18:00", 18),
+    ],
+)
+def test_flink_accepted_time_zones(name, offset_h):
+    winter = datetime(2026, 1, 15, 12)
+    assert winter.replace(tzinfo=parse_time_zone(name)).utcoffset() == timedelta(hours=offset_h)
+
+
+# ... and what either of java.util.TimeZone and java.time.ZoneId reads differently is not:
+# ISO offsets, 'UTC+8', 'Z', the SHORT_IDS abbreviations, ids in the wrong case.
+@pytest.mark.parametrize(
+    "name",
+    [
+        "+08:00",
+        "-08:00",
+        "UTC+8",
+        "UTC+08:00",
+        "Z",
+        "UT",
+        "EST",
+        "PST",
+        "utc",
+        "asia/shanghai",
+        "GMT+8:00",
+        "GMT+19",
+        "GMT+18:30",
+        "GMT+05:60",
+        "Mars/Olympus",
+        "",
+    ],
+)
+def test_time_zones_flink_refuses_are_rejected_saying_what_is_accepted(name):
+    with pytest.raises(
+        ConfigError, match=r"not a valid time zone.*'America/Los_Angeles'.*'GMT-08:00'.*'UTC'"
+    ):
         parse_time_zone(name)
+
+
+JAVA_FLINK_ZONE = """
+public class FlinkZone {
+  public static void main(String[] args) throws Exception {
+    java.io.BufferedReader in =
+        new java.io.BufferedReader(new java.io.InputStreamReader(System.in));
+    String line;
+    while ((line = in.readLine()) != null) {
+      boolean valid;
+      try {
+        valid = java.util.TimeZone.getTimeZone(line).toZoneId()
+            .equals(java.time.ZoneId.of(line));
+      } catch (Exception e) {
+        valid = false;
+      }
+      System.out.println(valid);
+    }
+  }
+}
+"""
+
+
+def test_time_zone_validation_matches_flinks_java_rule(tmp_path):
+    # The condition of Flink's FileSystemTableFactory.validateTimeZone, run by Java.
+    names = [
+        *ZONE_IDS,
+        *(f"{p}{s}{o}" for p in ("", "UTC", "GMT", "UT") for s in "+-" for o in OFFSETS),
+    ]
+    (tmp_path / "FlinkZone.java").write_text(JAVA_FLINK_ZONE)
+    subprocess.run(["javac", "FlinkZone.java"], cwd=tmp_path, check=True)
+    result = subprocess.run(
+        ["java", "-cp", str(tmp_path), "FlinkZone"],
+        input="".join(f"{name}\n" for name in names),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert [_accepts(name) for name in names] == [v == "true" for v in result.stdout.split()]
+
+
+ZONE_IDS = (  # noqa: SIM905 - one id per word reads best
+    "UTC GMT UT Z UCT Zulu GMT0 EST5EDT CET MET Etc/UTC Europe/Berlin utc EST MST HST "
+    "PST CST IST JST BST ACT VST Factory localtime ROC"
+).split()
+OFFSETS = (  # noqa: SIM905 - one offset per word reads best
+    "0 8 08 800 0800 08:00 8:00 18 18:00 1801 19 23 05:30 0530 05:60 08:00:00"
+).split()
+
+
+def _accepts(name: str) -> bool:
+    try:
+        parse_time_zone(name)
+    except ConfigError:
+        return False
+    return True
 
 
 JAVA_AT_ZONE = """

@@ -90,7 +90,7 @@ def test_every_option_has_a_description_and_flink_keys_are_unique():
         ({"sink.partition-commit.delay": "soon"}, "cannot parse duration 'soon'"),
         ({"delay": "1 h", "sink.partition-commit.delay": "2 h"}, "given twice"),
         ({"sink.partition-commit.trigger": "event-time"}, "not one of partition-time"),
-        ({"sink.partition-commit.watermark-time-zone": "Moon/Base"}, "not a known time zone"),
+        ({"sink.partition-commit.watermark-time-zone": "Moon/Base"}, "not a valid time zone"),
         ({"partition.time-extractor.timestamp-pattern": "$day"}, r"references '\$day'"),
         ({"sink.partition-commit.policy.kind": "metastore,email"}, r"unknown policies \['email'\]"),
         ({"sink.partition-commit.policy.kind": "custom"}, "policy.class is not set"),
