@@ -2,36 +2,52 @@
 units into a bounded number of Spark tasks.
 
 Deterministic: items are packed in the order given (the planner sorts by path), so the
-same inputs always give the same units and a rerun recomputes the same plan.
+same inputs always give the same units and a rerun recomputes the same plan. A unit's
+files need not be neighbours in that order.
 """
 
 from __future__ import annotations
 
 import heapq
+from collections import deque
 from collections.abc import Callable, Sequence
-from typing import TypeVar
+from dataclasses import dataclass
+from typing import Generic, TypeVar
 
 T = TypeVar("T")
 
 
-def pack(items: Sequence[T], weight: Callable[[T], int], target: int) -> list[list[T]]:
-    """Pack in order; a bin is closed when the next item would take it past ``target``.
+@dataclass
+class _Bin(Generic[T]):
+    items: list[T]
+    weight: int
 
-    A single item heavier than ``target`` gets a bin of its own: files are never split.
+
+# Flink's BinPacking looks back over this many open bins, which keeps packing linear.
+LOOKBACK = 10
+
+
+def pack(items: Sequence[T], weight: Callable[[T], int], target: int) -> list[list[T]]:
+    """First fit over the last ``LOOKBACK`` open bins, as Flink's ``BinPacking.pack``.
+
+    An item goes into the oldest open bin it fits in (up to ``target`` inclusive), else
+    into a new bin; opening an eleventh bin closes the oldest. Bins come out in the order
+    they were opened. A single item heavier than ``target`` gets a bin of its own: files
+    are never split. ``[5, 5, 1, 1]`` at 6 gives two bins, not three.
     """
-    bins: list[list[T]] = []
-    current: list[T] = []
-    current_weight = 0
+    closed: list[list[T]] = []
+    open_bins: deque[_Bin[T]] = deque()
     for item in items:
         item_weight = weight(item)
-        if current and current_weight + item_weight > target:
-            bins.append(current)
-            current, current_weight = [], 0
-        current.append(item)
-        current_weight += item_weight
-    if current:
-        bins.append(current)
-    return bins
+        fit = next((b for b in open_bins if b.weight + item_weight <= target), None)
+        if fit is None:
+            fit = _Bin([], 0)
+            open_bins.append(fit)
+            if len(open_bins) > LOOKBACK:
+                closed.append(open_bins.popleft().items)
+        fit.items.append(item)
+        fit.weight += item_weight
+    return closed + [b.items for b in open_bins]
 
 
 def balance(items: Sequence[T], weight: Callable[[T], int], groups: int) -> list[list[T]]:
