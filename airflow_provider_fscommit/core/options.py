@@ -65,13 +65,23 @@ def _boolean(value: Any, option: str) -> bool:
 
 
 def _choice(*allowed: str) -> Callable[[Any, str], str]:
+    """One of ``allowed`` in any case, as Flink reads its enum options; kept lower-case."""
+
     def parse(value: Any, option: str) -> str:
         text = _text(value, option)
-        if text not in allowed:
+        if text.lower() not in allowed:
             raise ConfigError(f"{option}: {text!r} is not one of {', '.join(allowed)}")
-        return text
+        return text.lower()
 
     return parse
+
+
+def _kinds(value: Any, option: str) -> tuple[str, ...]:
+    """Policy kinds in any case, as Flink's ``PartitionCommitPolicyFactory``; kept lower-case.
+
+    Which kinds exist is checked with the other options (``TableSpec.validate``).
+    """
+    return _names(tuple(name.lower() for name in _names(value, option)), option)
 
 
 @dataclass(frozen=True)
@@ -151,7 +161,7 @@ SINK_PARTITION_COMMIT_POLICY_KIND = ConfigOption(
     "policy_kind",
     "sink.partition-commit.policy.kind",
     (),
-    _names,
+    _kinds,
     description="Commit policies applied in order: metastore, success-file, custom.",
 )
 SINK_PARTITION_COMMIT_POLICY_CLASS = ConfigOption(

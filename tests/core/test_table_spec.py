@@ -77,6 +77,25 @@ def test_process_time_trigger():
     assert isinstance(spec.commit_trigger, ProcTimeCommitTrigger)
 
 
+def test_kinds_are_read_in_any_case_and_kept_lower_case():
+    # Flink reads sink.partition-commit.trigger as an enum and policy kinds with
+    # toLowerCase (PartitionCommitPolicyFactory), so 'PROCESS-TIME' and 'Metastore' work.
+    spec = TableSpec.from_options(
+        BASE
+        | {
+            "sink.partition-commit.trigger": "PROCESS-TIME",
+            "sink.partition-commit.policy.kind": "Metastore,SUCCESS-FILE",
+            "metastore_table": "events",
+            "partition.time-extractor.kind": "Default",
+        }
+    )
+    assert spec.trigger == "process-time"
+    assert isinstance(spec.commit_trigger, ProcTimeCommitTrigger)
+    assert spec.policy_kind == ("metastore", "success-file")
+    assert spec.time_extractor_kind == "default"
+    assert TableSpec.from_json(spec.to_json()) == spec
+
+
 def test_every_option_has_a_description_and_flink_keys_are_unique():
     keys = [o.key for o in options.OPTIONS if o.key]
     assert len(keys) == len(set(keys))
@@ -94,6 +113,7 @@ def test_every_option_has_a_description_and_flink_keys_are_unique():
         ({"partition.time-extractor.timestamp-pattern": "$day"}, r"references '\$day'"),
         ({"sink.partition-commit.policy.kind": "metastore,email"}, r"unknown policies \['email'\]"),
         ({"sink.partition-commit.policy.kind": "custom"}, "policy.class is not set"),
+        ({"sink.partition-commit.policy.kind": "metastore,METASTORE"}, "names an entry twice"),
         ({"auto-compaction": "yes"}, "expected true or false"),
         ({"partition_keys": "dt,dt"}, "names an entry twice"),
         ({"partition_keys": ""}, "lacks required option"),
