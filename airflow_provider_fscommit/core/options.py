@@ -9,7 +9,7 @@ descriptions from here, so they never disagree.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -285,6 +285,53 @@ OPTIONS: tuple[ConfigOption, ...] = (
     SINGLE_WRITER,
 )
 
+# The rest of Flink's filesystem connector keys (FileSystemTableFactory's required and
+# optional options, FileSystemConnectorOptions' Hive streaming-source ones, and
+# FactoryUtil's 'connector'): they mean nothing for a Spark stream, but are accepted so
+# that a whole WITH (...) clause pastes in; the table spec names them in one warning.
+FLINK_ONLY_KEYS = frozenset(
+    {
+        "connector",
+        "path",
+        "format",
+        "source.monitor-interval",
+        "source.report-statistics",
+        "source.path.regex-pattern",
+        "sink.rolling-policy.file-size",
+        "sink.rolling-policy.rollover-interval",
+        "sink.rolling-policy.inactivity-interval",
+        "sink.rolling-policy.check-interval",
+        "sink.shuffle-by-partition.enable",
+        "sink.parallelism",
+        "compaction.parallelism",
+        "streaming-source.enable",
+        "streaming-source.partition.include",
+        "streaming-source.monitor-interval",
+        "streaming-source.partition-order",
+        "streaming-source.consume-order",
+        "streaming-source.consume-start-offset",
+        "lookup.join.cache.ttl",
+    }
+)
+
+
+def flink_only(options: Mapping[str, Any]) -> list[str]:
+    """The keys of ``options`` that only Flink uses, in the order given.
+
+    As Flink, a key under the format's prefix (``parquet.compression`` with format
+    ``parquet``) is the format's own. ``format = 'parquet'`` is what Spark writes here,
+    so it is not reported.
+    """
+    fmt = options.get("format")
+    fmt = fmt.strip() if isinstance(fmt, str) else None
+    return [
+        key
+        for key in options
+        if (key in FLINK_ONLY_KEYS or (fmt and key.startswith(f"{fmt}.")))
+        and not (key == "format" and fmt and fmt.lower() == "parquet")
+    ]
+
+
 _BY_ANY_NAME: dict[str, ConfigOption] = {o.name: o for o in OPTIONS} | {
     o.key: o for o in OPTIONS if o.key
 }
@@ -295,6 +342,6 @@ def lookup(name: str) -> ConfigOption:
     try:
         return _BY_ANY_NAME[name]
     except KeyError:
-        close = difflib.get_close_matches(name, _BY_ANY_NAME, n=3)
+        close = difflib.get_close_matches(name, [*_BY_ANY_NAME, *FLINK_ONLY_KEYS], n=3)
         hint = f"; did you mean {', '.join(close)}?" if close else ""
         raise ConfigError(f"unknown table option {name!r}{hint}") from None

@@ -8,6 +8,7 @@ plain JSON (:meth:`TableSpec.to_dict` / :meth:`TableSpec.from_options`).
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from datetime import timedelta
@@ -29,6 +30,13 @@ from airflow_provider_fscommit.core.time_extractor import (
     create_time_extractor,
 )
 from airflow_provider_fscommit.core.units import format_duration
+
+log = logging.getLogger(__name__)
+
+_PATH_HINT = (
+    " (Flink's 'path' is where the sink writes and readers read; here those are "
+    "staging_path and table_path)"
+)
 
 
 @dataclass(frozen=True)
@@ -61,9 +69,22 @@ class TableSpec:
 
     @classmethod
     def from_options(cls, options: Mapping[str, Any]) -> TableSpec:
-        """Build from Python names and/or Flink keys; every value is parsed and checked."""
+        """Build from Python names and/or Flink keys; every value is parsed and checked.
+
+        Flink keys that mean nothing here (``connector``, ``sink.rolling-policy.*``, ...)
+        are left out with one warning naming them; :meth:`to_dict` does not carry them.
+        """
+        ignored = o.flink_only(options)
+        if ignored:
+            log.warning(
+                "ignoring Flink option(s) that do not apply to a Spark stream: %s%s",
+                ", ".join(ignored),
+                _PATH_HINT if "path" in ignored else "",
+            )
         values: dict[str, Any] = {}
         for name, raw in options.items():
+            if name in ignored or name == "format":
+                continue
             option = o.lookup(name)
             if option.name in values:
                 raise ConfigError(

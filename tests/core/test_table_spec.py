@@ -199,3 +199,63 @@ def test_partitions_that_do_not_match_the_keys_are_refused(partition):
 
     with pytest.raises(PartitionPathError, match=r"partition keys (are )?\['dt', 'hour'\]"):
         TableSpec.from_options(BASE).partition_paths(partition)
+
+
+# The WITH clause of the Flink filesystem connector page's streaming sink example, with
+# the connector's other sink options around it.
+FLINK_DDL_WITH = {
+    "connector": "filesystem",
+    "path": "s3://bucket/fs_table",
+    "format": "parquet",
+    "parquet.compression": "SNAPPY",
+    "partition.time-extractor.timestamp-pattern": "$dt $hour:00:00",
+    "sink.partition-commit.delay": "1 h",
+    "sink.partition-commit.trigger": "partition-time",
+    "sink.partition-commit.watermark-time-zone": "Asia/Shanghai",
+    "sink.partition-commit.policy.kind": "success-file",
+    "sink.rolling-policy.file-size": "128MB",
+    "sink.rolling-policy.rollover-interval": "30 min",
+    "sink.rolling-policy.inactivity-interval": "30 min",
+    "sink.rolling-policy.check-interval": "1 min",
+    "sink.shuffle-by-partition.enable": "true",
+    "sink.parallelism": "4",
+    "auto-compaction": "true",
+    "compaction.file-size": "256MB",
+    "compaction.parallelism": "2",
+}
+
+
+def test_a_whole_flink_with_clause_pastes_in_with_one_warning(caplog):
+    spec = TableSpec.from_options(BASE | FLINK_DDL_WITH)
+    assert spec.delay == timedelta(hours=1)
+    assert spec.policy_kind == ("success-file",)
+    assert spec.compaction_file_size == 256 * 1024 * 1024
+    [warning] = [r for r in caplog.records if r.levelname == "WARNING"]
+    assert warning.getMessage() == (
+        "ignoring Flink option(s) that do not apply to a Spark stream: connector, path, "
+        "parquet.compression, sink.rolling-policy.file-size, "
+        "sink.rolling-policy.rollover-interval, sink.rolling-policy.inactivity-interval, "
+        "sink.rolling-policy.check-interval, sink.shuffle-by-partition.enable, "
+        "sink.parallelism, compaction.parallelism (Flink's 'path' is where the sink writes "
+        "and readers read; here those are staging_path and table_path)"
+    )
+    caplog.clear()
+    assert TableSpec.from_json(spec.to_json()) == spec  # nothing of them carried over
+    assert "connector" not in spec.to_dict()
+    assert not caplog.records
+
+
+def test_a_format_other_than_parquet_is_named_in_the_warning(caplog):
+    TableSpec.from_options(BASE | {"format": "csv", "csv.field-delimiter": ";"})
+    [warning] = caplog.records
+    assert warning.getMessage().endswith("Spark stream: format, csv.field-delimiter")
+
+
+def test_a_key_neither_ours_nor_flinks_is_still_an_error():
+    with pytest.raises(
+        ConfigError,
+        match=r"'sink.rolling-policy.file-sise'; did you mean sink.rolling-policy.file-size",
+    ):
+        TableSpec.from_options(BASE | FLINK_DDL_WITH | {"sink.rolling-policy.file-sise": "1MB"})
+    with pytest.raises(ConfigError, match=r"'json.fail-on-missing-field'"):
+        TableSpec.from_options(BASE | {"json.fail-on-missing-field": "true"})
