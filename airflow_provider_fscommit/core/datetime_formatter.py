@@ -45,7 +45,7 @@ import re
 
 __all__ = ["JavaDateTimeFormatter"]
 
-_SUPPORTED_LETTERS = "y u M d H h a m s S"
+_SUPPORTED_LETTERS = "y u M d H h k K a m s S n"
 """Pattern letters this module understands; any other ASCII letter is rejected."""
 
 # Locale.ROOT texts (CLDR root data, as shipped by Java 9 and later): abbreviated and
@@ -68,6 +68,7 @@ class _Field(enum.Enum):
     MONTH_OF_YEAR = ("month-of-year", 1, 12, False)
     DAY_OF_MONTH = ("day-of-month", 1, 31, False)
     AMPM_OF_DAY = ("AM/PM-of-day", 0, 1, True)
+    CLOCK_HOUR_OF_DAY = ("clock-hour-of-day", 1, 24, True)
     CLOCK_HOUR_OF_AMPM = ("clock-hour-of-AM/PM", 1, 12, True)
     HOUR_OF_AMPM = ("hour-of-AM/PM", 0, 11, True)
     HOUR_OF_DAY = ("hour-of-day", 0, 23, True)
@@ -408,11 +409,13 @@ def _append_letter(section: _Section, letter: str, count: int, pattern: str) -> 
             )
         else:
             raise too_many()
-    elif letter in "dHhms":
+    elif letter in "dHhkKms":
         field = {
             "d": _Field.DAY_OF_MONTH,
             "H": _Field.HOUR_OF_DAY,
             "h": _Field.CLOCK_HOUR_OF_AMPM,
+            "k": _Field.CLOCK_HOUR_OF_DAY,
+            "K": _Field.HOUR_OF_AMPM,
             "m": _Field.MINUTE_OF_HOUR,
             "s": _Field.SECOND_OF_MINUTE,
         }[letter]
@@ -432,6 +435,10 @@ def _append_letter(section: _Section, letter: str, count: int, pattern: str) -> 
         section.append_number(
             _Number(_Field.NANO_OF_SECOND, count, count, _Sign.NOT_NEGATIVE, _Kind.FRACTION)
         )
+    elif letter == "n":  # nano-of-second as a plain number, not a fraction
+        if count > 19:
+            raise too_many()
+        section.append_number(_Number(_Field.NANO_OF_SECOND, count, 19, _Sign.NOT_NEGATIVE))
     else:
         raise ValueError(
             f"unsupported letter {letter!r} in timestamp formatter {pattern!r}; "
@@ -488,6 +495,11 @@ def _resolve(parsed: dict[_Field, int]) -> datetime.datetime:
     # Time: Parsed.resolveTimeFields.
     time: tuple[int, ...] | None = None
     excess_days = 0
+    if _Field.CLOCK_HOUR_OF_DAY in fields:
+        clock_hour = fields.pop(_Field.CLOCK_HOUR_OF_DAY)
+        if clock_hour != 0:  # SMART lets 0 through as hour 0
+            _Field.CLOCK_HOUR_OF_DAY.check(clock_hour)
+        _add(fields, _Field.HOUR_OF_DAY, 0 if clock_hour == 24 else clock_hour)
     if _Field.CLOCK_HOUR_OF_AMPM in fields:
         clock_hour = fields.pop(_Field.CLOCK_HOUR_OF_AMPM)
         if clock_hour != 0:  # SMART lets 0 through as hour 0
