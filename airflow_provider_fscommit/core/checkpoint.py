@@ -18,7 +18,13 @@ import pyarrow.fs as pafs
 
 from airflow_provider_fscommit.core.errors import CheckpointError
 from airflow_provider_fscommit.core.filesystem import resolve_filesystem
-from airflow_provider_fscommit.core.metadata_log import LogFile, list_log, split_version
+from airflow_provider_fscommit.core.metadata_log import (
+    LogChanged,
+    LogFile,
+    list_log,
+    read_consistently,
+    split_version,
+)
 
 # Spark 4.x writes offsets v1 or v2 (sourceMetadataInfo) and commits v1-v3 (state ids,
 # sink metadata); every version keeps the watermark fields we read.
@@ -42,6 +48,15 @@ class CheckpointState:
         """False when no committed batch carries a watermark (e.g. no ``withWatermark``)."""
         return bool(self.watermark_ms or self.next_batch_watermark_ms)
 
+    @property
+    def watermark_advanced(self) -> bool:
+        """Whether the safe watermark has left 0.
+
+        Spark runs a query's first batch with watermark 0, and every batch after it too
+        until a batch has seen event times; until then no partition is complete.
+        """
+        return bool(self.watermark_ms)
+
 
 def read_checkpoint(checkpoint_uri: str) -> CheckpointState:
     """Read the latest committed batch and its watermark from a checkpoint directory."""
@@ -51,8 +66,18 @@ def read_checkpoint(checkpoint_uri: str) -> CheckpointState:
             f"checkpoint {checkpoint_uri} does not exist; point the checkpoint path at the "
             "streaming query's checkpointLocation"
         )
-    offsets = list_log(filesystem, f"{root}/offsets")
+    return read_consistently(
+        lambda: _read_checkpoint(checkpoint_uri, filesystem, root), CheckpointError
+    )
+
+
+def _read_checkpoint(
+    checkpoint_uri: str, filesystem: pafs.FileSystem, root: str
+) -> CheckpointState:
+    # Commits are listed before offsets: offsets/N is written before commits/N, so every
+    # commit listed has its offsets file in the later listing (unless purged meanwhile).
     commits = list_log(filesystem, f"{root}/commits")
+    offsets = list_log(filesystem, f"{root}/offsets")
     if offsets is None:
         raise CheckpointError(
             f"{checkpoint_uri} is not a Structured Streaming checkpoint (it has no offsets/ "
@@ -64,7 +89,7 @@ def read_checkpoint(checkpoint_uri: str) -> CheckpointState:
     committed = commits[-1]
     offset_file = next((f for f in offsets if f.batch_id == committed.batch_id), None)
     if offset_file is None:
-        raise CheckpointError(
+        raise LogChanged(
             f"{committed.path} exists but offsets/{committed.batch_id} does not: the "
             "checkpoint is damaged (a partial copy?); restore the whole checkpoint directory"
         )
@@ -89,14 +114,17 @@ def watermark_since_ms(checkpoint_uri: str, state: CheckpointState) -> int | Non
     if state.latest_committed_batch is None:
         return None
     filesystem, root = resolve_filesystem(checkpoint_uri)
-    offsets = [
-        f
-        for f in list_log(filesystem, f"{root}/offsets") or []
-        if f.batch_id <= state.latest_committed_batch
-    ]
+    offsets = read_consistently(
+        lambda: list_log(filesystem, f"{root}/offsets") or [], CheckpointError
+    )
     since = None
     for log_file in reversed(offsets):
-        metadata = _read_metadata(filesystem, log_file, _MAX_OFFSET_VERSION)
+        if log_file.batch_id > state.latest_committed_batch:
+            continue
+        try:
+            metadata = _read_metadata(filesystem, log_file, _MAX_OFFSET_VERSION)
+        except FileNotFoundError:
+            break  # purged since the listing: older than what is kept, a lower bound
         if _int_field(metadata, "batchWatermarkMs", log_file) != state.watermark_ms:
             break
         since = log_file.mtime_ms
@@ -106,15 +134,12 @@ def watermark_since_ms(checkpoint_uri: str, state: CheckpointState) -> int | Non
 def _read_metadata(
     filesystem: pafs.FileSystem, log_file: LogFile, max_version: int
 ) -> dict[str, Any]:
-    """The JSON metadata line that follows the version header of an offsets/commits file."""
-    try:
-        with filesystem.open_input_stream(log_file.path) as stream:
-            content = stream.read()
-    except FileNotFoundError:
-        raise CheckpointError(
-            f"{log_file.path} disappeared while reading the checkpoint; the query may have "
-            "purged it: retry"
-        ) from None
+    """The JSON metadata line that follows the version header of an offsets/commits file.
+
+    A file the query purged since it was listed raises ``FileNotFoundError``.
+    """
+    with filesystem.open_input_stream(log_file.path) as stream:
+        content = stream.read()
     _, body = split_version(content, log_file.path, max_version, CheckpointError)
     line = body.partition(b"\n")[0]
     try:

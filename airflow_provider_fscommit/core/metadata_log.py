@@ -10,13 +10,47 @@ files and are skipped. The first line of a file is the log format version (``v1`
 from __future__ import annotations
 
 import re
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 import pyarrow.fs as pafs
 
 from airflow_provider_fscommit.core.errors import FsCommitError
 
 _BATCH_FILE = re.compile(r"(\d+)(\.compact)?")
+_READ_ATTEMPTS = 5
+T = TypeVar("T")
+
+
+class LogChanged(Exception):
+    """What was listed changed before it was read: the query wrote or purged log files.
+
+    Carries the message to report should the log still look that way after every retry.
+    """
+
+
+def read_consistently(read: Callable[[], T], error: type[FsCommitError]) -> T:
+    """Run ``read`` again while the running query changes the log under it.
+
+    A live query writes new batch files, compacts its sink log and purges old batches
+    (``minBatchesToRetain``, ``fileSink.log.cleanupDelay``) at any moment, so a file
+    listed can be gone when read, and a listing can catch a compaction half-way. Each
+    of those resolves on a fresh look; only a state that persists is reported.
+    """
+    for attempt in range(_READ_ATTEMPTS):
+        try:
+            return read()
+        except LogChanged as exc:
+            message = str(exc)
+        except FileNotFoundError as exc:
+            message = (
+                f"{exc.filename or exc} kept disappearing while being read; something other "
+                "than the streaming query is deleting its logs"
+            )
+        time.sleep(0.02 * 2**attempt)
+    raise error(message)
 
 
 @dataclass(frozen=True)
@@ -35,7 +69,10 @@ def list_log(filesystem: pafs.FileSystem, directory: str) -> list[LogFile] | Non
     try:
         infos = filesystem.get_file_info(pafs.FileSelector(directory, recursive=False))
     except FileNotFoundError:
-        return None
+        if filesystem.get_file_info(directory).type == pafs.FileType.NotFound:
+            return None
+        # A file deleted between reading the directory and looking at the file.
+        raise LogChanged(f"files of {directory} kept disappearing while it was listed") from None
     files = []
     for info in infos:
         match = _BATCH_FILE.fullmatch(info.base_name)

@@ -32,7 +32,13 @@ import pyarrow.json as pajson
 
 from airflow_provider_fscommit.core.errors import SinkLogError
 from airflow_provider_fscommit.core.filesystem import resolve_filesystem
-from airflow_provider_fscommit.core.metadata_log import LogFile, list_log, split_version
+from airflow_provider_fscommit.core.metadata_log import (
+    LogChanged,
+    LogFile,
+    list_log,
+    read_consistently,
+    split_version,
+)
 
 SINK_LOG_DIR = "_spark_metadata"
 _SINK_LOG_VERSION = 1
@@ -119,20 +125,11 @@ class FileSinkLog:
     def read(self) -> SinkLogSnapshot:
         """The currently committed files.
 
-        The query may compact and purge log files between our listing and our reads; a
-        file that vanished that way means the listing is stale, so it is simply redone.
+        The query may compact and purge log files between our listing and our reads, and
+        a listing can catch a compaction half-way (the new compact file not yet seen, the
+        deltas it replaced already deleted); either way the log is simply looked at again.
         """
-        attempts = 3
-        while True:
-            try:
-                return self._read()
-            except FileNotFoundError:
-                attempts -= 1
-                if not attempts:
-                    raise SinkLogError(
-                        f"files of {self._log_dir} kept disappearing while being read; "
-                        "something other than the streaming query is deleting the sink log"
-                    ) from None
+        return read_consistently(self._read, SinkLogError)
 
     def _read(self) -> SinkLogSnapshot:
         listing = list_log(self._filesystem, self._log_dir)
@@ -146,7 +143,7 @@ class FileSinkLog:
         start = compacts[-1].batch_id + 1 if compacts else 0
         missing = [b for b in range(start, latest + 1) if b not in deltas]
         if missing:
-            raise SinkLogError(
+            raise LogChanged(
                 f"{self._log_dir} is missing batch file(s) {missing[:5]} between "
                 f"{'compact ' + str(start - 1) if compacts else 'batch 0'} and batch {latest}; "
                 "the sink log is incomplete (a partial copy or manual deletion): restore "
