@@ -140,6 +140,21 @@ def fault_stream(spark, tmp_path_factory) -> StreamingTable:
     return table
 
 
+@pytest.fixture(scope="session")
+def first_batches_stream(spark, tmp_path_factory) -> StreamingTable:
+    """A query that calls withWatermark and has committed its first two batches only.
+
+    Batch 0 read an empty file, as a stream that starts at the end of its source does,
+    so it ran and committed with watermark 0 and left the next batch's at 0 too; batch 1
+    wrote hour 00 with that watermark. Spark has now seen event times (the next batch
+    runs with 00:10) but the safe watermark is still 0.
+    """
+    stream = StreamingTable(tmp_path_factory.mktemp("first-batches"))
+    stream.add_batches([], *hourly_batches("2026-11-20", range(1)))
+    stream.run(spark)
+    return stream
+
+
 @pytest.fixture
 def hourly_stream(spark, tmp_path) -> StreamingTable:
     """Four hours of three rows, then a batch of late rows for hours 00 and 01."""

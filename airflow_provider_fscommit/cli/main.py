@@ -275,8 +275,9 @@ def render_status(report: TableReport) -> str:
             f"(sink log at batch {status.sink_latest_batch})"
         )
     lag = report.watermark_lag_ms
+    safe = "not advanced yet" if status.watermark_pending else iso_ms(cp.watermark_ms) or "-"
     lines.append(
-        f"Watermark  {iso_ms(cp.watermark_ms) or '-'} (safe"
+        f"Watermark  {safe} (safe"
         + (f", {_age(lag / 1000)} behind the clock" if lag is not None else "")
         + f"; next batch runs with {iso_ms(cp.next_batch_watermark_ms) or '-'})"
     )
@@ -332,6 +333,10 @@ def render_status(report: TableReport) -> str:
     for title, paths in (
         ("Orphan files (not in the sink log; never published)", status.orphan_files),
         ("Missing files (in the sink log but not on disk)", status.missing_files),
+        (
+            "Files of a batch not committed yet (running, or failed and not redone)",
+            status.in_flight_files,
+        ),
     ):
         if paths:
             lines.append(f"{title}: {len(paths)}")

@@ -65,6 +65,16 @@ class TableStatus:
     snapshot: SinkLogSnapshot | None = None
     orphan_files: list[str] = field(default_factory=list)
     missing_files: list[str] = field(default_factory=list)
+    in_flight_files: list[str] = field(default_factory=list)
+
+    @property
+    def watermark_pending(self) -> bool:
+        """Batches are committed but the watermark partition-time waits for is still 0."""
+        return (
+            self.spec.trigger == "partition-time"
+            and self.checkpoint.latest_committed_batch is not None
+            and not self.checkpoint.watermark_advanced
+        )
 
     def in_state(self, state: PartitionState) -> list[PartitionStatus]:
         return [p for p in self.partitions if p.state == state]
@@ -103,6 +113,7 @@ class TableStatus:
             "latest_planned_batch": cp.latest_planned_batch,
             "watermark_ms": cp.watermark_ms,
             "watermark": iso_ms(cp.watermark_ms),
+            "watermark_pending": self.watermark_pending,
             "next_batch_watermark_ms": cp.next_batch_watermark_ms,
             "last_batch_time_ms": cp.last_commit_time_ms,
             "last_batch_age_s": (
@@ -115,6 +126,7 @@ class TableStatus:
             "partitions": [p.to_dict() for p in self.partitions],
             "orphan_files": self.orphan_files,
             "missing_files": self.missing_files,
+            "in_flight_files": self.in_flight_files,
         }
 
 
@@ -143,11 +155,11 @@ class TableStatusReader:
         """The state of every partition; ``find_orphans`` adds a listing of staging."""
         now_ms = int(time.time() * 1000) if now_ms is None else now_ms
         checkpoint = read_checkpoint(self.spec.checkpoint_path)
-        self._check_watermark(checkpoint)
         snapshot = self.staging.snapshot()
+        self._check_watermark(checkpoint, snapshot)
         partitions = [self._judge(p, checkpoint, now_ms) for p in self.staging.partitions(snapshot)]
         self._statuses = {p.staged.path: p for p in partitions}
-        orphans = self.staging.orphans(snapshot) if find_orphans else None
+        orphans = self.staging.orphans(snapshot, self._settle) if find_orphans else None
         return TableStatus(
             spec=self.spec,
             checkpoint=checkpoint,
@@ -157,20 +169,38 @@ class TableStatusReader:
             snapshot=snapshot,
             orphan_files=orphans.orphan_files if orphans else [],
             missing_files=orphans.missing_files if orphans else [],
+            in_flight_files=orphans.in_flight_files if orphans else [],
         )
 
-    def _check_watermark(self, checkpoint: CheckpointState) -> None:
+    def _settle(self) -> tuple[SinkLogSnapshot, int | None]:
+        """The log read again after the checkpoint, and the latest commit's time."""
+        checkpoint = read_checkpoint(self.spec.checkpoint_path)
+        return self.staging.snapshot(), checkpoint.last_commit_time_ms
+
+    def _check_watermark(self, checkpoint: CheckpointState, snapshot: SinkLogSnapshot) -> None:
+        """Refuse ``partition-time`` on a query that evidently has no event-time watermark.
+
+        Every query's first batch runs with watermark 0, and so does each batch until one
+        has seen event times: that is a watermark that has not advanced yet, and every
+        partition is simply pending. Only a query that has committed two batches or more,
+        with files in the sink, and still reports 0 both as its watermark and as the next
+        batch's has certainly none (or event times that are all null): the batch that
+        wrote those files would have set the next watermark. A stream that stops before
+        that is the stall timeout's business, not an error.
+        """
         if (
             self.spec.trigger == "partition-time"
-            and checkpoint.latest_committed_batch is not None
+            and (checkpoint.latest_committed_batch or 0) >= 1
             and not checkpoint.has_watermark
+            and snapshot.files.num_rows
         ):
             raise CheckpointError(
-                f"checkpoint {checkpoint.path} has committed batch "
-                f"{checkpoint.latest_committed_batch} without an event-time watermark: the "
-                "query does not call withWatermark(), so partition-time cannot tell when a "
-                "partition is complete. Add .withWatermark('<event time column>', '<delay>') "
-                "to the query, or use the process-time trigger"
+                f"checkpoint {checkpoint.path} has committed batches 0 to "
+                f"{checkpoint.latest_committed_batch}, and files in the sink, without an "
+                "event-time watermark: the query does not call withWatermark() (or its event "
+                "times are all null), so partition-time cannot tell when a partition is "
+                "complete. Add .withWatermark('<event time column>', '<delay>') to the "
+                "query, or use the process-time trigger"
             )
 
     def _judge(

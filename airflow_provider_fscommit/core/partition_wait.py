@@ -94,6 +94,13 @@ def check_partition(
                     "failing, or receiving no data? Or set process_time_fallback to commit anyway"
                 ),
             )
+    if status.watermark_pending:
+        return verdict(
+            False,
+            False,
+            "waiting: the stream's watermark has not advanced yet (a query runs its first "
+            f"batches with 0 until it has seen event times), commit time {iso_ms(commit_time)}",
+        )
     return verdict(
         False,
         False,

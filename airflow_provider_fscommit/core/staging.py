@@ -6,6 +6,7 @@ found by comparing a listing with the log, using Spark's own rule for hidden nam
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -36,10 +37,16 @@ class StagingPartition:
 
 @dataclass(frozen=True)
 class OrphanReport:
-    """Differences between the staging directory and its log, as relative paths."""
+    """Differences between the staging directory and its log, as relative paths.
+
+    ``in_flight_files`` are not in the log yet but younger than the latest committed
+    batch: the running batch's files, or those of a batch that failed and has not been
+    redone yet. Once a later batch commits, the ones still unlogged are orphans.
+    """
 
     orphan_files: list[str]
     missing_files: list[str]
+    in_flight_files: list[str]
 
 
 def is_hidden(name: str) -> bool:
@@ -146,16 +153,36 @@ class StagingTable:
                 out.append(relative)
         return out
 
-    def orphans(self, snapshot: SinkLogSnapshot) -> OrphanReport:
-        """Data files on disk the log does not list, and logged files that are gone."""
+    def orphans(
+        self,
+        snapshot: SinkLogSnapshot,
+        settle: Callable[[], tuple[SinkLogSnapshot, int | None]],
+    ) -> OrphanReport:
+        """Data files on disk the log does not list, and logged files that are gone.
+
+        The listing comes after ``snapshot``, so a logged file it lacks is truly gone. A
+        file it has and the snapshot lacks may have been committed since, or belong to
+        the batch running now: ``settle`` reads the log again, after the checkpoint, and
+        returns it with the latest commit's time. Batches run one after another, so an
+        unlogged file written before that commit belongs to an attempt that failed.
+        """
         filesystem, root = resolve_filesystem(self.staging_uri)
         root = root.rstrip("/")
-        on_disk = set()
+        on_disk: dict[str, int] = {}
         for info in filesystem.get_file_info(pafs.FileSelector(root, recursive=True)):
             relative = info.path[len(root) + 1 :]
             if info.type == pafs.FileType.File and not any(
                 is_hidden(part) for part in relative.split("/")
             ):
-                on_disk.add(relative)
+                on_disk[relative] = (info.mtime_ns or 0) // 1_000_000
         logged = set(self.logged_relative_paths(snapshot))
-        return OrphanReport(sorted(on_disk - logged), sorted(logged - on_disk))
+        missing = sorted(logged - on_disk.keys())
+        unlogged = on_disk.keys() - logged
+        if not unlogged:
+            return OrphanReport([], missing, [])
+        later, last_commit_ms = settle()
+        unlogged -= set(self.logged_relative_paths(later))
+        orphans = {
+            f for f in unlogged if last_commit_ms is not None and on_disk[f] < last_commit_ms
+        }
+        return OrphanReport(sorted(orphans), missing, sorted(unlogged - orphans))

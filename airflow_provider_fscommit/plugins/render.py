@@ -148,7 +148,14 @@ def _facts(report: TableReport) -> str:
         for s, n in report.counts().items()
     )
     facts = [
-        ("Safe watermark", _time(cp.watermark_ms) if cp.watermark_ms else "none yet"),
+        (
+            "Safe watermark",
+            "not advanced yet"
+            if report.status.watermark_pending
+            else _time(cp.watermark_ms)
+            if cp.watermark_ms
+            else "none yet",
+        ),
         ("Watermark lag", _duration(lag)),
         (
             "Last batch",

@@ -107,7 +107,7 @@ class PartitionWatermarkSensor(BaseSensorOperator):
 
 def _lag(watermark_ms: int | None) -> str:
     """How far the stream's event time is behind the wall clock (its freshness)."""
-    if watermark_ms is None:
+    if not watermark_ms:  # none yet, or 0: not advanced yet (the reason says so)
         return ""
     lag = timedelta(seconds=round(time.time() - watermark_ms / 1000))
     return f" (watermark lag {lag})"

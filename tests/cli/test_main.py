@@ -45,6 +45,19 @@ def test_status_json_has_the_documented_fields(compacted_stream, capsys):
     assert out["partitions"][-1]["state"] == "pending"
 
 
+def test_status_of_a_stream_that_has_just_started_says_its_watermark_has_not_advanced(
+    first_batches_stream, capsys
+):
+    assert main(status_args(first_batches_stream)) == 0
+    human = capsys.readouterr().out
+    assert "Watermark  not advanced yet (safe; next batch runs with 2026-11-20T00:10" in human
+    assert "1 partition(s): 1 pending" in human
+    assert main(status_args(first_batches_stream, "--json")) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert (out["watermark_ms"], out["watermark_pending"]) == (0, True)
+    assert [p["state"] for p in out["partitions"]] == ["pending"]
+
+
 @pytest.mark.slow
 def test_status_of_a_killed_query_lists_its_orphans_through_the_installed_command(killed_stream):
     result = subprocess.run(

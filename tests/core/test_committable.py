@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import shutil
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
@@ -11,6 +11,7 @@ import pytest
 
 from airflow_provider_fscommit.core.committable import PartitionState, TableStatusReader
 from airflow_provider_fscommit.core.errors import CheckpointError, PartitionPathError, SinkLogError
+from airflow_provider_fscommit.core.partition_wait import check_partition
 from airflow_provider_fscommit.core.table_spec import TableSpec
 from tests.streams import BLOCK_VALUE, StreamingTable, row
 
@@ -140,14 +141,42 @@ def test_unparsable_partition_time_marks_that_partition_only(compacted_stream):
     assert "timestamp-formatter" in status.partitions[0].error
 
 
+def test_a_stream_whose_watermark_has_not_advanced_yet_has_every_partition_pending(
+    first_batches_stream,
+):
+    assert first_batches_stream.last_watermark_ms == 0  # Spark's own report: 1970-01-01
+    spec = spec_for(first_batches_stream)
+    status = TableStatusReader(spec).read()
+    checkpoint = status.checkpoint
+    assert (checkpoint.latest_committed_batch, checkpoint.watermark_ms) == (1, 0)
+    assert checkpoint.next_batch_watermark_ms == int(
+        datetime(2026, 11, 20, 0, 10, tzinfo=UTC).timestamp() * 1000
+    )
+    assert status.watermark_pending and status.to_dict()["watermark_pending"]
+    assert [(p.staged.path, p.state) for p in status.partitions] == [
+        ("dt=2026-11-20/hour=00", PartitionState.PENDING)
+    ]
+    assert status.judge("dt=2026-11-19/hour=05")[1] is False  # no hour, however old
+    check = check_partition(spec, "dt=2026-11-20/hour=00")
+    assert (check.committable, check.stalled) == (False, False)
+    assert "watermark has not advanced yet" in check.reason
+
+
 def test_query_without_watermark_is_an_error_for_partition_time_only(spark, tmp_path):
+    """After one batch it may yet be a watermark that has not advanced; after two batches
+    with data and still no watermark it cannot be, and partition-time refuses it."""
     table = StreamingTable(tmp_path, watermark_delay=None)
-    table.add_batches([row(1, "2026-11-20T01:00:00Z")], [row(2, "2026-11-20T02:00:00Z")])
+    table.add_batches([row(1, "2026-11-20T01:00:00Z")])
+    table.run(spark)
+    status = TableStatusReader(spec_for(table)).read()
+    assert status.watermark_pending
+    assert [p.state for p in status.partitions] == [PartitionState.PENDING]
+    table.add_batches([row(2, "2026-11-20T02:00:00Z")])
     table.run(spark)
     with pytest.raises(CheckpointError, match=r"without an event-time watermark.*withWatermark"):
         TableStatusReader(spec_for(table)).read()
     status = TableStatusReader(spec_for(table, trigger="process-time")).read()
-    assert len(status.partitions) == 2
+    assert len(status.partitions) == 2 and not status.watermark_pending
 
 
 def test_wrong_partition_keys_are_reported(compacted_stream):

@@ -69,3 +69,21 @@ def test_table_specs_globs_expand_and_a_missing_file_stays_listed(tmp_path):
         (tmp_path / name).write_text("{}")
     listed = spec_files([f"{tmp_path}/*.yaml", str(tmp_path / "a.yaml"), "/nowhere/x.yaml"])
     assert listed == [str(tmp_path / "a.yaml"), str(tmp_path / "b.yaml"), "/nowhere/x.yaml"]
+
+
+def test_a_stream_that_has_just_started_shows_its_watermark_as_not_advanced_yet(
+    first_batches_stream,
+):
+    spec = TableSpec.from_options(
+        {
+            "staging_path": first_batches_stream.staging,
+            "checkpoint_path": first_batches_stream.checkpoint,
+            "partition_keys": "dt,hour",
+            "partition.time-extractor.timestamp-pattern": "$dt $hour:00:00",
+            "sink.partition-commit.delay": "1 h",
+        }
+    )
+    report = read_table_report(spec)
+    page = parse(render_page([TableCard("events", "/specs/events.yaml", report=report)], 0, ""))
+    text = "".join(page.text)
+    assert "Safe watermarknot advanced yet" in text and "1 pending" in text

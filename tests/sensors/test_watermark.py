@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import time
 
 import pytest
 
-from tests.airflow_env import AirflowEnv
+from tests.airflow_env import AIRFLOW, AirflowEnv
 from tests.compaction import table_options
 from tests.s3_server import aws_connection_env
 from tests.s3_tables import place_on_s3
+from tests.streams import StreamingTable, hourly_batches
 
 DAG = """
 import json
@@ -106,3 +109,80 @@ def test_sensor_modes_on_s3_through_an_aws_connection(hourly_stream, s3_server, 
         "(SELECT run_id FROM dag_run WHERE dag_id = 'fscommit_stall' ORDER BY id DESC LIMIT 1)"
     )
     assert state == ("failed",)
+
+
+FIRST_BATCHES_DAG = """
+import json
+
+import pendulum
+from airflow.sdk import DAG
+
+from airflow_provider_fscommit.sensors.watermark import PartitionWatermarkSensor
+
+with DAG("fscommit_first_batches", schedule=None, start_date=pendulum.datetime(2026, 11, 1)):
+    previous = None
+    for mode, deferrable in (("poke", False), ("reschedule", False), ("poke", True)):
+        sensor = PartitionWatermarkSensor(
+            task_id=f"{{mode}}_{{deferrable}}",
+            table=json.loads('''{table}'''),
+            partition="dt=2026-11-20/hour=00",
+            mode=mode,
+            deferrable=deferrable,
+            poke_interval=1,
+            # dags test runs a trigger in-line, without its timeout: it waits for the stream.
+            timeout=120 if deferrable else 4,
+            soft_fail=True,
+            retries=0,
+            trigger_rule="all_done",  # one after the other, whatever the one before did
+        )
+        if previous is not None:
+            previous >> sensor
+        previous = sensor
+"""
+
+
+@pytest.mark.slow
+def test_sensor_modes_wait_on_a_stream_that_has_just_started(spark, tmp_path):
+    """Watermark 0 after the first batches: every mode waits, none fails the task for a
+    query without withWatermark. Poke and reschedule soft-fail at their timeout (skipped);
+    the trigger waits until the stream moves its watermark past the hour."""
+    stream = StreamingTable(tmp_path / "stream")
+    stream.add_batches([], *hourly_batches("2026-11-20", range(1)))
+    stream.run(spark)
+    airflow = AirflowEnv(tmp_path / "airflow", {}).setup()
+    table = table_options(stream, str(tmp_path / "table"))
+    (airflow.dags_folder / "first.py").write_text(FIRST_BATCHES_DAG.format(table=json.dumps(table)))
+    log = tmp_path / "dags-test.log"
+    with log.open("w") as out:
+        run = subprocess.Popen(
+            [AIRFLOW, "dags", "test", "fscommit_first_batches"],
+            env=airflow.env(),
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        deadline = time.monotonic() + 300
+        while "PartitionWatermarkTrigger" not in log.read_text():
+            assert run.poll() is None and time.monotonic() < deadline, log.read_text()[-3000:]
+            time.sleep(1)
+        stream.add_batches(*hourly_batches("2026-11-20", range(1, 4)))
+        stream.run(spark)
+        assert run.wait(timeout=300) == 0, log.read_text()[-3000:]
+    finally:
+        if run.poll() is None:
+            run.kill()
+    states = dict(
+        airflow.query(
+            "SELECT task_id, state FROM task_instance WHERE dag_id = 'fscommit_first_batches'"
+        )
+    )
+    output = log.read_text()
+    assert states == {
+        "poke_False": "skipped",
+        "reschedule_False": "skipped",
+        "poke_True": "success",
+    }, output[-3000:]
+    waits = [line for line in output.splitlines() if "watermark has not advanced yet" in line]
+    for logger in ("PartitionWatermarkSensor", "PartitionWatermarkTrigger"):
+        assert any(logger in line for line in waits), output[-3000:]
+    assert "withWatermark" not in output
