@@ -113,14 +113,23 @@ class StreamingTable(QueryDirs):
     time_zone: str = "UTC"
     offset_log_version: int = 1
     blockable: bool = False
+    # Live: a query that runs until killed, a micro-batch whenever input arrives.
+    live: bool = False
+    spark_conf: dict[str, str] = field(default_factory=dict)
     progress: list[dict[str, Any]] = field(default_factory=list)
 
     def add_batches(self, *batches: list[dict[str, Any]]) -> None:
-        """Write one input file per batch; the next run processes them in order."""
+        """Write one input file per batch; the next run processes them in order.
+
+        Each file is written under a hidden name and renamed, so a live query never
+        reads one half-written.
+        """
         for batch in batches:
             path = self._next_input("json")
-            path.write_text("".join(json.dumps(r) + "\n" for r in batch))
-            self._added(path)
+            hidden = path.with_name(f".{path.name}")
+            hidden.write_text("".join(json.dumps(r) + "\n" for r in batch))
+            self._added(hidden)
+            hidden.rename(path)
 
     def config(self) -> dict[str, Any]:
         return {
@@ -131,6 +140,8 @@ class StreamingTable(QueryDirs):
             "time_zone": self.time_zone,
             "offset_log_version": self.offset_log_version,
             "blockable": self.blockable,
+            "live": self.live,
+            "spark_conf": self.spark_conf,
         }
 
     def run(self, spark) -> list[dict[str, Any]]:
@@ -176,7 +187,7 @@ def run_query(spark, config: dict[str, Any]) -> list[dict[str, Any]]:
     query_conf = {
         "spark.sql.session.timeZone": config["time_zone"],
         "spark.sql.streaming.offsetLog.formatVersion": str(config["offset_log_version"]),
-    }
+    } | config.get("spark_conf", {})
     if config["stateful"]:
         # RocksDB with state checkpoint format 2 makes Spark write commit log v2.
         query_conf["spark.sql.streaming.stateStore.providerClass"] = (
@@ -186,6 +197,9 @@ def run_query(spark, config: dict[str, Any]) -> list[dict[str, Any]]:
     previous = {key: spark.conf.get(key, None) for key in query_conf}
     for key, value in query_conf.items():
         spark.conf.set(key, value)
+    trigger = (
+        {"processingTime": "200 milliseconds"} if config.get("live") else {"availableNow": True}
+    )
     try:
         df = (
             spark.readStream.schema(schema)
@@ -206,7 +220,7 @@ def run_query(spark, config: dict[str, Any]) -> list[dict[str, Any]]:
             .option("path", str(Path(config["base"]) / "staging"))
             .option("checkpointLocation", str(Path(config["base"]) / "checkpoint"))
             .partitionBy(*config["partition_by"])
-            .trigger(availableNow=True)
+            .trigger(**trigger)
             .start()
         )
         query.awaitTermination()
