@@ -13,7 +13,7 @@ from airflow_provider_fscommit.core.committable import PartitionState, TableStat
 from airflow_provider_fscommit.core.errors import CheckpointError, PartitionPathError, SinkLogError
 from airflow_provider_fscommit.core.partition_wait import check_partition
 from airflow_provider_fscommit.core.table_spec import TableSpec
-from tests.streams import BLOCK_VALUE, StreamingTable, row
+from tests.streams import BLOCK_VALUE, StreamingTable, hourly_batches, row
 
 
 def spec_for(table: StreamingTable, **extra) -> TableSpec:
@@ -191,3 +191,24 @@ def test_a_moved_staging_directory_is_reported_not_guessed(compacted_stream, tmp
     spec = spec_for(compacted_stream, staging_path=str(moved))
     with pytest.raises(SinkLogError, match=r"lists committed files outside it.*moved or copied"):
         TableStatusReader(spec).read()
+
+
+def test_a_watermark_that_jumps_makes_every_hour_in_between_committable(spark, tmp_path):
+    """A stream restarted after an outage: hours 00-01, then 09-10. The safe watermark
+    jumps from 00:10 to 09:10, so hours 00 to 08 (02 to 08 empty) are committable at once."""
+    table = StreamingTable(tmp_path)
+    table.add_batches(*hourly_batches("2026-11-20", [0, 1]))
+    table.run(spark)
+    spec = spec_for(table)
+    before = TableStatusReader(spec).read()
+    assert not before.in_state(PartitionState.COMMITTABLE)
+    table.add_batches(*hourly_batches("2026-11-20", [9, 10]))
+    table.run(spark)
+    status = TableStatusReader(spec).read()
+    assert status.checkpoint.watermark_ms == table.last_watermark_ms
+    assert [p.staged.path for p in status.in_state(PartitionState.COMMITTABLE)] == [
+        "dt=2026-11-20/hour=00",
+        "dt=2026-11-20/hour=01",
+    ]
+    judged = {h: status.judge(f"dt=2026-11-20/hour={h:02d}")[1] for h in range(12)}
+    assert judged == {h: h <= 8 for h in range(12)}

@@ -2,7 +2,8 @@
 
 How users work: trigger the manual DAG through the REST API (as the UI does), backfill
 past hours of the hourly DAG (twice: the second time changes nothing), and let catchup
-runs wait in the triggerer until the stream's watermark moves past their hour.
+runs wait in the triggerer until the stream's watermark moves past their hour: it jumps
+eight hours at once, and the catch-up and the sweep commit each of them once.
 """
 
 from __future__ import annotations
@@ -91,15 +92,25 @@ def test_rest_trigger_backfills_and_the_triggerer_commit_each_partition_once(
         )
         services.wait_for_state(hour_04.format("deferred"))
         assert not ledger.read(f"{DAY}/hour=04").commits
-        # ... until the stream moves its watermark past the hour.
-        stream.add_batches(*hourly_batches("2026-11-20", [6, 7]))
+        # ... until the stream moves its watermark past the hour. It comes back after an
+        # outage with hours 12 and 13: its watermark jumps to 12:10, and hours 04 to 11
+        # (06 to 11 empty) are all committable at once. The sweep, unpaused now, races
+        # the hourly catch-up for the staged ones; each hour is committed once.
+        stream.add_batches(*hourly_batches("2026-11-20", [12, 13]))
         stream.run(spark)
+        assert services.rest("PATCH", "/dags/fscommit_sweep", json={"is_paused": False}).ok
         services.wait_for_state(hour_04.format("success"))
-        services.wait_for_state(
-            "SELECT 1 FROM dag_run WHERE dag_id = 'fscommit_hourly' AND state = 'success' "
-            "AND logical_date LIKE '2026-11-20 04:00:00%'"
-        )
-        assert ledger.read(f"{DAY}/hour=04").policies_current
+        caught_up = "logical_date BETWEEN '2026-11-20 04:00:00' AND '2026-11-20 11:00:01'"
+        assert set(services.wait_for_runs("fscommit_hourly", 8, where=caught_up).values()) == {
+            "success"
+        }
+        assert set(services.wait_for_runs("fscommit_sweep", 1).values()) == {"success"}
+        jumped = {f"{h:02d}": ledger.read(f"{DAY}/hour={h:02d}") for h in range(4, 12)}
+        assert all(r.policies_current for r in jumped.values())
+        assert {h: (len(r.commits), len(r.policy_commits)) for h, r in jumped.items()} == {
+            h: (1 if h in ("04", "05") else 0, 1) for h in jumped
+        }
+        assert not ledger.read(f"{DAY}/hour=12").policy_commits
         # One log per triggerer that ran the trigger (the services restarted for a backfill).
         log = "".join(
             path.read_text()
