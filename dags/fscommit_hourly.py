@@ -30,7 +30,10 @@ import pendulum
 from airflow.sdk import DAG, CronDataIntervalTimetable
 
 from airflow_provider_fscommit.core.table_spec import TableSpec
-from airflow_provider_fscommit.task_groups.partition_commit import partition_commit_group
+from airflow_provider_fscommit.task_groups.partition_commit import (
+    partition_commit_group,
+    partition_time_zone,
+)
 
 SPEC_FILE = os.environ.get(
     "FSCOMMIT_TABLE_SPEC", str(Path(__file__).with_name("fscommit_table.yaml"))
@@ -40,7 +43,8 @@ TABLE = TableSpec.from_file(SPEC_FILE)
 AWS_CONN_ID = os.environ.get("FSCOMMIT_AWS_CONN_ID") or None
 
 # The run's hour on the wall clock the partition values are written in.
-HOUR = f"data_interval_start.in_timezone('{TABLE.watermark_time_zone}')"
+ZONE = partition_time_zone(TABLE)
+HOUR = "data_interval_start.in_timezone(partition_zone)"
 PARTITION = {
     "dt": "{{ " + HOUR + ".strftime('%Y-%m-%d') }}",
     "hour": "{{ " + HOUR + ".strftime('%H') }}",
@@ -49,13 +53,14 @@ PARTITION = {
 with DAG(
     dag_id="fscommit_hourly",
     # Data intervals: the run of 01:00 covers [01:00, 02:00), i.e. partition hour=01.
-    schedule=CronDataIntervalTimetable("0 * * * *", timezone=TABLE.watermark_time_zone),
+    schedule=CronDataIntervalTimetable("0 * * * *", timezone=ZONE),
     start_date=pendulum.datetime(2026, 11, 20, tz="UTC"),
     catchup=True,
     max_active_runs=3,
     default_args={"retries": 2, "retry_delay": timedelta(minutes=1)},
     doc_md=__doc__,
     tags=["fscommit"],
+    user_defined_macros={"partition_zone": ZONE},
 ):
     partition_commit_group(
         table=TABLE,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pendulum
 import pytest
 
 DAGS_DIR = Path(__file__).resolve().parents[2] / "dags"
@@ -101,3 +102,44 @@ def test_the_readme_dag_parses(tmp_path, monkeypatch):
         "partition_commit.compact",
         "partition_commit.commit",
     ]
+
+
+@pytest.mark.parametrize(
+    ("zone", "dt", "hour"),
+    [
+        ("UTC", "2026-11-20", "16"),
+        ("Asia/Shanghai", "2026-11-21", "00"),
+        ("GMT-05:30", "2026-11-20", "10"),
+    ],
+)
+def test_the_hourly_dag_names_the_hour_on_the_tables_wall_clock(
+    tmp_path, monkeypatch, zone, dt, hour
+):
+    """A TZDB id or Flink's fixed offset ('GMT-05:30', unknown to pendulum) alike."""
+    import yaml
+    from airflow.dag_processing.dagbag import DagBag
+
+    spec = yaml.safe_load((DAGS_DIR / "fscommit_table.yaml").read_text())
+    (tmp_path / "table.yaml").write_text(
+        yaml.safe_dump(spec | {"sink.partition-commit.watermark-time-zone": zone})
+    )
+    monkeypatch.setenv("AIRFLOW_HOME", str(tmp_path / "airflow"))
+    monkeypatch.setenv("FSCOMMIT_TABLE_SPEC", str(tmp_path / "table.yaml"))
+    bag = DagBag(str(DAGS_DIR / "fscommit_hourly.py"))
+    assert bag.import_errors == {}
+    dag = bag.dags["fscommit_hourly"]
+    wait = dag.get_task("partition_commit.wait")
+    start = pendulum.datetime(2026, 11, 20, 16, tz="UTC")
+    rendered = wait.render_template(
+        wait.partition,
+        {"data_interval_start": start},
+        dag.get_template_env(),  # holds the DAG's macros, as in a task's rendering
+    )
+    assert rendered == {"dt": dt, "hour": hour}
+    # The scheduler's (serialized) timetable cuts hours on the same wall clock.
+    from airflow.serialization.serialized_objects import DagSerialization
+
+    timetable = DagSerialization.from_dict(DagSerialization.to_dict(dag)).timetable
+    interval = timetable.infer_manual_data_interval(run_after=start)
+    assert interval.end - interval.start == pendulum.duration(hours=1)
+    assert interval.start.in_timezone(dag.user_defined_macros["partition_zone"]).minute == 0
