@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping
 from datetime import timedelta
 
 from airflow_provider_fscommit.core.errors import ConfigError
@@ -51,6 +52,18 @@ for _names, _factor in (
 _AMOUNT = re.compile(r"^\s*([0-9]+)\s*([^0-9\s]*)\s*$")
 
 
+def _amount(text: str, units: Mapping[str, int], error: str) -> tuple[int, str]:
+    """The number and lower-case unit label ('' for none) of ``text``, else ``error``.
+
+    Shared, so that durations and sizes read numbers and labels alike.
+    """
+    match = _AMOUNT.match(text)
+    unit = match.group(2).lower() if match else ""
+    if not match or (unit and unit not in units):
+        raise ConfigError(error)
+    return int(match.group(1)), unit
+
+
 def parse_duration(text: str | int | float | timedelta, option: str = "duration") -> timedelta:
     """Parse ``'1 h'``, ``'30min'``, ``'500'`` (milliseconds, as in Flink) into a timedelta."""
     if isinstance(text, timedelta):
@@ -60,15 +73,13 @@ def parse_duration(text: str | int | float | timedelta, option: str = "duration"
     if isinstance(text, int | float):
         nanos = round(text * 10**6)
     else:
-        match = _AMOUNT.match(text)
-        unit = match.group(2).lower() if match else ""
-        if not match or (unit and unit not in _DURATION_UNITS):
-            raise ConfigError(
-                f"{option}: cannot parse duration {text!r}; write a number and a unit such as "
-                f"'1 h', '30 min', '10 s' or '500 ms' (units: {_DURATION_UNIT_NAMES}; "
-                "none: ms)"
-            )
-        nanos = int(match.group(1)) * _DURATION_UNITS.get(unit, 10**6)
+        amount, unit = _amount(
+            text,
+            _DURATION_UNITS,
+            f"{option}: cannot parse duration {text!r}; write a number and a unit such as "
+            f"'1 h', '30 min', '10 s' or '500 ms' (units: {_DURATION_UNIT_NAMES}; none: ms)",
+        )
+        nanos = amount * _DURATION_UNITS.get(unit, 10**6)
     if nanos // _NS_PER_US > _MAX_DURATION_US:
         raise ConfigError(
             f"{option}: the duration {text!r} is too long; the limit is {timedelta.max.days} days"
@@ -83,14 +94,13 @@ def parse_memory_size(text: str | int, option: str = "size") -> int:
     if isinstance(text, int):
         size = text
     else:
-        match = _AMOUNT.match(text)
-        unit = match.group(2).lower() if match else ""
-        if not match or (unit and unit not in _MEMORY_UNITS):
-            raise ConfigError(
-                f"{option}: cannot parse size {text!r}; write a number and a unit such as "
-                "'128MB', '512 kb' or '1gb' (units: b, kb, mb, gb, tb)"
-            )
-        size = int(match.group(1)) * _MEMORY_UNITS.get(unit, 1)
+        amount, unit = _amount(
+            text,
+            _MEMORY_UNITS,
+            f"{option}: cannot parse size {text!r}; write a number and a unit such as "
+            "'128MB', '512 kb' or '1gb' (units: b, kb, mb, gb, tb)",
+        )
+        size = amount * _MEMORY_UNITS.get(unit, 1)
     if size <= 0:
         raise ConfigError(f"{option}: the size must be positive, got {text!r}")
     if size > _MAX_SIZE:

@@ -150,24 +150,44 @@ def test_time_zones_flink_refuses_are_rejected_saying_what_is_accepted(name):
         parse_time_zone(name)
 
 
-JAVA_FLINK_ZONE = """
-public class FlinkZone {
-  public static void main(String[] args) throws Exception {
+JAVA_PER_LINE = """
+import java.time.*;
+public class {name} {{
+  public static void main(String[] args) throws Exception {{
     java.io.BufferedReader in =
         new java.io.BufferedReader(new java.io.InputStreamReader(System.in));
     String line;
-    while ((line = in.readLine()) != null) {
-      boolean valid;
-      try {
-        valid = java.util.TimeZone.getTimeZone(line).toZoneId()
-            .equals(java.time.ZoneId.of(line));
-      } catch (Exception e) {
-        valid = false;
-      }
-      System.out.println(valid);
+    while ((line = in.readLine()) != null) {{
+      System.out.println(answer(line));
+    }}
+  }}
+{answer}
+}}
+"""
+
+
+def java_answers(tmp_path, name: str, answer: str, lines: list[str]) -> list[str]:
+    """What Java's ``answer(line)`` (a static method's source) prints for each line."""
+    (tmp_path / f"{name}.java").write_text(JAVA_PER_LINE.format(name=name, answer=answer))
+    subprocess.run(["javac", f"{name}.java"], cwd=tmp_path, check=True)
+    result = subprocess.run(
+        ["java", "-cp", str(tmp_path), name],
+        input="".join(f"{line}\n" for line in lines),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return result.stdout.split()
+
+
+FLINK_ZONE_RULE = """
+  static boolean answer(String line) {
+    try {
+      return java.util.TimeZone.getTimeZone(line).toZoneId().equals(ZoneId.of(line));
+    } catch (Exception e) {
+      return false;
     }
   }
-}
 """
 
 
@@ -177,16 +197,8 @@ def test_time_zone_validation_matches_flinks_java_rule(tmp_path):
         *ZONE_IDS,
         *(f"{p}{s}{o}" for p in ("", "UTC", "GMT", "UT") for s in "+-" for o in OFFSETS),
     ]
-    (tmp_path / "FlinkZone.java").write_text(JAVA_FLINK_ZONE)
-    subprocess.run(["javac", "FlinkZone.java"], cwd=tmp_path, check=True)
-    result = subprocess.run(
-        ["java", "-cp", str(tmp_path), "FlinkZone"],
-        input="".join(f"{name}\n" for name in names),
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    assert [_accepts(name) for name in names] == [v == "true" for v in result.stdout.split()]
+    java = java_answers(tmp_path, "FlinkZone", FLINK_ZONE_RULE, names)
+    assert [_accepts(name) for name in names] == [v == "true" for v in java]
 
 
 ZONE_IDS = (  # noqa: SIM905 - one id per word reads best
@@ -206,19 +218,11 @@ def _accepts(name: str) -> bool:
     return True
 
 
-JAVA_AT_ZONE = """
-import java.time.*;
-public class AtZone {
-  public static void main(String[] args) throws Exception {
-    java.io.BufferedReader in =
-        new java.io.BufferedReader(new java.io.InputStreamReader(System.in));
-    String line;
-    while ((line = in.readLine()) != null) {
-      String[] p = line.split("\\t");
-      System.out.println(LocalDateTime.parse(p[0]).atZone(ZoneId.of(p[1])).toInstant().toEpochMilli());
-    }
+AT_ZONE = """
+  static long answer(String line) {
+    String[] p = line.split("\\t");
+    return LocalDateTime.parse(p[0]).atZone(ZoneId.of(p[1])).toInstant().toEpochMilli();
   }
-}
 """
 
 
@@ -251,17 +255,9 @@ def _transition_cases() -> list[tuple[str, str]]:
 
 
 def test_at_zone_matches_java_local_date_time_at_zone(tmp_path):
-    (tmp_path / "AtZone.java").write_text(JAVA_AT_ZONE)
-    subprocess.run(["javac", "AtZone.java"], cwd=tmp_path, check=True)
     cases = _transition_cases()
-    result = subprocess.run(
-        ["java", "-cp", str(tmp_path), "AtZone"],
-        input="".join(f"{local}\t{zone}\n" for local, zone in cases),
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    java = [int(x) for x in result.stdout.split()]
+    lines = [f"{local}\t{zone}" for local, zone in cases]
+    java = [int(x) for x in java_answers(tmp_path, "AtZone", AT_ZONE, lines)]
     ours = [at_zone_epoch_ms(datetime.fromisoformat(t), parse_time_zone(z)) for t, z in cases]
     assert len(cases) > 150
     assert ours == java
