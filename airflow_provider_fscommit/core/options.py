@@ -15,6 +15,7 @@ from datetime import timedelta
 from typing import Any
 
 from airflow_provider_fscommit.core.errors import ConfigError
+from airflow_provider_fscommit.core.file_format import parse_format
 from airflow_provider_fscommit.core.partition_spec import DEFAULT_PARTITION_NAME
 from airflow_provider_fscommit.core.units import parse_duration, parse_memory_size
 
@@ -250,6 +251,22 @@ PARTITION_DEFAULT_NAME = ConfigOption(
     _text,
     description="Directory value Spark writes for a null partition value.",
 )
+FORMAT = ConfigOption(
+    "format",
+    "format",
+    None,
+    lambda value, option: None if value in (None, "") else parse_format(value, option),
+    description="The staged files' format as Spark names it (parquet, orc, json, csv, "
+    "text); unset: detected from the files. A spec that disagrees with the files is refused.",
+)
+CSV_HEADER = ConfigOption(
+    "csv_header",
+    "csv.header",
+    False,
+    _boolean,
+    description="The stream writes CSV with option header=true: every staged file starts "
+    "with the header line, and a merged file keeps the first one only.",
+)
 SINGLE_WRITER = ConfigOption(
     "single_writer",
     None,
@@ -282,6 +299,8 @@ OPTIONS: tuple[ConfigOption, ...] = (
     AUTO_COMPACTION,
     COMPACTION_FILE_SIZE,
     PARTITION_DEFAULT_NAME,
+    FORMAT,
+    CSV_HEADER,
     SINGLE_WRITER,
 )
 
@@ -293,7 +312,6 @@ FLINK_ONLY_KEYS = frozenset(
     {
         "connector",
         "path",
-        "format",
         "source.monitor-interval",
         "source.report-statistics",
         "source.path.regex-pattern",
@@ -319,16 +337,14 @@ def flink_only(options: Mapping[str, Any]) -> list[str]:
     """The keys of ``options`` that only Flink uses, in the order given.
 
     As Flink, a key under the format's prefix (``parquet.compression`` with format
-    ``parquet``) is the format's own. ``format = 'parquet'`` is what Spark writes here,
-    so it is not reported.
+    ``parquet``) is the format's own, unless it is one of ours (``csv.header``).
     """
     fmt = options.get("format")
-    fmt = fmt.strip() if isinstance(fmt, str) else None
+    fmt = fmt.strip().lower() if isinstance(fmt, str) else None
     return [
         key
         for key in options
-        if (key in FLINK_ONLY_KEYS or (fmt and key.startswith(f"{fmt}.")))
-        and not (key == "format" and fmt and fmt.lower() == "parquet")
+        if key in FLINK_ONLY_KEYS or (fmt and key.startswith(f"{fmt}.") and key not in _BY_ANY_NAME)
     ]
 
 

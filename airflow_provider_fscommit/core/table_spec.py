@@ -23,6 +23,7 @@ from airflow_provider_fscommit.core.commit_trigger import (
     parse_time_zone,
 )
 from airflow_provider_fscommit.core.errors import ConfigError
+from airflow_provider_fscommit.core.file_format import FileFormat
 from airflow_provider_fscommit.core.filesystem import is_within, normalize_uri
 from airflow_provider_fscommit.core.partition_spec import PartitionSpec
 from airflow_provider_fscommit.core.time_extractor import (
@@ -65,6 +66,8 @@ class TableSpec:
     auto_compaction: bool = o.AUTO_COMPACTION.default
     compaction_file_size: int = o.COMPACTION_FILE_SIZE.default
     partition_default_name: str = o.PARTITION_DEFAULT_NAME.default
+    format: FileFormat | None = o.FORMAT.default
+    csv_header: bool = o.CSV_HEADER.default
     single_writer: bool = o.SINGLE_WRITER.default
 
     @classmethod
@@ -83,7 +86,7 @@ class TableSpec:
             )
         values: dict[str, Any] = {}
         for name, raw in options.items():
-            if name in ignored or name == "format":
+            if name in ignored:
                 continue
             option = o.lookup(name)
             if option.name in values:
@@ -179,6 +182,11 @@ class TableSpec:
                 "sink.partition-commit.policy.kind lists success-file before metastore; the "
                 "success file must only appear once the metastore has the partition: "
                 "write 'metastore,success-file'"
+            )
+        if self.csv_header and self.format not in (None, "csv"):
+            raise ConfigError(
+                f"csv.header is set but the format is {self.format}; it only applies to CSV "
+                "files (remove it, or set format to csv)"
             )
         if "custom" in self.policy_kind and not self.policy_class:
             raise ConfigError(

@@ -245,10 +245,29 @@ def test_a_whole_flink_with_clause_pastes_in_with_one_warning(caplog):
     assert not caplog.records
 
 
-def test_a_format_other_than_parquet_is_named_in_the_warning(caplog):
-    TableSpec.from_options(BASE | {"format": "csv", "csv.field-delimiter": ";"})
+def test_the_format_is_kept_and_only_the_formats_own_flink_keys_are_ignored(caplog):
+    spec = TableSpec.from_options(
+        BASE | {"format": "CSV", "csv.field-delimiter": ";", "csv.header": "true"}
+    )
+    assert spec.format == "csv" and spec.csv_header is True
     [warning] = caplog.records
-    assert warning.getMessage().endswith("Spark stream: format, csv.field-delimiter")
+    assert warning.getMessage().endswith("Spark stream: csv.field-delimiter")
+    assert TableSpec.from_json(spec.to_json()) == spec
+    assert TableSpec.from_options(BASE).format is None  # detected from the files
+
+
+def test_a_csv_header_on_another_format_is_refused():
+    with pytest.raises(ConfigError, match=r"csv.header is set but the format is orc"):
+        TableSpec.from_options(BASE | {"format": "orc", "csv_header": True})
+
+
+def test_a_format_spark_does_not_write_is_refused_naming_those_it_does():
+    with pytest.raises(
+        ConfigError,
+        match=r"format: 'avro' is not a format Spark's file sink writes; use "
+        r"one of parquet, orc, json, csv, text",
+    ):
+        TableSpec.from_options(BASE | {"format": "avro"})
 
 
 def test_a_key_neither_ours_nor_flinks_is_still_an_error():
