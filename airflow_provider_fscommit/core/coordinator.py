@@ -44,6 +44,7 @@ from airflow_provider_fscommit.core.compactor import (
 )
 from airflow_provider_fscommit.core.errors import ConfigError, FsCommitError
 from airflow_provider_fscommit.core.faults import fault_point
+from airflow_provider_fscommit.core.file_format import FileFormat, partition_format
 from airflow_provider_fscommit.core.fsutil import delete_if_exists, exists, list_names
 from airflow_provider_fscommit.core.ledger import CommitLedger, LedgerError, PartitionLedger
 from airflow_provider_fscommit.core.lock import TableLock
@@ -175,6 +176,10 @@ class CompactionCoordinator:
     ) -> tuple[list[CompactionPlan], list[PartitionOutcome]]:
         """Recover, then plan; the plans are durable intents unless ``dry_run``."""
         selection = self.select(partitions)
+        formats = {  # every partition's, before anything is written: a wrong spec changes nothing
+            p: partition_format(p, [f.uri for f in selection.files[p]], self.spec.format)
+            for p in selection.partitions
+        }
         plans: list[CompactionPlan] = []
         settled: list[PartitionOutcome] = []  # nothing to do, or refused
         for partition in selection.partitions:
@@ -192,6 +197,7 @@ class CompactionCoordinator:
                 sink_latest_batch=selection.sink_latest_batch,
                 watermark_ms=selection.watermark_ms,
                 created_ms=int(time.time() * 1000),
+                file_format=formats[partition],
             )
             if plan is None:
                 empty = not selection.files[partition] and not ledger.published_inputs
@@ -249,9 +255,13 @@ class CompactionCoordinator:
         for unit in plan.units:
             delete_if_exists(self.ledger.filesystem, f"{directory}/{hidden_name(unit.output)}")
 
-    def tasks(self, plan: CompactionPlan) -> tuple[list[UnitTask], int]:
-        """The Spark tasks of a plan (with the partition's merged schema) and its rows."""
-        plan_schema = read_plan_schema([f.uri for f in plan.inputs])
+    def tasks(self, plan: CompactionPlan) -> tuple[list[UnitTask], int | None]:
+        """The Spark tasks of a plan (with the partition's merged schema) and its rows.
+
+        Line formats have no footer counting their rows: None, and the units' own count
+        of what they concatenated is the record.
+        """
+        plan_schema = read_plan_schema([f.uri for f in plan.inputs], plan.format)
         schema = plan_schema.schema.serialize().to_pybytes()
         s3 = task_settings() if is_s3(self.table_path, self.spec.staging_path) else None
         tasks = [
@@ -268,10 +278,13 @@ class CompactionCoordinator:
                 bytes=unit.bytes,
                 input_sizes=tuple(f.size for f in unit.inputs),
                 s3=s3,
+                format=plan.format,
+                header=self.spec.csv_header and plan.format is FileFormat.CSV,
             )
             for unit in plan.units
         ]
-        return tasks, sum(plan_schema.rows.values())
+        rows = plan_schema.rows
+        return tasks, None if rows is None else sum(rows.values())
 
     @store_errors
     def run(
@@ -307,7 +320,7 @@ class CompactionCoordinator:
             on_plans(plans)
         tasks: list[UnitTask] = []
         failed: dict[str, str] = {}
-        expected_rows: dict[str, int] = {}
+        expected_rows: dict[str, int | None] = {}
         for plan in plans:
             try:
                 plan_tasks, expected_rows[plan.plan_id] = self.tasks(plan)
@@ -325,7 +338,7 @@ class CompactionCoordinator:
                 outcome = self._commit(
                     plan,
                     by_plan.get(plan.plan_id, []),
-                    expected_rows.get(plan.plan_id, 0),
+                    expected_rows.get(plan.plan_id),
                     failed.get(plan.plan_id),
                 )
             except FsCommitError as exc:  # e.g. the lease is lost: close what is left
@@ -344,7 +357,7 @@ class CompactionCoordinator:
         self,
         plan: CompactionPlan,
         results: list[UnitResult],
-        expected_rows: int,
+        expected_rows: int | None,
         error: str | None,
     ) -> PartitionOutcome:
         errors = [r.error for r in results if r.error]
@@ -352,7 +365,11 @@ class CompactionCoordinator:
             error = errors[0]
         if error is None and len(results) != len(plan.units):
             error = f"{len(plan.units) - len(results)} unit(s) reported no result"
-        if error is None and sum(r.rows for r in results) != expected_rows:
+        if (
+            error is None
+            and expected_rows is not None
+            and sum(r.rows for r in results) != expected_rows
+        ):
             error = (
                 f"row count mismatch: the inputs hold {expected_rows} rows, the outputs "
                 f"{sum(r.rows for r in results)}; nothing was published"

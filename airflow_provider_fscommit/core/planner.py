@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from airflow_provider_fscommit.core.bin_packing import pack
+from airflow_provider_fscommit.core.file_format import FileFormat, orc_codec_of
+from airflow_provider_fscommit.core.line_files import LINE_CODECS, codec_of
 
 # Spark's file name extensions per Parquet codec.
 CODEC_EXTENSIONS = {"snappy": "snappy.", "gzip": "gz.", "zstd": "zstd.", "lz4": "lz4.", "none": ""}
@@ -52,6 +54,7 @@ class CompactionPlan:
     sink_latest_batch: int | None
     watermark_ms: int | None
     created_ms: int
+    format: FileFormat = FileFormat.PARQUET
 
     @property
     def inputs(self) -> list[StagedFile]:
@@ -67,6 +70,7 @@ class CompactionPlan:
             "seq": self.seq,
             "plan_id": self.plan_id,
             "codec": self.codec,
+            "format": self.format.value,
             "sink_latest_batch": self.sink_latest_batch,
             "watermark_ms": self.watermark_ms,
             "created_ms": self.created_ms,
@@ -90,6 +94,7 @@ class CompactionPlan:
             sink_latest_batch=document["sink_latest_batch"],
             watermark_ms=document["watermark_ms"],
             created_ms=document["created_ms"],
+            format=FileFormat(document.get("format", "parquet")),  # older ledgers: Parquet
             units=tuple(
                 CompactionUnit(
                     index=u["index"],
@@ -113,29 +118,43 @@ def plan_partition(
     sink_latest_batch: int | None,
     watermark_ms: int | None,
     created_ms: int,
+    file_format: FileFormat = FileFormat.PARQUET,
 ) -> CompactionPlan | None:
     """The next plan for ``partition``, or None when everything committed is published.
 
-    Without auto-compaction every input is its own unit (published as it is).
+    Without auto-compaction every input is its own unit (published as it is). ``codec``
+    is the Parquet outputs'; ORC outputs keep their inputs' compression, and line files
+    are concatenated, so only files of one codec share a unit.
     """
     inputs = sorted((f for f in committed if f.uri not in published), key=lambda f: f.uri)
     if not inputs:
         return None
-    groups = (
-        pack(inputs, lambda f: f.size, target_file_size)
-        if auto_compaction
-        else [[f] for f in inputs]
-    )
+    if file_format is FileFormat.ORC:
+        codec = orc_codec_of(inputs[0].uri)
+    by_codec: dict[str, list[StagedFile]] = {}
+    for staged in inputs:
+        key = codec_of(staged.uri) if file_format.is_lines else codec
+        by_codec.setdefault(key, []).append(staged)
+    groups = [
+        (key, group)
+        for key, files in by_codec.items()
+        for group in (
+            pack(files, lambda f: f.size, target_file_size)
+            if auto_compaction
+            else [[f] for f in files]
+        )
+    ]
     plan_id = uuid.uuid4().hex[:12]
-    extension = CODEC_EXTENSIONS[codec]
     units = tuple(
         CompactionUnit(
             index=i,
             inputs=tuple(group),
-            output=f"part-{seq:05d}-{i:05d}-{plan_id}.c000.{extension}parquet",
+            output=f"part-{seq:05d}-{i:05d}-{plan_id}.c000.{_suffix(file_format, key)}",
         )
-        for i, group in enumerate(groups)
+        for i, (key, group) in enumerate(groups)
     )
+    if file_format.is_lines:
+        codec = next(iter(by_codec))  # a plan of mixed line codecs names the first
     return CompactionPlan(
         partition=partition,
         seq=seq,
@@ -145,4 +164,14 @@ def plan_partition(
         sink_latest_batch=sink_latest_batch,
         watermark_ms=watermark_ms,
         created_ms=created_ms,
+        format=file_format,
     )
+
+
+def _suffix(file_format: FileFormat, codec: str) -> str:
+    """An output's extensions as Spark names them (``snappy.parquet``, ``csv.gz``)."""
+    if file_format is FileFormat.PARQUET:
+        return f"{CODEC_EXTENSIONS[codec]}parquet"
+    if file_format is FileFormat.ORC:
+        return "orc" if codec == "uncompressed" else f"{codec}.orc"
+    return file_format.extension + LINE_CODECS[codec]

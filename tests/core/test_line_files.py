@@ -28,7 +28,6 @@ from airflow_provider_fscommit.core.line_files import (
     count_lines,
     merge_lines,
 )
-from tests.streams import new_spark_session
 
 CODECS = list(LINE_CODECS)
 EMBEDDED_NEWLINE = "two\nlines"
@@ -61,13 +60,6 @@ FORMATS: dict[str, dict[str, Any]] = {
     "text": {"format": "text", "options": {}, "schema": "value STRING", "breaks": 0},
 }
 EXTENSIONS = {"json": ".json", "csv": ".csv", "text": ".txt"}
-
-
-@pytest.fixture(scope="module")
-def spark():
-    session = new_spark_session("line-files-tests")
-    yield session
-    session.stop()
 
 
 @pytest.fixture(scope="module")
