@@ -48,6 +48,8 @@ _TABLE_FLAGS: tuple[tuple[str, o.ConfigOption], ...] = (
     ("--table-name", o.METASTORE_TABLE),
     ("--timestamp-pattern", o.PARTITION_TIME_EXTRACTOR_TIMESTAMP_PATTERN),
     ("--timestamp-formatter", o.PARTITION_TIME_EXTRACTOR_TIMESTAMP_FORMATTER),
+    ("--format", o.FORMAT),
+    ("--csv-header", o.CSV_HEADER),
 )
 
 
@@ -100,7 +102,12 @@ def build_parser() -> argparse.ArgumentParser:
         command.add_argument(
             "--conf", action="append", default=[], metavar="KEY=VALUE", help="Spark conf"
         )
-        command.add_argument("--codec", default="snappy", help="Parquet codec (default: snappy)")
+        command.add_argument(
+            "--codec",
+            default="snappy",
+            help="Parquet outputs' codec (default: snappy); ORC keeps its inputs' compression, "
+            "JSON/CSV/text their codec",
+        )
         command.add_argument("--dry-run", action="store_true", help="print the plan only")
         command.add_argument("--json", action="store_true", help="print one JSON object")
     commit.add_argument(
@@ -290,6 +297,8 @@ def render_status(report: TableReport) -> str:
         f"Trigger    {spec.trigger}, delay {format_duration(spec.delay)}, "
         f"time zone {spec.watermark_time_zone}"
     )
+    file_format, format_error = status.file_format
+    lines.append(f"Format     {format_error or file_format or 'unknown (nothing staged yet)'}")
     if report.ledger_error:
         lines.append(f"Ledger     {report.ledger_error}")
     lines.append("")

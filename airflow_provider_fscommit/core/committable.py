@@ -15,6 +15,7 @@ from typing import Any
 
 from airflow_provider_fscommit.core.checkpoint import CheckpointState, read_checkpoint
 from airflow_provider_fscommit.core.errors import CheckpointError, PartitionTimeError
+from airflow_provider_fscommit.core.file_format import FileFormat, table_format
 from airflow_provider_fscommit.core.object_store import store_errors
 from airflow_provider_fscommit.core.partition_spec import PartitionSpec
 from airflow_provider_fscommit.core.sink_log import SinkLogSnapshot
@@ -76,6 +77,13 @@ class TableStatus:
             and not self.checkpoint.watermark_advanced
         )
 
+    @property
+    def file_format(self) -> tuple[FileFormat | None, str | None]:
+        """The staged files' format as their names give it, and any conflict with the spec."""
+        if self.snapshot is None:
+            return self.spec.format, None
+        return table_format(self.snapshot.files["path"], self.spec.format)
+
     def in_state(self, state: PartitionState) -> list[PartitionStatus]:
         return [p for p in self.partitions if p.state == state]
 
@@ -109,6 +117,8 @@ class TableStatus:
             "staging_path": self.spec.staging_path,
             "checkpoint_path": self.spec.checkpoint_path,
             "trigger": self.spec.trigger,
+            "format": self.file_format[0],
+            "format_error": self.file_format[1],
             "latest_committed_batch": cp.latest_committed_batch,
             "latest_planned_batch": cp.latest_planned_batch,
             "watermark_ms": cp.watermark_ms,

@@ -117,4 +117,5 @@ def _summary(records: PartitionLedger, now_ms: int) -> dict[str, Any]:
         "max_batch_id": latest_plan.sink_latest_batch if latest_plan else None,
         "compaction_seq": latest,
         "committed_at_ms": now_ms,
+        "format": latest_plan.format.value if latest_plan else None,
     }

@@ -55,6 +55,7 @@ class MetastoreCommitPolicy(PartitionCommitPolicy):
         try:
             with connection as client:
                 table = self._table(client, name, contexts[0])
+                _check_format(table, name, contexts)
                 names = [c.path for c in contexts]
                 existing = {
                     tuple(p.values): p
@@ -132,6 +133,44 @@ class MetastoreCommitPolicy(PartitionCommitPolicy):
             sd=sd,
             parameters=_parameters(context),
         )
+
+
+# How a Hive table declares its storage: Spark's own tables name their provider; Hive
+# tables their serde (the input format alone cannot tell JSON from CSV from text).
+_PROVIDER = "spark.sql.sources.provider"
+_SERDE_FORMATS = {
+    "orc": {"orc"},
+    "parquet": {"parquet"},
+    "jsonserde": {"json"},
+    "opencsvserde": {"csv"},
+    "lazysimpleserde": {"csv", "text"},
+}
+
+
+def _check_format(table: Any, name: str, contexts: Sequence[CommitContext]) -> None:
+    """Refuse partitions whose files the table's declared format cannot read.
+
+    A partition inherits the table's storage descriptor, so ORC files added to a Parquet
+    table would be committed and then fail every query. A format the table does not name
+    in a way known here is not checked.
+    """
+    provider = (table.parameters or {}).get(_PROVIDER, "").lower()
+    serde = ((table.sd.serdeInfo and table.sd.serdeInfo.serializationLib) or "").lower()
+    readable = (
+        {provider}
+        if provider in ("parquet", "orc", "json", "csv", "text")
+        else next((formats for key, formats in _SERDE_FORMATS.items() if key in serde), None)
+    )
+    for context in contexts:
+        staged = context.summary.get("format") or context.spec.format
+        if readable is not None and staged is not None and staged not in readable:
+            declared = provider or table.sd.inputFormat or serde
+            raise MetastoreError(
+                f"table {name} is declared as {declared} ({'/'.join(sorted(readable))}), but "
+                f"the staged files of {context.path} are {staged}; nothing was committed. "
+                f"Create the table STORED AS / USING {str(staged).upper()}, or point the "
+                "spec at the table that holds this stream"
+            )
 
 
 def _location_error(exc: Exception, location: str) -> MetastoreError | None:

@@ -172,6 +172,7 @@ def _facts(report: TableReport) -> str:
                 f"{report.spec.watermark_time_zone}"
             ),
         ),
+        ("Format", _format(report)),
         ("Partitions", counts or "none"),
     ]
     if report.status.orphan_files:
@@ -181,6 +182,13 @@ def _facts(report: TableReport) -> str:
         + "".join(f'<div class="fact"><b>{label}</b>{value}</div>' for label, value in facts)
         + "</div>"
     )
+
+
+def _format(report: TableReport) -> str:
+    file_format, problem = report.status.file_format
+    if problem:
+        return f'<span class="error">{escape(problem)}</span>'
+    return escape(file_format or "nothing staged yet")
 
 
 def _partitions(report: TableReport) -> str:
