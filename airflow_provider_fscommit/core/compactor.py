@@ -228,7 +228,7 @@ def _compact(task: UnitTask) -> UnitResult:
                 try:  # a file whose footer reads can still have damaged pages
                     batch = next(batches, None)
                 except (pa.ArrowInvalid, OSError) as exc:
-                    raise unreadable(uri, exc, task.format) from None
+                    raise _unreadable_rows(uri, exc, task.format) from None
                 if batch is None:
                     break
                 pending.append(_align(batch, schema))
@@ -385,6 +385,18 @@ def _reader(source: pa.NativeFile, uri: str, file_format: FileFormat) -> Reader:
     except (pa.ArrowInvalid, OSError) as exc:
         raise unreadable(uri, exc, file_format) from None
     return source
+
+
+def _unreadable_rows(uri: str, exc: Exception, file_format: FileFormat) -> FsCommitError:
+    """A file whose rows do not read; pyarrow's ORC reader has one limit of its own."""
+    if file_format is FileFormat.ORC and "out of range for nanosecond resolution" in str(exc):
+        return FsCommitError(
+            f"staged file {uri} holds a timestamp outside 1677-09-21..2262-04-11, which "
+            f"Spark writes but pyarrow's ORC reader cannot read ({exc}); nothing of its "
+            "partition was published. Set auto-compaction: false for this table: files are "
+            "then published as they are, byte for byte, without reading their rows"
+        )
+    return unreadable(uri, exc, file_format)
 
 
 def _missing(uri: str) -> FsCommitError:

@@ -110,15 +110,6 @@ def codec_of(file_name: str) -> str:
     return codec
 
 
-def count_lines(uri: str, source: pa.NativeFile, codec: str, header: bool) -> int:
-    """Rows in one file (lines, without the header when ``header``), as ``merge_lines``
-    counts them: the caller can check that a merge kept every input row."""
-    lines = _Lines()
-    for _raw, decoded in _decoded(uri, source, codec):
-        lines.add(decoded)
-    return lines.count - 1 if header and lines.count else lines.count
-
-
 def merge_lines(
     inputs: Iterable[tuple[str, pa.NativeFile]],
     sink: pa.NativeFile,

@@ -1,6 +1,6 @@
 """Quarantine: give up unreadable staged files so the rest of their partition can be published.
 
-A staged file the sink log lists but that is missing or not readable Parquet stops its
+A staged file the sink log lists but that is missing or not readable in its format stops its
 partition: nothing of it is published and the error names the file, because publishing
 the other files would silently lose that file's rows. When the rows cannot be restored,
 only the user can decide to lose them, file by file (``fscommit quarantine``). The ledger
