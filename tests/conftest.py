@@ -92,19 +92,25 @@ def shanghai_stream(spark, tmp_path_factory) -> StreamingTable:
 
 @pytest.fixture(scope="session")
 def killed_stream(tmp_path_factory) -> StreamingTable:
-    """A query SIGKILLed mid-batch after one task wrote its files, then restarted.
-
-    Batch 2's task that meets the marker row hangs; the other task finishes and leaves its
-    part files in staging. They never reach the sink log: after the kill and the restart
-    (which redoes batch 2) they are orphans.
-    """
+    """A query SIGKILLed mid-batch after one task wrote its files, then restarted."""
     table = StreamingTable(tmp_path_factory.mktemp("killed"), blockable=True)
-    batches = hourly_batches("2026-11-20", range(2))
-    batches.append(
+    table.add_batches(*hourly_batches("2026-11-20", range(2)))
+    return killed_mid_batch(table)
+
+
+def killed_mid_batch(table: StreamingTable, *then: list[dict]) -> StreamingTable:
+    """Run ``table``'s query in a child, SIGKILL it in an hour-02 batch, and restart it.
+
+    The batch's task that meets the marker row hangs; the other task finishes and leaves
+    its part files in staging. They never reach the sink log: after the kill and the
+    restart (which redoes the batch, then runs the batches ``then``) they are orphans,
+    kept as ``table.orphans_at_kill``.
+    """
+    table.add_batches(
         [row(200 + i, f"2026-11-20T02:{5 * i:02d}:00Z") for i in range(10)]
-        + [row(299, "2026-11-20T02:59:00Z", k=BLOCK_VALUE)]
+        + [row(299, "2026-11-20T02:59:00Z", k=BLOCK_VALUE)],
+        *then,
     )
-    table.add_batches(*batches)
     child = table.run_in_child(block=True)
     try:
         blocked = table.base / "blocked"

@@ -116,6 +116,9 @@ class StreamingTable(QueryDirs):
     # Live: a query that runs until killed, a micro-batch whenever input arrives.
     live: bool = False
     spark_conf: dict[str, str] = field(default_factory=dict)
+    # The sink's format and options (e.g. {"compression": "gzip", "header": "true"}).
+    file_format: str = "parquet"
+    sink_options: dict[str, str] = field(default_factory=dict)
     progress: list[dict[str, Any]] = field(default_factory=list)
 
     def add_batches(self, *batches: list[dict[str, Any]]) -> None:
@@ -142,6 +145,8 @@ class StreamingTable(QueryDirs):
             "blockable": self.blockable,
             "live": self.live,
             "spark_conf": self.spark_conf,
+            "file_format": self.file_format,
+            "sink_options": self.sink_options,
         }
 
     def run(self, spark) -> list[dict[str, Any]]:
@@ -215,8 +220,14 @@ def run_query(spark, config: dict[str, Any]) -> list[dict[str, Any]]:
         df = df.withColumn("dt", F.date_format("ts", "yyyy-MM-dd")).withColumn(
             "hour", F.date_format("ts", "HH")
         )
+        file_format = config.get("file_format", "parquet")
+        if file_format == "text":  # one string column: the row as JSON
+            df = df.select(
+                F.to_json(F.struct("id", "ts", "k", "v")).alias("value"), *config["partition_by"]
+            )
         query = (
-            df.writeStream.format("parquet")
+            df.writeStream.format(file_format)
+            .options(**config.get("sink_options", {}))
             .option("path", str(Path(config["base"]) / "staging"))
             .option("checkpointLocation", str(Path(config["base"]) / "checkpoint"))
             .partitionBy(*config["partition_by"])
@@ -330,6 +341,7 @@ class TypedTable(QueryDirs):
     """A streaming table of every type family, fed from Spark-written Parquet files."""
 
     timestamp_type: str = "INT96"
+    file_format: str = "parquet"  # the query's sink
 
     def add_batch(self, spark, rows: list[tuple[int, str]], with_extra: bool) -> None:
         """Write one input Parquet file (one micro-batch) with Spark's batch writer."""
@@ -356,7 +368,7 @@ class TypedTable(QueryDirs):
                 .withColumn("hour", F.date_format("ts", "HH"))
             )
             query = (
-                df.writeStream.format("parquet")
+                df.writeStream.format(self.file_format)
                 .option("path", self.staging)
                 .option("checkpointLocation", self.checkpoint)
                 .partitionBy("dt", "hour")

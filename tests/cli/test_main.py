@@ -51,6 +51,7 @@ def test_status_of_a_stream_that_has_just_started_says_its_watermark_has_not_adv
     assert main(status_args(first_batches_stream)) == 0
     human = capsys.readouterr().out
     assert "Watermark  not advanced yet (safe; next batch runs with 2026-11-20T00:10" in human
+    assert "Format     parquet\n" in human
     assert "1 partition(s): 1 pending" in human
     assert main(status_args(first_batches_stream, "--json")) == 0
     out = json.loads(capsys.readouterr().out)

@@ -158,3 +158,31 @@ def test_hourly_manual_and_sweep_dags_commit_a_real_stream(gap_stream, metastore
     assert [p["partition"] for p in partitions] == [
         f"{DAY}/hour={h}" for h in ("00", "01", "02", "03")
     ]
+
+
+@pytest.mark.slow
+def test_the_sweep_dag_commits_an_orc_stream_that_hive_reads(spark, metastore, tmp_path):
+    stream = StreamingTable(tmp_path / "stream", file_format="orc")
+    stream.add_batches(*hourly_batches("2026-11-20", [0, 1, 3, 4, 5]))
+    stream.run(spark)
+    table = tmp_path / "table"
+    hive_sql(
+        metastore,
+        "CREATE DATABASE IF NOT EXISTS fscommit",
+        "CREATE TABLE fscommit.orc_examples (id BIGINT, ts TIMESTAMP, k STRING, v DOUBLE) "
+        f"PARTITIONED BY (dt STRING, hour STRING) STORED AS ORC LOCATION '{table}'",
+    )
+    spec = example_spec(stream, table, "orc_examples") | {"format": "orc"}
+    airflow = AirflowEnv(
+        tmp_path / "airflow", example_airflow_extra_env(tmp_path, spec, metastore)
+    ).setup()
+    sweep = airflow.run("dags", "test", "fscommit_sweep")
+    assert sweep.returncode == 0, sweep.stdout[-3000:]
+    states = task_states(airflow, "fscommit_sweep")
+    assert states and set(states.values()) <= {"success", "skipped"}
+    rows = hive_sql(
+        metastore,
+        "SELECT hour, count(*) AS n FROM fscommit.orc_examples GROUP BY hour ORDER BY hour",
+    )
+    assert {r["hour"]: r["n"] for r in rows} == {"00": 3, "01": 3, "03": 3}
+    assert [p.name for p in (table / DAY / "hour=00").glob("*.orc")]

@@ -87,3 +87,4 @@ def test_a_stream_that_has_just_started_shows_its_watermark_as_not_advanced_yet(
     page = parse(render_page([TableCard("events", "/specs/events.yaml", report=report)], 0, ""))
     text = "".join(page.text)
     assert "Safe watermarknot advanced yet" in text and "1 pending" in text
+    assert "Formatparquet" in text  # detected from the staged files' names
