@@ -49,8 +49,9 @@ class FormatMismatchError(FsCommitError):
 
 _BY_EXTENSION = {f.extension: f for f in FileFormat}
 _MAGIC = ((b"PAR1", FileFormat.PARQUET), (b"ORC", FileFormat.ORC))
-# ORC codecs by the infix Spark puts before ``.orc``, as pyarrow's ORC writer names them.
-ORC_CODECS = {"snappy": "snappy", "zlib": "zlib", "zstd": "zstd", "lz4": "lz4"}
+# The ORC codecs Spark names a file by (``…c000.zlib.orc``); pyarrow's writer spells them
+# the same way.
+_ORC_CODECS = frozenset({"snappy", "zlib", "zstd", "lz4"})
 
 
 def parse_format(value: str, option: str = "format") -> FileFormat:
@@ -74,8 +75,8 @@ def format_of_name(name: str) -> FileFormat | None:
 
 def orc_codec_of(name: str) -> str:
     """The compression of an ORC file as Spark names it (``…c000.zlib.orc``)."""
-    stem = posixpath.basename(name).rsplit(".", 1)[0]
-    return ORC_CODECS.get(stem.rsplit(".", 1)[-1].lower(), "uncompressed")
+    parts = posixpath.basename(name).lower().rsplit(".", 2)
+    return parts[-2] if len(parts) > 1 and parts[-2] in _ORC_CODECS else "uncompressed"
 
 
 def sniff(uri: str) -> FileFormat | None:

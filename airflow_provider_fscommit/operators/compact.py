@@ -27,7 +27,8 @@ class PartitionCompactOperator(BaseOperator):
     :param conn_id: the Spark connection, default ``spark_default``.
     :param spark_binary: spark-submit to run; default: pyspark's.
     :param conf: Spark conf for the application.
-    :param codec: Parquet codec of the outputs (snappy, zstd, gzip, lz4, none).
+    :param codec: Parquet codec of the outputs (snappy, zstd, gzip, lz4, none); ORC outputs
+        keep their inputs' compression, JSON/CSV/text their codec.
     :param dry_run: only log the plan; templated (``"{{ params.dry_run }}"``).
     :param aws_conn_id: AWS connection for tables on S3 (None: the standard AWS chain); its
         credentials reach a local or standalone Spark application through spark-submit's
