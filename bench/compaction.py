@@ -3,7 +3,8 @@
 Repetition r runs the engines in an order rotated by r, so no engine always follows the
 same neighbour (page cache, CPU frequency, a neighbour's load on this shared machine).
 The input stays in the page cache for everyone, which the floor makes visible. Only the
-last output of each engine is kept, and checked by ``fidelity.py``.
+last output of each engine is kept, and checked by ``fidelity.py``. An engine that cannot
+write the workload's format is not run, and the reason is recorded under ``skipped``.
 
 Per engine: whole-process and in-job seconds (min and median), MB/s of input compacted
 per in-job second (min), time relative to fscommit's in-job time, peak RSS of the process
@@ -44,6 +45,12 @@ def run_workload(
     runs = settings.scratch / "runs" / staged.workload
     shutil.rmtree(runs, ignore_errors=True)
     env = spark_env() | {"PYTHONPATH": str(REPO)}
+    skipped = {
+        e.name: {"label": e.label, "reason": e.unsupported[staged.format]}
+        for e in engines
+        if staged.format in e.unsupported
+    }
+    engines = [e for e in engines if e.name not in skipped]
     samples: dict[str, list[dict[str, float]]] = {e.name: [] for e in engines}
     latest: dict[str, Path] = {}
     for rep in range(settings.reps):
@@ -71,7 +78,7 @@ def run_workload(
                 f"peak {sample['peak_tree_rss'] / 2**20:7.0f} MiB",
                 flush=True,
             )
-    verified = {e.name: latest[e.name] for e in engines if e.writes_parquet}
+    verified = {e.name: latest[e.name] for e in engines if e.writes_table}
     verdicts = verify_outputs(staged, verified, runs / "logs" / "verify.log") if verified else {}
     return {
         "input": staged.describe(),
@@ -79,6 +86,7 @@ def run_workload(
             e.name: _engine_summary(e, samples[e.name], staged, latest[e.name], verdicts)
             for e in engines
         },
+        "skipped": skipped,
     }
 
 

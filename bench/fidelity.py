@@ -1,4 +1,4 @@
-"""Did an engine keep the data? Same rows, same schema for Spark, same Parquet types.
+"""Did an engine keep the data? Same rows, same schema for Spark, same file-level types.
 
 Speed means nothing if the output differs, so every engine's last output is checked:
 
@@ -8,7 +8,15 @@ Speed means nothing if the output differs, so every engine's last output is chec
   that comes back as ``timestamp_ntz``, or a decimal that changes precision, is named);
 * Parquet: the physical and logical type of every leaf column of an output file, and
   whether Spark's own schema (footer metadata) is still there, against an input file;
-  INT96 rewritten as INT64 is reported here even when Spark reads the value the same.
+  INT96 rewritten as INT64 is reported here even when Spark reads the value the same;
+* ORC, the same check for ORC's footer: every column's ORC type as pyarrow maps it to
+  Arrow (``timestamp`` and ``timestamp with local time zone`` differ there, as do
+  decimal precisions and integer widths), with its type attributes (Spark's
+  ``spark.sql.catalyst.type``, which Spark reads the column's type from), the file's
+  compression, and its user metadata (``org.apache.spark.version``).
+
+The file check's findings go under ``<format>_changes`` (``parquet_changes``,
+``orc_changes``), so the results say which format's types they name.
 """
 
 from __future__ import annotations
@@ -17,6 +25,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+import pyarrow.orc as po
 import pyarrow.parquet as pq
 
 from airflow_provider_fscommit.core.compactor import SPARK_SCHEMA_KEY
@@ -29,6 +39,7 @@ def verify_outputs(staged: WorkloadInput, outputs: dict[str, Path], log: Path) -
     """``{engine: verdict}`` for each output directory (one Spark application for all)."""
     config = {
         "staging": staged.staging,
+        "format": staged.format,
         "partitions": [p.path for p in staged.partitions],
         "outputs": {engine: str(directory) for engine, directory in outputs.items()},
     }
@@ -39,21 +50,25 @@ def verify_outputs(staged: WorkloadInput, outputs: dict[str, Path], log: Path) -
     )
     report = measurement.report()
     expected = report["staging"]
-    reference = parquet_columns(Path(staged.partitions[0].files[0]))
+    check_file = _FILE_CHECKS[staged.format]
+    reference = Path(staged.partitions[0].files[0])
     return {
-        engine: _verdict(expected, report["outputs"][engine], reference, directory)
+        engine: _verdict(
+            expected,
+            report["outputs"][engine],
+            {f"{staged.format}_changes": check_file(reference, directory)},
+        )
         for engine, directory in outputs.items()
     }
 
 
 def _verdict(
-    expected: dict[str, Any], seen: dict[str, Any], reference: dict[str, Any], out: Path
+    expected: dict[str, Any], seen: dict[str, Any], file_changes: dict[str, list[str]]
 ) -> dict[str, Any]:
-    physical = _physical_changes(reference, out)
     if "error" in seen:
         error = " ".join(seen["error"].split("\n\tat ")[0].split())
         error = error.split("org.apache.spark.SparkException: ")[-1]
-        return {"ok": False, "spark_error": error, "parquet_changes": physical}
+        return {"ok": False, "spark_error": error, **file_changes}
     staged_rows = {p: v[0] for p, v in expected["partitions"].items()}
     seen_rows = {p: v[0] for p, v in seen["partitions"].items()}
     schema_changes = _schema_changes(expected["schema"], seen["schema"])
@@ -66,7 +81,7 @@ def _verdict(
         "checksums_equal": checksums_equal,
         "missing_columns": seen["missing_columns"],
         "schema_changes": schema_changes,
-        "parquet_changes": physical,
+        **file_changes,
     }
 
 
@@ -123,11 +138,11 @@ def _logical(column: pq.ColumnSchema) -> str:
     return "None" if plain.get(column.physical_type) == logical else logical
 
 
-def _physical_changes(reference: dict[str, Any], out: Path) -> list[str]:
+def _parquet_changes(reference_file: Path, out: Path) -> list[str]:
     files = sorted(p for p in out.rglob("*.parquet") if not p.name.startswith((".", "_")))
     if not files:
         return ["no Parquet file written"]
-    seen = parquet_columns(files[0])
+    reference, seen = parquet_columns(reference_file), parquet_columns(files[0])
     changes = [
         f"{name}: {kind} -> {seen['columns'].get(name, 'missing')}"
         for name, kind in reference["columns"].items()
@@ -137,3 +152,55 @@ def _physical_changes(reference: dict[str, Any], out: Path) -> list[str]:
     if reference["spark_schema"] and not seen["spark_schema"]:
         changes.append("Spark's footer schema (org.apache.spark.sql.parquet.row.metadata) dropped")
     return changes
+
+
+def orc_columns(path: Path) -> dict[str, Any]:
+    """Columns (Arrow type of their ORC type, type attributes), compression, user metadata."""
+    orc = po.ORCFile(str(path))
+    columns: dict[str, str] = {}
+    for column in orc.schema:
+        columns |= _orc_fields(column, "")
+    metadata = {k.decode(): v.decode() for k, v in (orc.metadata or {}).items()}
+    return {"columns": columns, "compression": orc.compression, "user_metadata": metadata}
+
+
+def _orc_fields(field: pa.Field, prefix: str) -> dict[str, str]:
+    """``{path: type}`` of the leaves below ``field``, and of any field with attributes.
+
+    Lists and maps are walked through their Arrow child (``arr.item``, ``m.entries.key``);
+    an ORC type attribute shows as ``[name=value]`` after the type, so one lost or
+    changed is a changed column.
+    """
+    path = prefix + field.name
+    attributes = "".join(
+        f" [{k.decode()}={v.decode()}]" for k, v in sorted((field.metadata or {}).items())
+    )
+    kind = field.type
+    found = {path: f"{kind}{attributes}"} if kind.num_fields == 0 or attributes else {}
+    for i in range(kind.num_fields):
+        found |= _orc_fields(kind.field(i), path + ".")
+    return found
+
+
+def _orc_changes(reference_file: Path, out: Path) -> list[str]:
+    files = sorted(p for p in out.rglob("*.orc") if not p.name.startswith((".", "_")))
+    if not files:
+        return ["no ORC file written"]
+    reference, seen = orc_columns(reference_file), orc_columns(files[0])
+    changes = [
+        f"{name}: {kind} -> {seen['columns'].get(name, 'missing')}"
+        for name, kind in reference["columns"].items()
+        if seen["columns"].get(name) != kind
+    ]
+    changes += [f"{name}: added" for name in seen["columns"].keys() - reference["columns"].keys()]
+    if seen["compression"] != reference["compression"]:
+        changes.append(f"compression: {reference['compression']} -> {seen['compression']}")
+    for key, value in reference["user_metadata"].items():
+        if seen["user_metadata"].get(key) != value:
+            changes.append(
+                f"user metadata {key}: {value} -> {seen['user_metadata'].get(key, 'dropped')}"
+            )
+    return changes
+
+
+_FILE_CHECKS = {"parquet": _parquet_changes, "orc": _orc_changes}

@@ -42,7 +42,7 @@ def render(document: dict[str, Any], results_dir: Path) -> str:
     lines += _machine(document["machine"])
     lines += _targets(document["targets"])
     if "compaction" in suites:
-        lines += _compaction(suites["compaction"])
+        lines += _compaction(suites["compaction"], document["machine"]["cores"])
     if "checkpoint" in suites:
         lines += _checkpoint(suites["checkpoint"])
     if "metastore" in suites:
@@ -61,6 +61,7 @@ def _table(header: list[str], rows: list[list[Any]]) -> list[str]:
 
 
 def _settings(suite: dict[str, Any]) -> str:
+    """The scale, repetitions, time and load average of a suite (or compaction workload)."""
     s = suite["settings"]
     scale = "full size" if s["scale"] == 1 else f"**scale {s['scale']}** (smoke run)"
     return (
@@ -84,30 +85,45 @@ def _targets(targets: list[dict[str, Any]]) -> list[str]:
     return ["## Where we stand (issue #6 targets)", "", *_table(["target", "measured", ""], rows)]
 
 
-def _compaction(suite: dict[str, Any]) -> list[str]:
+def _compaction(suite: dict[str, Any], cores: int) -> list[str]:
     lines = [
         "## Compaction throughput",
         "",
-        _settings(suite),
-        "",
-        "In-job: the engine's work alone (Spark: after the session started; in-process "
-        "engines: after imports). Whole: the process, JVM start included. MB/s: input MB "
-        "per in-job second (min). x fscommit: in-job time relative to fscommit's (above 1: "
-        "fscommit is faster). Spark reads: rows and value checksums per partition, as Spark "
-        "reads the output, equal staging's. Peak RSS: the whole process tree (for Spark, "
-        "mostly the JVM); largest Python: the peak of the biggest Python process (the "
-        "engine itself, or a Spark Python worker running fscommit's compactor).",
+        "Each workload was last run as its line below says (a run of some workloads keeps "
+        "the others' results). In-job: the engine's work alone (Spark: after the session "
+        "started; in-process engines: after imports). Whole: the process, JVM start "
+        "included. MB/s: input MB per in-job second (min). x fscommit: in-job time relative"
+        " to fscommit's (above 1: fscommit is faster). Spark reads: rows and value "
+        "checksums per partition, as Spark reads the output, equal staging's. Peak RSS: the"
+        " whole process tree (for Spark, mostly the JVM); largest Python: the peak of the "
+        "biggest Python process (the engine itself, or a Spark Python worker running "
+        "fscommit's compactor). Whole application: naive Spark's whole-process min over "
+        "fscommit's.",
         "",
     ]
     for name, result in suite["results"].items():
-        lines += _workload(name, result)
+        lines += _workload(name, result, cores)
     return lines
 
 
-def _workload(name: str, result: dict[str, Any]) -> list[str]:
+# What the file check of fidelity.py compares, per format.
+_FILE_CHECKS = {
+    "parquet": ("parquet_changes", "Parquet"),
+    "orc": ("orc_changes", "ORC"),
+}
+_FORMAT_NOTES = {
+    "orc": "ORC file check: each leaf column's ORC type (as pyarrow maps it to Arrow) with "
+    "its type attributes (Spark's `spark.sql.catalyst.type`), the compression, and the "
+    "user metadata keys (`org.apache.spark.version`) of an output file against an input "
+    "file.",
+}
+
+
+def _workload(name: str, result: dict[str, Any], cores: int) -> list[str]:
     info = result["input"]
     engines = result["engines"]
     ours = engines.get("fscommit", {}).get("in_job_s", {}).get("min")
+    changes_key, format_label = _FILE_CHECKS[info["format"]]
     rows, notes = [], []
     for e in engines.values():
         relative = f"{e['in_job_s']['min'] / ours:.2f}" if ours else "-"
@@ -118,6 +134,7 @@ def _workload(name: str, result: dict[str, Any]) -> list[str]:
                 f"{e['in_job_s']['min']:.2f}",
                 f"{e['in_job_s']['median']:.2f}",
                 f"{e['whole_s']['min']:.2f}",
+                f"{e['whole_s']['median']:.2f}",
                 e["mb_per_s"],
                 relative,
                 f"{e['peak_tree_rss'] / MIB:.0f} MiB",
@@ -131,13 +148,14 @@ def _workload(name: str, result: dict[str, Any]) -> list[str]:
             notes.append(f"- {e['label']}: Spark cannot read the output: {fidelity['spark_error']}")
         if fidelity and fidelity.get("schema_changes"):
             notes.append(f"- {e['label']}, Spark schema: " + "; ".join(fidelity["schema_changes"]))
-        if fidelity and fidelity.get("parquet_changes"):
-            notes.append(f"- {e['label']}, Parquet: " + "; ".join(fidelity["parquet_changes"]))
+        if fidelity and fidelity.get(changes_key):
+            notes.append(f"- {e['label']}, {format_label}: " + "; ".join(fidelity[changes_key]))
     header = [
         "engine",
         "in-job min s",
         "median s",
         "whole min s",
+        "median s",
         "MB/s",
         "x fscommit",
         "peak RSS",
@@ -149,12 +167,39 @@ def _workload(name: str, result: dict[str, Any]) -> list[str]:
     title = (
         f"### ({name}) {info['title']}: {info['partitions']} partition(s), {info['files']:,} "
         f"files, {info['bytes'] / 1e6:.1f} MB, {info['rows']:,} rows, "
-        f"{info['mean_file_bytes'] / 1e3:.0f} KB per file"
+        f"{info['mean_file_bytes'] / 1e3:.0f} KB per file, {format_label} ({info['codec']})"
     )
-    lines = [title, "", *_table(header, rows)]
+    lines = [title, "", _settings(result), ""]
+    if _busy(result["settings"], cores):
+        lines += [
+            f"The load average was above the machine's {cores} cores (other processes ran "
+            "alongside): every run shared the cores, so medians are disturbed and the "
+            "minimum is the fairest figure.",
+            "",
+        ]
+    if info["format"] in _FORMAT_NOTES:
+        lines += [_FORMAT_NOTES[info["format"]], ""]
+    lines += _table(header, rows)
+    naive, fscommit = engines.get("naive-spark"), engines.get("fscommit")
+    if naive and fscommit:
+        ratio = naive["whole_s"]["min"] / fscommit["whole_s"]["min"]
+        lines += [
+            f"Whole application, naive Spark / fscommit: {ratio:.1f}x "
+            f"({naive['whole_s']['min']:.1f} s vs {fscommit['whole_s']['min']:.1f} s).",
+            "",
+        ]
+    if result["skipped"]:
+        lines += ["Not run:", ""]
+        lines += [f"- {s['label']}: {s['reason']}" for s in result["skipped"].values()]
+        lines += [""]
     if notes:
         lines += ["Type changes:", "", *notes, ""]
     return lines
+
+
+def _busy(settings: dict[str, Any], cores: int) -> bool:
+    """Whether the 1-minute load average before or after the run exceeded the cores."""
+    return max(settings["load_before"][0], settings["load_after"][0]) > cores
 
 
 def _rows_verdict(fidelity: dict[str, Any] | None) -> str:

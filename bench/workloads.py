@@ -4,7 +4,10 @@
 (b) the same rows in 4x more, 4x smaller files;
 (c) one partition of ~1 GB in 5,000 files, to show that memory stays bounded;
 (d) a sweep's shape, not in the issue: the bytes of (a) over 240 hour partitions of 10
-    files, to show what the number of partitions (Spark tasks) costs.
+    files, to show what the number of partitions (Spark tasks) costs;
+(a-orc) issue #15: the rows of (a), written as ORC by the same query, to compare engines
+    on the other columnar format Spark's file sink writes. Its codec is zstd, Spark's
+    default for ORC, so it is what a sink left at its defaults produces.
 
 Input is a real file sink's output (``bench/jobs/generate.py``), so the compaction job can
 read it; it is cached under the scratch directory by its shape and reused by later runs.
@@ -35,7 +38,12 @@ _ROWS_PER_100KB = 1500
 
 @dataclass(frozen=True)
 class Workload:
-    """A workload's shape at full size; :meth:`files_per_hour` applies the scale."""
+    """A workload's shape at full size; :meth:`files_per_hour` applies the scale.
+
+    ``format`` and ``codec`` are what the file sink writes (``spark.sql.<format>.
+    compression.codec``): the engines rewrite with the same codec, so an output's size
+    and time compare with the input's.
+    """
 
     name: str
     title: str
@@ -44,6 +52,8 @@ class Workload:
     file_multiplier: int
     rows_per_file: int
     min_files: int
+    format: str = "parquet"
+    codec: str = "snappy"
 
     def files_per_hour(self, settings: BenchSettings) -> int:
         return settings.scaled(self.base_files, self.min_files) * self.file_multiplier
@@ -58,6 +68,8 @@ WORKLOADS: dict[str, Workload] = {
                   2 * _ROWS_PER_100KB, 8),
     "d": Workload("d", "a sweep: 240 hours x 10 files of ~100 KB", 240, 10, 1,
                   _ROWS_PER_100KB, 2),
+    "a-orc": Workload("a-orc", "the rows of (a) written as ORC (zstd)", 12, 200, 1,
+                      _ROWS_PER_100KB, 2, format="orc", codec="zstd"),
 }  # fmt: skip
 
 
@@ -102,6 +114,14 @@ class WorkloadInput:
         return str(self.base / "checkpoint")
 
     @property
+    def format(self) -> str:
+        return WORKLOADS[self.workload].format
+
+    @property
+    def codec(self) -> str:
+        return WORKLOADS[self.workload].codec
+
+    @property
     def manifest(self) -> Path:
         return self.base / "manifest.json"
 
@@ -120,6 +140,8 @@ class WorkloadInput:
         return {
             "workload": self.workload,
             "title": WORKLOADS[self.workload].title,
+            "format": self.format,
+            "codec": self.codec,
             "partitions": len(self.partitions),
             "files": self.files,
             "bytes": self.bytes,
@@ -173,6 +195,8 @@ def prepare(workload: Workload, settings: BenchSettings) -> WorkloadInput:
         "hours": workload.hours,
         "start": START,
         "seed_files": 8,
+        "format": workload.format,
+        "codec": workload.codec,
     }
     log = base / "generate.log"
     print(f"  generating workload {workload.name}: {files} files x {workload.hours} hour(s)")

@@ -3,7 +3,8 @@
 The compaction job only accepts what a Spark file sink really produced (its
 ``_spark_metadata`` log and the query's checkpoint), so the input is made the way
 production makes it: a streaming query with a watermark, partitioned by ``dt, hour``,
-written by Spark's Parquet writer (snappy, INT96 timestamps). Rows are generated *inside*
+written by Spark's own writer of the workload's format and codec (Parquet: snappy, INT96
+timestamps; ORC: zstd, Spark's default). Rows are generated *inside*
 the query from tiny seed files (one row per id range), so millions of rows cost one pass
 of Spark expressions instead of a round trip through Python objects.
 
@@ -17,7 +18,8 @@ Micro-batches:
    hour is committable, while the hour of these two rows stays pending.
 
 CONFIG is JSON: ``base`` (directory), ``files`` (tasks = files per hour), ``rows`` (total),
-``hours``, ``start`` (ISO-8601 UTC hour), ``seed_files``.
+``hours``, ``start`` (ISO-8601 UTC hour), ``seed_files``, ``format`` (``parquet`` or
+``orc``), ``codec``.
 """
 
 from __future__ import annotations
@@ -94,7 +96,7 @@ def write_seed(directory: Path, name: str, rows: list[tuple[int, int, int, int]]
     pq.write_table(table, directory / name)
 
 
-def run_batch(spark, base: Path, files: int) -> None:
+def run_batch(spark, base: Path, files: int, file_format: str) -> None:
     """Process every new seed file (availableNow) with the workload's query."""
     from pyspark.sql import functions as F
 
@@ -119,7 +121,7 @@ def run_batch(spark, base: Path, files: int) -> None:
         .repartition(files)
         .withColumn("dt", F.date_format("ts", "yyyy-MM-dd"))
         .withColumn("hour", F.date_format("ts", "HH"))
-        .writeStream.format("parquet")
+        .writeStream.format(file_format)
         .option("path", str(base / "staging"))
         .option("checkpointLocation", str(base / "checkpoint"))
         .partitionBy("dt", "hour")
@@ -150,7 +152,7 @@ def main() -> None:
     spark = (
         SparkSession.builder.appName("fscommit-bench-generate")
         .config("spark.sql.parquet.outputTimestampType", "INT96")
-        .config("spark.sql.parquet.compression.codec", "snappy")
+        .config(f"spark.sql.{config['format']}.compression.codec", config["codec"])
         .getOrCreate()
     )
     spark.sparkContext.setLogLevel("ERROR")
@@ -164,11 +166,11 @@ def main() -> None:
             write_seed(
                 base / "seeds", f"0-{chunk:03d}.parquet", [(first, count, start, config["hours"])]
             )
-    run_batch(spark, base, config["files"])
+    run_batch(spark, base, config["files"], config["format"])
     late = start + (config["hours"] + 2) * 3600
     for batch in (1, 2):
         write_seed(base / "seeds", f"{batch}.parquet", [(total + batch, 1, late, 1)])
-        run_batch(spark, base, config["files"])
+        run_batch(spark, base, config["files"], config["format"])
     spark.stop()
 
 

@@ -8,7 +8,11 @@ checksum compares *values*: a timestamp read back as ``timestamp_ntz`` still mat
 the type change shows in the schema instead. An output Spark cannot read is reported
 with Spark's error.
 
-CONFIG: ``staging``, ``partitions`` (paths), ``outputs`` ({engine: directory}).
+Staging and every output are read as the workload's format: the published table has the
+staged files' format, so a reader of it names that format.
+
+CONFIG: ``staging``, ``format`` (``parquet`` or ``orc``), ``partitions`` (paths),
+``outputs`` ({engine: directory}).
 """
 
 from __future__ import annotations
@@ -49,7 +53,8 @@ def main() -> None:
         .getOrCreate()
     )
     spark.sparkContext.setLogLevel("ERROR")
-    staging = spark.read.parquet(config["staging"])
+    reader = spark.read.format(config["format"])
+    staging = reader.load(config["staging"])
     columns = [f.name for f in staging.schema.fields if f.name not in PARTITION_COLUMNS]
     result = {
         "staging": {
@@ -60,7 +65,7 @@ def main() -> None:
     }
     for engine, directory in config["outputs"].items():
         try:
-            df = spark.read.parquet(directory)
+            df = reader.load(directory)
             missing = [c for c in columns if c not in df.columns]
             result["outputs"][engine] = {
                 "schema": data_schema(df),
