@@ -11,6 +11,7 @@ from __future__ import annotations
 import bz2
 import json
 import subprocess
+import sys
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,7 +29,7 @@ from tests.compaction import FSCOMMIT, compact
 from tests.conftest import killed_mid_batch
 from tests.metastore import hive_sql, thrift_client
 from tests.s3_tables import place_on_s3
-from tests.streams import StreamingTable, TypedTable, row
+from tests.streams import StreamingTable, TypedTable, row, spark_env
 
 pytestmark = pytest.mark.slow
 
@@ -208,6 +209,34 @@ def test_orc_reads_back_in_spark_with_the_identical_schema_and_rows(spark, typed
         assert written.schema.field("s").metadata == {b"spark.sql.catalyst.type": b"string"}
     ledger = CommitLedger(table).read(f"dt={DAY}/hour=01")
     assert ledger.committed_plans[0].format.value == "orc"
+    # ORC timestamps carry their writer's time zone (Spark's JVM zone, pyarrow's GMT): a
+    # reader in another zone must still see the same instants in both.
+    seen = subprocess.run(
+        [sys.executable, "-c", _READ_IN_NEW_YORK, typed_orc.staging, table],
+        env=spark_env() | {"TZ": "America/New_York"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert seen.returncode == 0, seen.stderr[-3000:]
+    zone, staged_instants, published_instants = json.loads(seen.stdout.splitlines()[-1])
+    assert zone == "America/New_York"
+    assert published_instants == staged_instants and len(staged_instants) > 4
+
+
+_READ_IN_NEW_YORK = """
+import json, sys
+from pyspark.sql import SparkSession
+spark = (SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false")
+         .config("spark.sql.session.timeZone", "America/New_York").getOrCreate())
+def instants(path):
+    rows = (spark.read.option("mergeSchema", "true").orc(path).where("hour in ('00', '01')")
+            .selectExpr("id", "cast(ts as double)", "cast(st.t as double)", "cast(ts as string)")
+            .orderBy("id").collect())
+    return [list(r) for r in rows]
+zone = spark.sparkContext._jvm.java.util.TimeZone.getDefault().getID()
+print(json.dumps([zone, instants(sys.argv[1]), instants(sys.argv[2])]))
+"""
 
 
 def _commit(stream: StreamingTable, table: Path, metastore, name: str):
