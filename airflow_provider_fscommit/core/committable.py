@@ -113,12 +113,13 @@ class TableStatus:
 
     def to_dict(self) -> dict[str, Any]:
         cp = self.checkpoint
+        file_format, format_error = self.file_format
         return {
             "staging_path": self.spec.staging_path,
             "checkpoint_path": self.spec.checkpoint_path,
             "trigger": self.spec.trigger,
-            "format": self.file_format[0],
-            "format_error": self.file_format[1],
+            "format": file_format,
+            "format_error": format_error,
             "latest_committed_batch": cp.latest_committed_batch,
             "latest_planned_batch": cp.latest_planned_batch,
             "watermark_ms": cp.watermark_ms,

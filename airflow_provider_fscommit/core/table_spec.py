@@ -150,6 +150,8 @@ class TableSpec:
                 value = list(value)
             elif isinstance(value, timedelta):
                 value = format_duration(value)
+            elif isinstance(value, FileFormat):  # a plain string for Airflow's serializers
+                value = value.value
             out[f.name] = value
         return out
 
