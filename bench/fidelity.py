@@ -138,17 +138,28 @@ def _logical(column: pq.ColumnSchema) -> str:
     return "None" if plain.get(column.physical_type) == logical else logical
 
 
-def _parquet_changes(reference_file: Path, out: Path) -> list[str]:
-    files = sorted(p for p in out.rglob("*.parquet") if not p.name.startswith((".", "_")))
-    if not files:
-        return ["no Parquet file written"]
-    reference, seen = parquet_columns(reference_file), parquet_columns(files[0])
+def _first_output(out: Path, extension: str) -> Path | None:
+    """An engine's first visible output file of the format (None: it wrote none)."""
+    files = sorted(p for p in out.rglob(f"*{extension}") if not p.name.startswith((".", "_")))
+    return files[0] if files else None
+
+
+def _column_changes(reference: dict[str, str], seen: dict[str, str]) -> list[str]:
+    """Columns whose type changed or went missing, then columns the output added."""
     changes = [
-        f"{name}: {kind} -> {seen['columns'].get(name, 'missing')}"
-        for name, kind in reference["columns"].items()
-        if seen["columns"].get(name) != kind
+        f"{name}: {kind} -> {seen.get(name, 'missing')}"
+        for name, kind in reference.items()
+        if seen.get(name) != kind
     ]
-    changes += [f"{name}: added" for name in seen["columns"].keys() - reference["columns"].keys()]
+    return changes + [f"{name}: added" for name in seen.keys() - reference.keys()]
+
+
+def _parquet_changes(reference_file: Path, out: Path) -> list[str]:
+    output = _first_output(out, ".parquet")
+    if output is None:
+        return ["no Parquet file written"]
+    reference, seen = parquet_columns(reference_file), parquet_columns(output)
+    changes = _column_changes(reference["columns"], seen["columns"])
     if reference["spark_schema"] and not seen["spark_schema"]:
         changes.append("Spark's footer schema (org.apache.spark.sql.parquet.row.metadata) dropped")
     return changes
@@ -183,16 +194,11 @@ def _orc_fields(field: pa.Field, prefix: str) -> dict[str, str]:
 
 
 def _orc_changes(reference_file: Path, out: Path) -> list[str]:
-    files = sorted(p for p in out.rglob("*.orc") if not p.name.startswith((".", "_")))
-    if not files:
+    output = _first_output(out, ".orc")
+    if output is None:
         return ["no ORC file written"]
-    reference, seen = orc_columns(reference_file), orc_columns(files[0])
-    changes = [
-        f"{name}: {kind} -> {seen['columns'].get(name, 'missing')}"
-        for name, kind in reference["columns"].items()
-        if seen["columns"].get(name) != kind
-    ]
-    changes += [f"{name}: added" for name in seen["columns"].keys() - reference["columns"].keys()]
+    reference, seen = orc_columns(reference_file), orc_columns(output)
+    changes = _column_changes(reference["columns"], seen["columns"])
     if seen["compression"] != reference["compression"]:
         changes.append(f"compression: {reference['compression']} -> {seen['compression']}")
     for key, value in reference["user_metadata"].items():
