@@ -25,6 +25,8 @@ from airflow_provider_fscommit.core.compactor import compact_unit
 from airflow_provider_fscommit.core.coordinator import CompactionCoordinator
 from airflow_provider_fscommit.core.ledger import CommitLedger
 from airflow_provider_fscommit.core.table_spec import TableSpec
+from tests.cli.test_commit import commit
+from tests.cli.test_main import status_args
 from tests.compaction import FSCOMMIT, compact
 from tests.conftest import killed_mid_batch
 from tests.metastore import hive_sql, thrift_client
@@ -91,22 +93,6 @@ def sink_stream(request, tmp_path_factory) -> tuple[Sink, StreamingTable]:
     return sink, killed_mid_batch(table, [row(50, f"{DAY}T03:10:00Z")])  # runs with 02:29
 
 
-def _args(stream: StreamingTable, *extra: str) -> list[str]:
-    return [
-        "--staging",
-        stream.staging,
-        "--checkpoint",
-        stream.checkpoint,
-        "--partition-keys",
-        "dt,hour",
-        "--timestamp-pattern",
-        "$dt $hour:00:00",
-        "--delay",
-        "1 h",
-        *extra,
-    ]
-
-
 def _ids(df) -> dict[tuple, Counter]:
     out: dict[tuple, Counter] = {}
     for r in df.select("dt", "hour", "id").collect():
@@ -119,7 +105,7 @@ def test_a_stream_of_each_format_is_published_with_exactly_its_logged_rows(
 ):
     sink, stream = sink_stream
     status = subprocess.run(
-        [FSCOMMIT, "status", *_args(stream, "--json", *sink.flags)],
+        [FSCOMMIT, *status_args(stream, "--json", *sink.flags)],
         capture_output=True,
         text=True,
     )
@@ -127,7 +113,7 @@ def test_a_stream_of_each_format_is_published_with_exactly_its_logged_rows(
     report = json.loads(status.stdout)
     assert report["format"] == sink.file_format and report["format_error"] is None
     human = subprocess.run(
-        [FSCOMMIT, "status", *_args(stream, *sink.flags)], capture_output=True, text=True
+        [FSCOMMIT, *status_args(stream, *sink.flags)], capture_output=True, text=True
     )
     assert f"Format     {sink.file_format}\n" in human.stdout
     orphans = {Path(p).name for p in report["orphan_files"]}
@@ -239,24 +225,6 @@ print(json.dumps([zone, instants(sys.argv[1]), instants(sys.argv[2])]))
 """
 
 
-def _commit(stream: StreamingTable, table: Path, metastore, name: str):
-    return compact(
-        stream.staging,
-        stream.checkpoint,
-        str(table),
-        "--policy",
-        "metastore,success-file",
-        "--metastore-uri",
-        metastore.uri,
-        "--database",
-        "fscommit",
-        "--table-name",
-        name,
-        target="128MB",
-        command="commit",
-    )
-
-
 @pytest.mark.parametrize("sink_stream", ["orc"], indirect=True)
 def test_orc_partitions_are_read_through_the_metastore_and_a_parquet_table_refuses_them(
     spark, sink_stream, metastore, tmp_path
@@ -272,7 +240,7 @@ def test_orc_partitions_are_read_through_the_metastore_and_a_parquet_table_refus
         f"CREATE TABLE fscommit.parquet_events {columns} STORED AS PARQUET "
         f"LOCATION '{tmp_path / 'parquet'}'",
     )
-    refused = _commit(stream, tmp_path / "parquet", metastore, "parquet_events")
+    refused = commit(stream, tmp_path / "parquet", metastore, name="parquet_events")
     assert refused.returncode == 1
     assert (
         "table fscommit.parquet_events is declared as "
@@ -282,7 +250,7 @@ def test_orc_partitions_are_read_through_the_metastore_and_a_parquet_table_refus
     with thrift_client(metastore) as client:
         assert client.get_partition_names("fscommit", "parquet_events", -1) == []
 
-    committed = _commit(stream, tmp_path / "orc", metastore, "orc_events")
+    committed = commit(stream, tmp_path / "orc", metastore, name="orc_events")
     assert committed.returncode == 0, committed.stderr
     seen: dict[tuple, Counter] = {}
     for r in hive_sql(metastore, "SELECT dt, hour, id FROM fscommit.orc_events"):
@@ -325,7 +293,7 @@ def test_a_corrupt_orc_file_fails_its_partition_until_the_user_quarantines_it(
     assert f"{victim.name} is not a readable ORC file" in error and "fscommit quarantine" in error
     assert not list((table / f"dt={DAY}" / "hour=01").glob("*"))
 
-    flags = _args(stream, "--table", str(table))
+    flags = status_args(stream, "--table", str(table))[1:]  # the table, without the verb
     assert main(["quarantine", *flags, str(victim), "--reason", "lost disk"]) == 0
     capsys.readouterr()
     again = compact(stream.staging, stream.checkpoint, str(table), target="128MB")

@@ -13,7 +13,8 @@ from tests.metastore import hive_sql, thrift_client
 from tests.streams import row
 
 
-def commit(stream, table: Path, metastore, *extra: str):
+def commit(stream, table: Path, metastore, *extra: str, name: str = "events"):
+    """``fscommit commit`` into the metastore table ``fscommit.<name>``, with ``_SUCCESS``."""
     return compact(
         stream.staging,
         stream.checkpoint,
@@ -25,7 +26,7 @@ def commit(stream, table: Path, metastore, *extra: str):
         "--database",
         "fscommit",
         "--table-name",
-        "events",
+        name,
         *extra,
         command="commit",
     )
