@@ -22,6 +22,7 @@ from hmsclient.genthrift.hive_metastore import ttypes
 from thrift.Thrift import TException
 
 from airflow_provider_fscommit.core.errors import FsCommitError
+from airflow_provider_fscommit.core.file_format import FileFormat
 from airflow_provider_fscommit.core.policy import CommitContext, PartitionCommitPolicy
 
 ClientFactory = Callable[[], AbstractContextManager[Any]]
@@ -158,7 +159,7 @@ def _check_format(table: Any, name: str, contexts: Sequence[CommitContext]) -> N
     serde = ((table.sd.serdeInfo and table.sd.serdeInfo.serializationLib) or "").lower()
     readable = (
         {provider}
-        if provider in ("parquet", "orc", "json", "csv", "text")
+        if provider in set(FileFormat)
         else next((formats for key, formats in _SERDE_FORMATS.items() if key in serde), None)
     )
     for context in contexts:
