@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from airflow_provider_fscommit.cli.progress import Progress
-from airflow_provider_fscommit.core.coordinator import CompactionCoordinator
+from airflow_provider_fscommit.core.coordinator import CompactionCoordinator, PartitionOutcome
+from airflow_provider_fscommit.core.planner import CompactionPlan
 from airflow_provider_fscommit.core.table_spec import TableSpec
 from airflow_provider_fscommit.core.units import format_size
 from airflow_provider_fscommit.jobs.compact import (
@@ -21,6 +22,7 @@ from airflow_provider_fscommit.jobs.compact import (
     PROGRESS_PREFIX,
     RESULT_PREFIX,
 )
+from airflow_provider_fscommit.jobs.connect import ConnectCompaction
 from airflow_provider_fscommit.jobs.launch import (
     APPLICATION,
     default_conf,
@@ -42,6 +44,7 @@ class SparkOptions:
     spark_submit: str | None = None
     conf: dict[str, str] = field(default_factory=dict)
     codec: str = "snappy"
+    remote: str | None = None  # a Spark Connect server: no spark-submit
 
 
 def submit_command(
@@ -115,6 +118,20 @@ def submit_compaction(
     idle = run_here_if_idle(spec, partitions, spark.codec)
     if idle is not None:
         return idle
+    if spark.remote:
+        result = _on_connect(spec, partitions, spark, show_progress)
+    else:
+        result = _submitted(spec, partitions, spark, show_progress)
+    if result is not None and "error" in result:
+        print(f"fscommit: error: {result['error']}", file=sys.stderr)
+        return None
+    return result
+
+
+def _submitted(
+    spec: TableSpec, partitions: Sequence[str] | None, spark: SparkOptions, show_progress: bool
+) -> dict[str, Any] | None:
+    """One spark-submit application, followed through its output lines."""
     with tempfile.TemporaryDirectory(prefix="fscommit-") as scratch:
         command = submit_command(spec, partitions, uuid.uuid4().hex, spark, package_zip(scratch))
         log_path = os.path.join(scratch, "spark-submit.log")
@@ -123,11 +140,32 @@ def submit_compaction(
             with open(log_path, errors="replace") as log:
                 tail = log.read()[-4000:]
             print(f"fscommit: error: the compaction application failed:\n{tail}", file=sys.stderr)
-            return None
-    if "error" in result:
-        print(f"fscommit: error: {result['error']}", file=sys.stderr)
-        return None
     return result
+
+
+def _on_connect(
+    spec: TableSpec, partitions: Sequence[str] | None, spark: SparkOptions, show_progress: bool
+) -> dict[str, Any]:
+    """The protocol in this process, the units on the Spark Connect server."""
+    assert spark.remote is not None
+    runner = ConnectCompaction(spark.remote, spark.codec)
+    progress = Progress() if show_progress else None
+
+    def done(outcome: PartitionOutcome) -> None:
+        if progress:
+            progress.partition_done(_outcome_line(outcome.to_dict()))
+
+    def planned(plans: list[CompactionPlan]) -> None:
+        if progress:
+            progress.planned(len(plans))
+
+    if progress:
+        progress.starting()
+    try:
+        return runner.run(spec, partitions, uuid.uuid4().hex, done, planned)
+    finally:
+        if progress:
+            progress.close()
 
 
 def _follow(command: list[str], log_path: str, show_progress: bool) -> dict[str, Any] | None:

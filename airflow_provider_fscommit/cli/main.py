@@ -32,6 +32,7 @@ from airflow_provider_fscommit.core.table_report import (
 )
 from airflow_provider_fscommit.core.table_spec import TableSpec
 from airflow_provider_fscommit.core.units import format_duration, format_size, parse_duration
+from airflow_provider_fscommit.jobs.connect import REMOTE_ENV
 
 # Flags that set a table option directly: (flag, option).
 _TABLE_FLAGS: tuple[tuple[str, o.ConfigOption], ...] = (
@@ -77,7 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
     status.add_argument("--json", action="store_true", help="print one JSON object")
     compact = commands.add_parser(
         "compact",
-        help="compact and publish committable partitions through spark-submit",
+        help="compact and publish committable partitions (spark-submit or Spark Connect)",
         description="Compact the committed files of committable partitions into the "
         "published table, exactly once (default: every committable partition).",
     )
@@ -99,6 +100,13 @@ def build_parser() -> argparse.ArgumentParser:
         )
         command.add_argument("--spark-master", default="local[*]", help="default: local[*]")
         command.add_argument("--spark-submit", help="spark-submit to use (default: pyspark's)")
+        command.add_argument(
+            "--spark-remote",
+            default=os.environ.get(REMOTE_ENV) or None,
+            metavar="URL",
+            help="run the compaction units on this running Spark Connect server "
+            f"(sc://host:port; default: ${REMOTE_ENV}) instead of a spark-submit per run",
+        )
         command.add_argument(
             "--conf", action="append", default=[], metavar="KEY=VALUE", help="Spark conf"
         )
@@ -217,7 +225,11 @@ def _run(args: argparse.Namespace) -> int:
         spec = spec_from_args(args)
         if args.command in ("compact", "commit", "plan"):
             spark = SparkOptions(
-                args.spark_master, args.spark_submit, _pairs(args.conf, "--conf"), args.codec
+                args.spark_master,
+                args.spark_submit,
+                _pairs(args.conf, "--conf"),
+                args.codec,
+                args.spark_remote,
             )
             partitions = args.partitions or None
             if args.command == "commit":

@@ -13,8 +13,13 @@ from __future__ import annotations
 
 import os
 import signal
+import time
 
 FAULT_ENV = "FSCOMMIT_FAULT"
+# Stall at the point for this many seconds instead of dying (a hung disk, a slow machine):
+# for the tests that must act while a step is under way, e.g. kill a Spark Connect server
+# whose tasks are in the middle of their units.
+STALL_ENV = "FSCOMMIT_FAULT_STALL_S"
 FAULT_POINTS = (
     "after-plan",  # intents written, nothing executed
     "during-unit",  # a unit's hidden output is half written
@@ -28,6 +33,10 @@ FAULT_POINTS = (
 
 
 def fault_point(name: str) -> None:
-    if os.environ.get(FAULT_ENV) == name:
+    if os.environ.get(FAULT_ENV) != name:
+        return
+    if os.environ.get(STALL_ENV):
+        time.sleep(float(os.environ[STALL_ENV]))
+    else:
         os.killpg(os.getsid(0), signal.SIGKILL)
         os.killpg(os.getpgrp(), signal.SIGKILL)

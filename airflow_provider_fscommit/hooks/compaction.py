@@ -4,7 +4,9 @@ Everything about talking to Spark (connection ``spark_default``, master, deploy 
 spark-submit command line, secret masking, driver tracking, kill) is the Spark provider's
 ``SparkSubmitHook``; this hook only adds what is ours: the application, its arguments,
 the package shipped with ``--py-files``, reading the run summary from the ledger, and the
-S3 identity of an ``aws_conn_id``.
+S3 identity of an ``aws_conn_id``. With a ``spark_connect`` connection nothing is
+submitted: the Spark provider's ``SparkConnectHook`` gives the server's URL and
+:class:`~airflow_provider_fscommit.jobs.connect.ConnectCompaction` runs the units there.
 
 That identity reaches the application through spark-submit's process environment (the
 standard ``AWS_*`` variables), never its command line: with a local or standalone master
@@ -21,14 +23,16 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
+from airflow.providers.apache.spark.hooks.spark_connect import SparkConnectHook
 from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
-from airflow.sdk import BaseHook
+from airflow.sdk import BaseHook, Connection
 
 from airflow_provider_fscommit.core.errors import FsCommitError
 from airflow_provider_fscommit.core.ledger import CommitLedger
 from airflow_provider_fscommit.core.object_store import S3Settings
 from airflow_provider_fscommit.core.table_spec import TableSpec
 from airflow_provider_fscommit.hooks.aws import aws_storage
+from airflow_provider_fscommit.jobs.connect import ConnectCompaction
 from airflow_provider_fscommit.jobs.launch import (
     APPLICATION,
     default_conf,
@@ -43,7 +47,8 @@ from airflow_provider_fscommit.jobs.launch import (
 class CompactionHook(BaseHook):
     """Runs one compaction application for a table and returns its summary.
 
-    :param conn_id: Spark connection (its host is the master, e.g. ``local[*]``).
+    :param conn_id: Spark connection (its host is the master, e.g. ``local[*]``), or a
+        Spark Connect connection (type ``spark_connect``): then the units run on that server.
     :param spark_binary: spark-submit to run; default: pyspark's, next to this Python.
     :param conf: Spark conf; ``spark.pyspark.python`` defaults to this Python.
     :param aws_conn_id: AWS connection for S3 tables (None: the standard AWS chain).
@@ -67,6 +72,7 @@ class CompactionHook(BaseHook):
         self.codec = codec
         self.submit_kwargs = submit_kwargs
         self._submit_hook: SparkSubmitHook | None = None
+        self._connect: ConnectCompaction | None = None
 
     def compact(self, spec: TableSpec, partitions: Sequence[str] | None) -> dict[str, Any]:
         """Compact and publish; raises with the job's message when a partition failed."""
@@ -80,6 +86,8 @@ class CompactionHook(BaseHook):
         if idle is not None:
             self.log.info("nothing to compact: no Spark application submitted")
             return idle
+        if self._conn_type() == SparkConnectHook.conn_type:
+            return self._on_connect(spec, partitions)
         ledger = CommitLedger(spec.require_table_path())
         run_id = uuid.uuid4().hex
         env = {k: v for k, v in submit_env().items() if k in ("SPARK_HOME", "SPARK_LOCAL_IP")}
@@ -100,13 +108,9 @@ class CompactionHook(BaseHook):
             try:
                 self._submit_hook.submit(APPLICATION)
             except Exception as exc:
-                result = ledger.read_run(run_id)
-                failed = [p for p in (result or {}).get("partitions", []) if p["error"]]
-                if failed:
-                    raise FsCommitError(
-                        f"compaction failed for {len(failed)} partition(s), first "
-                        f"{failed[0]['partition']}: {failed[0]['error']}"
-                    ) from exc
+                failure = _failure(ledger.read_run(run_id) or {})
+                if failure:
+                    raise failure from exc
                 raise
         result = ledger.read_run(run_id)
         if result is None:
@@ -115,6 +119,30 @@ class CompactionHook(BaseHook):
                 "see the spark-submit log above"
             )
         return result
+
+    def _on_connect(self, spec: TableSpec, partitions: Sequence[str] | None) -> dict[str, Any]:
+        """The protocol in this task, the units on the connection's Spark Connect server."""
+        remote = SparkConnectHook(self.conn_id).get_connection_url()
+        self._connect = ConnectCompaction(remote, self.codec)
+        self.log.info("compaction units run on the Spark Connect server of %s", self.conn_id)
+        try:
+            result = self._connect.run(spec, partitions, uuid.uuid4().hex)
+        finally:
+            self._connect = None
+        failure = _failure(result)
+        if failure:
+            raise failure
+        return result
+
+    def _connection(self) -> Connection | None:
+        try:
+            return self.get_connection(self.conn_id)
+        except Exception:  # the Spark provider falls back to YARN without a connection
+            return None
+
+    def _conn_type(self) -> str | None:
+        connection = self._connection()
+        return connection.conn_type if connection else None
 
     def _aws_env(self, s3: S3Settings | None) -> dict[str, str]:
         """The connection's S3 settings as the standard AWS variables for spark-submit."""
@@ -144,9 +172,8 @@ class CompactionHook(BaseHook):
         True for local and standalone masters in client mode; the Spark provider turns
         ``env_vars`` into ``--conf`` arguments for YARN and Kubernetes.
         """
-        try:
-            connection = self.get_connection(self.conn_id)
-        except Exception:  # the Spark provider falls back to YARN without a connection
+        connection = self._connection()
+        if connection is None:
             return False
         master = connection.host or ""
         deploy_mode = self.submit_kwargs.get("deploy_mode") or connection.extra_dejson.get(
@@ -157,3 +184,18 @@ class CompactionHook(BaseHook):
     def on_kill(self) -> None:
         if self._submit_hook is not None:
             self._submit_hook.on_kill()
+        if self._connect is not None:
+            self._connect.interrupt()
+
+
+def _failure(result: dict[str, Any]) -> FsCommitError | None:
+    """The error of a run summary that stopped, or names its first failed partition."""
+    if "error" in result:
+        return FsCommitError(result["error"])
+    failed = [p for p in result.get("partitions", []) if p["error"]]
+    if not failed:
+        return None
+    return FsCommitError(
+        f"compaction failed for {len(failed)} partition(s), first "
+        f"{failed[0]['partition']}: {failed[0]['error']}"
+    )

@@ -17,7 +17,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from airflow_provider_fscommit.console import messages_to_stderr
 from airflow_provider_fscommit.core.bin_packing import balance
@@ -57,12 +58,8 @@ def _run(args: argparse.Namespace) -> int:
 
     def run_units(tasks: list[UnitTask]) -> list[UnitResult]:
         context.setJobDescription(f"fscommit: {len(tasks)} compaction unit(s)")
-        groups = balance(tasks, lambda t: t.bytes, TASKS_PER_CORE * context.defaultParallelism)
-        return (
-            context.parallelize(groups, numSlices=len(groups))
-            .flatMap(lambda group: [compact_unit(task) for task in group])
-            .collect()
-        )
+        groups = unit_groups(tasks, context.defaultParallelism)
+        return context.parallelize(groups, numSlices=len(groups)).flatMap(run_group).collect()
 
     def progress(outcome: PartitionOutcome) -> None:
         print(PROGRESS_PREFIX + json.dumps(outcome.to_dict()), flush=True)
@@ -72,17 +69,58 @@ def _run(args: argparse.Namespace) -> int:
         print(PLANNED_PREFIX + json.dumps(summary), flush=True)
 
     try:
-        coordinator = CompactionCoordinator(TableSpec.from_json(args.spec), args.codec)
-        result = coordinator.run(run_units, args.partitions, progress, planned).to_dict()
-    except FsCommitError as exc:
-        result = {"error": str(exc), "partitions": []}
+        result = run_and_record(
+            TableSpec.from_json(args.spec),
+            args.partitions,
+            args.run_id,
+            args.codec,
+            run_units,
+            progress,
+            planned,
+        )
     finally:
         spark.stop()
-    if "error" not in result:
-        coordinator.ledger.write_run(args.run_id, result)
     print(RESULT_PREFIX + json.dumps(result), flush=True)
-    failed = "error" in result or any(p["state"] == "failed" for p in result["partitions"])
-    return 1 if failed else 0
+    return 1 if failed(result) else 0
+
+
+def unit_groups(tasks: list[UnitTask], parallelism: int) -> list[list[UnitTask]]:
+    """The units balanced by input bytes over ``TASKS_PER_CORE`` Spark tasks per core."""
+    return balance(tasks, lambda t: t.bytes, TASKS_PER_CORE * max(parallelism, 1))
+
+
+def run_group(group: list[UnitTask]) -> list[UnitResult]:
+    """One Spark task's work: its units, one after the other."""
+    return [compact_unit(task) for task in group]
+
+
+def run_and_record(
+    spec: TableSpec,
+    partitions: Sequence[str] | None,
+    run_id: str,
+    codec: str,
+    run_units: Callable[[list[UnitTask]], list[UnitResult]],
+    progress: Callable[[PartitionOutcome], None] | None = None,
+    planned: Callable[[list[CompactionPlan]], None] | None = None,
+) -> dict[str, Any]:
+    """The driver's part of a run, wherever the units run: the whole protocol, then the
+    run summary stored in the ledger under ``run_id`` (what the hook reads back).
+
+    An error that stops the whole run (the lock, the checkpoint, the store) becomes the
+    summary's ``error``; a failed partition is in its ``partitions``.
+    """
+    try:
+        coordinator = CompactionCoordinator(spec, codec)
+        result = coordinator.run(run_units, partitions, progress, planned).to_dict()
+    except FsCommitError as exc:
+        return {"error": str(exc), "partitions": []}
+    coordinator.ledger.write_run(run_id, result)
+    return result
+
+
+def failed(result: dict[str, Any]) -> bool:
+    """Whether a run summary records an error or a failed partition."""
+    return "error" in result or any(p["state"] == "failed" for p in result["partitions"])
 
 
 if __name__ == "__main__":

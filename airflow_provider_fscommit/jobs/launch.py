@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import airflow_provider_fscommit
-from airflow_provider_fscommit.core.compactor import UnitResult, UnitTask, compact_unit
 from airflow_provider_fscommit.core.coordinator import CompactionCoordinator
 from airflow_provider_fscommit.core.table_spec import TableSpec
+from airflow_provider_fscommit.jobs.compact import run_group
 
 PACKAGE_DIR = Path(airflow_provider_fscommit.__file__).resolve().parent
 APPLICATION = str(PACKAGE_DIR / "jobs" / "compact.py")
@@ -88,8 +88,4 @@ def run_here_if_idle(
     plans, _ = coordinator.prepare(partitions, dry_run=True)
     if plans:
         return None
-    return coordinator.run(_in_process, partitions).to_dict()
-
-
-def _in_process(tasks: list[UnitTask]) -> list[UnitResult]:
-    return [compact_unit(task) for task in tasks]
+    return coordinator.run(run_group, partitions).to_dict()

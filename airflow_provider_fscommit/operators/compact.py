@@ -24,7 +24,9 @@ class PartitionCompactOperator(BaseOperator):
     :param partitions: partition(s) as paths such as ``dt=2026-11-20/hour=03`` or as
         ``{"dt": "2026-11-20", "hour": "03"}`` (templated); None compacts every
         committable partition in one application.
-    :param conn_id: the Spark connection, default ``spark_default``.
+    :param conn_id: the Spark connection, default ``spark_default``. A ``spark_connect``
+        connection runs the compaction units on that running Spark Connect server (no
+        spark-submit, no JVM start per run); the protocol stays in this task.
     :param spark_binary: spark-submit to run; default: pyspark's.
     :param conf: Spark conf for the application.
     :param codec: Parquet codec of the outputs (snappy, zstd, gzip, lz4, none); ORC outputs

@@ -1,0 +1,213 @@
+"""Compaction on a running Spark Connect server: no JVM started per run.
+
+A spark-submit pays seconds of JVM and session start on every run; a sweep every ten
+minutes pays them 144 times a day. With a Connect server (``--spark-remote sc://…``, or a
+``spark_connect`` Airflow connection) the protocol stays where it is safe, in this
+process: plan, ledger, commit point, publish and policies run exactly as the
+spark-submit application's driver runs them (:func:`~.compact.run_and_record`). Only the
+compaction units go to the server, as one ``mapInArrow`` over one row per group of units.
+
+The provider reaches the server's Python workers as a session artifact (the zip that
+spark-submit ships with ``--py-files``), so the server needs pyarrow but not this
+provider, and always runs the client's own version of the compactor. Everything a unit
+needs, S3 settings included, travels inside the job's serialized function over the
+Connect channel (use TLS to a remote server), as it travels in memory from a
+spark-submit driver to its tasks.
+
+While the client plans, a warm-up job starts the server's Python workers (importing
+pyarrow and the compactor) and learns the server's parallelism, so planning and worker
+start overlap.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import pickle
+import re
+import tempfile
+import warnings
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any
+
+from airflow_provider_fscommit.core.compactor import UnitResult, UnitTask
+from airflow_provider_fscommit.core.coordinator import PartitionOutcome
+from airflow_provider_fscommit.core.errors import FsCommitError
+from airflow_provider_fscommit.core.planner import CompactionPlan
+from airflow_provider_fscommit.core.table_spec import TableSpec
+from airflow_provider_fscommit.jobs.compact import run_and_record, run_group, unit_groups
+from airflow_provider_fscommit.jobs.launch import package_zip
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    from pyspark.sql.connect.session import SparkSession
+
+REMOTE_ENV = "SPARK_REMOTE"
+# Retries of an unanswered call: the first look fails fast (a server that is down); a
+# running job tolerates about a minute of silence (backoff 50 ms x4 up to 60 s) before the
+# run fails and leaves its plan to the next run's recovery.
+PROBE_RETRIES = 2
+RUN_RETRIES = 6
+
+
+class ConnectError(FsCommitError):
+    """The Spark Connect server could not be reached or failed the run's units."""
+
+
+class ConnectCompaction:
+    """Runs compactions with a Spark Connect server as the executors.
+
+    :param remote: the server, ``sc://host:port`` (pyspark's URL, ``;token=…`` included).
+    :param codec: Parquet codec of the outputs.
+    """
+
+    def __init__(self, remote: str, codec: str = "snappy") -> None:
+        self.remote = remote
+        self.codec = codec
+        self._session: SparkSession | None = None
+
+    def run(
+        self,
+        spec: TableSpec,
+        partitions: Sequence[str] | None,
+        run_id: str,
+        progress: Callable[[PartitionOutcome], None] | None = None,
+        planned: Callable[[list[CompactionPlan]], None] | None = None,
+    ) -> dict[str, Any]:
+        """Compact and publish, as the spark-submit application does; returns its summary.
+
+        A server that cannot be reached is a :class:`ConnectError` before anything is
+        planned; one that fails mid-run leaves the run's plan open, unpublished, for the
+        next run to abandon (the summary's ``error`` says so).
+        """
+        session = self._connect()
+        self._session = session
+        try:
+            with tempfile.TemporaryDirectory(prefix="fscommit-") as scratch:
+                session.addArtifacts(package_zip(scratch), pyfile=True)
+            with ThreadPoolExecutor(1, thread_name_prefix="fscommit-warmup") as pool:
+                parallelism = pool.submit(_warm_up, session)
+                run_units = functools.partial(self._run_units, session, parallelism)
+                return run_and_record(
+                    spec, partitions, run_id, self.codec, run_units, progress, planned
+                )
+        finally:
+            self._session = None
+            with _quiet():
+                session.stop()
+
+    def interrupt(self) -> None:
+        """Cancel the server's work for this run from another thread (Airflow's on_kill).
+
+        A run that ends any other way (^C included) releases its session, which ends its
+        work on the server.
+        """
+        if self._session is not None:
+            self._session.interruptAll()
+
+    def _connect(self) -> SparkSession:
+        # Connect's own session class: pyspark's generic builder would mark the whole
+        # process as a Connect client (an environment variable) and refuses to build a
+        # remote session beside a classic one; a task or a test may have one.
+        from pyspark.sql.connect.client.retries import DefaultPolicy
+        from pyspark.sql.connect.session import SparkSession
+
+        try:
+            with _quiet():
+                session = SparkSession.builder.remote(self.remote).create()
+        except Exception as exc:
+            raise ConnectError(
+                f"{_redacted(self.remote)} is not a Spark Connect URL ({_reason(exc)}); "
+                "give sc://host:port"
+            ) from exc
+        session.client.set_retry_policies([DefaultPolicy(max_retries=PROBE_RETRIES)])
+        try:
+            with _quiet():
+                session.version  # noqa: B018 -- the first call: is anyone there?
+        except Exception as exc:
+            with _quiet():
+                session.stop()
+            raise ConnectError(
+                f"the Spark Connect server at {_redacted(self.remote)} did not answer "
+                f"({_reason(exc)}); nothing was planned or published. Start it "
+                "($SPARK_HOME/sbin/start-connect-server.sh) or fix the URL; without a "
+                "Connect server, run through spark-submit (no --spark-remote, or an Airflow "
+                "connection of type spark)"
+            ) from exc
+        session.client.set_retry_policies([DefaultPolicy(max_retries=RUN_RETRIES)])
+        return session
+
+    def _run_units(
+        self, session: SparkSession, parallelism: Future[int], tasks: list[UnitTask]
+    ) -> list[UnitResult]:
+        """Run the units on the server, balanced over a few tasks per server core."""
+        try:
+            groups = unit_groups(tasks, parallelism.result())
+            job = functools.partial(_run_payload, pickle.dumps(groups))
+            with _quiet():
+                rows = (
+                    session.range(0, len(groups), 1, len(groups))
+                    .mapInArrow(job, "results binary")
+                    .collect()
+                )
+        except Exception as exc:
+            raise ConnectError(
+                f"the Spark Connect server at {_redacted(self.remote)} failed the compaction "
+                f"units ({_reason(exc)}); nothing of this run was published, and the next "
+                "run abandons its plan"
+            ) from exc
+        return [result for row in rows for result in pickle.loads(row.results)]
+
+
+def _warm_up(session: SparkSession) -> int:
+    """Start the server's Python workers with the compactor imported; its parallelism.
+
+    ``range`` without a partition count has the server's default parallelism: one row per
+    partition comes back.
+    """
+    return len(session.range(1 << 16).mapInArrow(_import_compactor, "partition int").collect())
+
+
+def _import_compactor(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    import pyarrow as pa
+    from pyspark import TaskContext
+
+    import airflow_provider_fscommit.core.compactor  # noqa: F401 -- what a unit imports
+
+    for _ in batches:
+        pass
+    partition = TaskContext.get().partitionId()  # type: ignore[union-attr]
+    yield pa.RecordBatch.from_pydict({"partition": pa.array([partition], pa.int32())})
+
+
+def _run_payload(payload: bytes, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """One Spark task on the server: the groups whose indexes its rows hold."""
+    import pyarrow as pa
+
+    groups: list[list[UnitTask]] = pickle.loads(payload)
+    for batch in batches:
+        results = [pickle.dumps(run_group(groups[i])) for i in batch.column(0).to_pylist()]
+        yield pa.RecordBatch.from_pydict({"results": pa.array(results, pa.binary())})
+
+
+@contextlib.contextmanager
+def _quiet() -> Iterator[None]:
+    """Without pyspark's warnings that our own error message replaces or that do not
+    concern us (its pandas version check; "retries exceeded")."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", category=FutureWarning, module="pyspark")
+        warnings.filterwarnings("ignore", message=r"\[RETRIES_EXCEEDED\]")
+        yield
+
+
+def _reason(exc: BaseException) -> str:
+    """The gRPC status detail (or the first line) of a Connect client error."""
+    text = str(exc)
+    match = re.search(r'details = "([^"]*)"', text)
+    return match.group(1) if match else text.strip().splitlines()[0] if text.strip() else repr(exc)
+
+
+def _redacted(remote: str) -> str:
+    """The URL without its ``token=`` parameter, for messages and logs."""
+    return re.sub(r"(;token=)[^;]*", r"\1***", remote)
