@@ -18,6 +18,37 @@ from airflow_provider_fscommit.core.table_spec import TableSpec
 FSCOMMIT = str(Path(sys.executable).parent / "fscommit")
 
 
+def compact_command(
+    staging: str,
+    checkpoint: str,
+    table: str,
+    *extra: str,
+    target: str = "4KB",
+    command: str = "compact",
+) -> list[str]:
+    """The ``fscommit`` command line of an hourly test table (1 h delay), JSON output."""
+    return [
+        FSCOMMIT,
+        command,
+        "--staging",
+        staging,
+        "--checkpoint",
+        checkpoint,
+        "--partition-keys",
+        "dt,hour",
+        "--timestamp-pattern",
+        "$dt $hour:00:00",
+        "--delay",
+        "1 h",
+        "--table",
+        table,
+        "--target-file-size",
+        target,
+        "--json",
+        *extra,
+    ]
+
+
 def compact(
     staging: str,
     checkpoint: str,
@@ -38,26 +69,7 @@ def compact(
     if "--spark-master" not in extra:
         extra = ("--spark-master", "local[2]", *extra)
     return subprocess.run(
-        [
-            FSCOMMIT,
-            command,
-            "--staging",
-            staging,
-            "--checkpoint",
-            checkpoint,
-            "--partition-keys",
-            "dt,hour",
-            "--timestamp-pattern",
-            "$dt $hour:00:00",
-            "--delay",
-            "1 h",
-            "--table",
-            table,
-            "--target-file-size",
-            target,
-            "--json",
-            *extra,
-        ],
+        compact_command(staging, checkpoint, table, *extra, target=target, command=command),
         env=env,
         start_new_session=True,
         capture_output=True,

@@ -194,6 +194,16 @@ def s3_server(tmp_path_factory):
     server.stop()
 
 
+@pytest.fixture(scope="session")
+def connect_server(tmp_path_factory):
+    """A real Spark Connect server on 127.0.0.1 (local[2]), stopped by PID at the end."""
+    from tests.spark_connect import ConnectServer
+
+    server = ConnectServer(tmp_path_factory.mktemp("connect-server")).start()
+    yield server
+    server.stop()
+
+
 @pytest.fixture
 def s3_env(s3_server, monkeypatch):
     """The standard AWS variables pointing this process (and its children) at the server."""

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
-from airflow_provider_fscommit.core.errors import ConfigError
+from airflow_provider_fscommit.core.errors import ConfigError, FsCommitError
 from airflow_provider_fscommit.operators.compact import PartitionCompactOperator
 from tests.compaction import (
     check_exactly_once,
@@ -12,6 +14,7 @@ from tests.compaction import (
     table_options,
     visible_data_files,
 )
+from tests.spark_cluster import _free_port
 
 
 @pytest.fixture
@@ -55,3 +58,43 @@ def test_a_table_spec_without_table_path_is_refused(hourly_stream):
     operator = PartitionCompactOperator(task_id="compact", table=options)
     with pytest.raises(ConfigError, match="has no table_path"):
         operator.execute(context={})
+
+
+@pytest.mark.slow
+def test_a_spark_connect_connection_runs_the_units_on_that_server(
+    spark, connect_server, hourly_stream, monkeypatch, tmp_path
+):
+    port = connect_server.url.rsplit(":", 1)[1]
+    connection = {"conn_type": "spark_connect", "host": "127.0.0.1", "port": int(port)}
+    monkeypatch.setenv("AIRFLOW_CONN_SPARK_CONNECT_TEST", json.dumps(connection))
+    monkeypatch.setenv("AIRFLOW_HOME", str(tmp_path / "airflow-home"))
+    table = str(tmp_path / "table")
+    operator = PartitionCompactOperator(
+        task_id="compact", table=table_options(hourly_stream, table), conn_id="spark_connect_test"
+    )
+    result = operator.execute(context={})
+    ready = committable(hourly_stream.staging, hourly_stream.checkpoint)
+    assert {p["partition"] for p in result["partitions"]} == {f"dt={d}/hour={h}" for d, h in ready}
+    assert result["rows"] == check_exactly_once(spark, hourly_stream.staging, table, ready)
+    runs = list((tmp_path / "table").rglob("runs/*.json"))
+    assert [json.loads(run.read_text()) for run in runs] == [result]
+
+
+@pytest.mark.slow
+def test_a_spark_connect_server_that_is_down_fails_the_task_with_its_name(
+    hourly_stream, monkeypatch, tmp_path
+):
+    connection = {"conn_type": "spark_connect", "host": "127.0.0.1", "port": _free_port()}
+    monkeypatch.setenv("AIRFLOW_CONN_SPARK_CONNECT_TEST", json.dumps(connection))
+    monkeypatch.setenv("AIRFLOW_HOME", str(tmp_path / "airflow-home"))
+    table = tmp_path / "table"
+    operator = PartitionCompactOperator(
+        task_id="compact",
+        table=table_options(hourly_stream, str(table)),
+        conn_id="spark_connect_test",
+    )
+    with pytest.raises(
+        FsCommitError, match=r"Spark Connect server at sc://127\.0\.0\.1:\d+/ did not answer"
+    ):
+        operator.execute(context={})
+    assert not visible_data_files(str(table))

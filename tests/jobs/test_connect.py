@@ -1,0 +1,220 @@
+"""Compaction on a running Spark Connect server (``--spark-remote``): the same guarantees.
+
+The servers are real (pyspark's ``start-connect-server.sh`` on 127.0.0.1); their Python
+workers cannot import the provider, so every unit runs the code the client shipped.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from airflow_provider_fscommit.core.faults import FAULT_ENV, STALL_ENV
+from airflow_provider_fscommit.core.ledger import CommitLedger
+from tests.compaction import (
+    check_exactly_once,
+    committable,
+    compact,
+    compact_command,
+    visible_data_files,
+)
+from tests.spark_cluster import _free_port
+from tests.spark_connect import ConnectServer, worker_python
+from tests.streams import StreamingTable
+
+pytestmark = pytest.mark.slow
+
+STALL_S = 8  # how long each unit stalls on the stalling server
+
+
+def partitions_of(ready: set[tuple]) -> set[str]:
+    return {f"dt={dt}/hour={hour}" for dt, hour in ready}
+
+
+def ledger_commits(table: Path, ready: set[tuple]) -> dict[str, int]:
+    ledger = CommitLedger(str(table))
+    return {p: len(ledger.read(p).commits) for p in partitions_of(ready)}
+
+
+@pytest.mark.parametrize("stream_name", ["killed_stream", "late_stateless_stream"])
+def test_a_run_on_connect_publishes_exactly_once_with_the_shipped_code(
+    spark, connect_server, stream_name, request, tmp_path
+):
+    """A SIGKILLed query's orphans and a query's late rows: published as from spark-submit."""
+    stream: StreamingTable = request.getfixturevalue(stream_name)
+    outside = subprocess.run(
+        [worker_python(connect_server.base), "-c", "import airflow_provider_fscommit"],
+        cwd=connect_server.base,
+        capture_output=True,
+    )
+    assert outside.returncode != 0, "the server's workers must not have the provider"
+    table = tmp_path / "table"
+    result = compact(
+        stream.staging, stream.checkpoint, str(table), "--spark-remote", connect_server.url
+    )
+    assert result.returncode == 0, result.stderr
+    summary = json.loads(result.stdout)
+    ready = committable(stream.staging, stream.checkpoint)
+    assert {p["partition"] for p in summary["partitions"]} == partitions_of(ready)
+    assert {p["state"] for p in summary["partitions"]} == {"published"}
+    assert summary["rows"] == check_exactly_once(spark, stream.staging, str(table), ready)
+    assert summary["files_out"] == len(visible_data_files(str(table)))
+    files = visible_data_files(str(table))
+
+    again = compact(
+        stream.staging, stream.checkpoint, str(table), "--spark-remote", connect_server.url
+    )
+    assert again.returncode == 0, again.stderr
+    assert {p["state"] for p in json.loads(again.stdout)["partitions"]} == {"up-to-date"}
+    assert visible_data_files(str(table)) == files
+
+
+def test_spark_remote_is_read_from_the_environment(
+    spark, connect_server, hourly_stream, tmp_path, monkeypatch
+):
+    monkeypatch.setenv("SPARK_REMOTE", connect_server.url)
+    table = tmp_path / "table"
+    # An unreachable master proves that spark-submit is not what runs.
+    result = compact(
+        hourly_stream.staging,
+        hourly_stream.checkpoint,
+        str(table),
+        "--spark-master",
+        "spark://127.0.0.1:9",
+    )
+    assert result.returncode == 0, result.stderr
+    ready = committable(hourly_stream.staging, hourly_stream.checkpoint)
+    assert check_exactly_once(spark, hourly_stream.staging, str(table), ready) > 0
+
+
+def test_a_server_that_is_down_is_named_and_nothing_is_published(hourly_stream, tmp_path):
+    table = tmp_path / "table"
+    remote = f"sc://127.0.0.1:{_free_port()}"
+    result = compact(
+        hourly_stream.staging, hourly_stream.checkpoint, str(table), "--spark-remote", remote
+    )
+    assert result.returncode == 1
+    assert f"the Spark Connect server at {remote} did not answer" in result.stderr
+    assert "start-connect-server.sh" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert not visible_data_files(str(table))
+    assert not list(table.rglob("commit-*.json")) and not list(table.rglob("plan-*.json"))
+
+
+def test_three_concurrent_clients_publish_each_partition_once(
+    spark, connect_server, hourly_stream, tmp_path
+):
+    table = tmp_path / "table"
+    clients = [
+        subprocess.Popen(
+            compact_command(
+                hourly_stream.staging,
+                hourly_stream.checkpoint,
+                str(table),
+                "--spark-remote",
+                connect_server.url,
+            ),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
+        for _ in range(3)
+    ]
+    outputs = [client.communicate(timeout=600) for client in clients]
+    assert [client.returncode for client in clients] == [0, 0, 0], [err for _, err in outputs]
+    ready = committable(hourly_stream.staging, hourly_stream.checkpoint)
+    states = [
+        {p["partition"]: p["state"] for p in json.loads(out)["partitions"]} for out, _ in outputs
+    ]
+    for partition in partitions_of(ready):
+        assert sorted(s.get(partition) for s in states) == ["published", "up-to-date", "up-to-date"]
+    check_exactly_once(spark, hourly_stream.staging, str(table), ready)
+    assert set(ledger_commits(table, ready).values()) == {1}
+
+
+@pytest.fixture(scope="module")
+def stalling_server(tmp_path_factory):
+    """A Connect server whose units stall after writing (fault injection: a slow machine)."""
+    server = ConnectServer(
+        tmp_path_factory.mktemp("stalling-connect"),
+        env={FAULT_ENV: "after-unit", STALL_ENV: str(STALL_S)},
+    ).start()
+    yield server
+    server.stop()
+
+
+def start_client(stream: StreamingTable, table: Path, server: ConnectServer) -> subprocess.Popen:
+    env = {k: v for k, v in os.environ.items() if k != FAULT_ENV}
+    return subprocess.Popen(
+        compact_command(
+            stream.staging, stream.checkpoint, str(table), "--spark-remote", server.url
+        ),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        env=env,
+    )
+
+
+def wait_for_units(table: Path, client: subprocess.Popen) -> None:
+    """Until the run's plan is in the ledger and its units are on the server."""
+    deadline = time.monotonic() + 120
+    while not list(table.rglob("plan-*.json")):
+        assert client.poll() is None, client.communicate()
+        assert time.monotonic() < deadline, "no plan was recorded"
+        time.sleep(0.1)
+    time.sleep(STALL_S / 2)
+
+
+def test_a_client_killed_mid_run_is_recovered_by_the_next(
+    spark, stalling_server, hourly_stream, tmp_path
+):
+    table = tmp_path / "table"
+    client = start_client(hourly_stream, table, stalling_server)
+    wait_for_units(table, client)
+    os.killpg(client.pid, signal.SIGKILL)
+    client.wait()
+    assert not visible_data_files(str(table))
+
+    rerun = start_client(hourly_stream, table, stalling_server)
+    out, err = rerun.communicate(timeout=600)
+    assert rerun.returncode == 0, err
+    ready = committable(hourly_stream.staging, hourly_stream.checkpoint)
+    assert (
+        check_exactly_once(spark, hourly_stream.staging, str(table), ready)
+        == json.loads(out)["rows"]
+    )
+    assert set(ledger_commits(table, ready).values()) == {1}
+
+
+def test_a_server_killed_mid_run_fails_the_run_and_the_next_publishes_once(
+    spark, stalling_server, hourly_stream, tmp_path
+):
+    table = tmp_path / "table"
+    client = start_client(hourly_stream, table, stalling_server)
+    wait_for_units(table, client)
+    stalling_server.kill()
+    stalling_server.start()  # a restarted server on the same port
+    out, err = client.communicate(timeout=300)
+    assert client.returncode == 1
+    assert f"the Spark Connect server at {stalling_server.url} failed the compaction units" in err
+    assert "nothing of this run was published" in err
+    assert not visible_data_files(str(table))
+
+    rerun = start_client(hourly_stream, table, stalling_server)
+    out, err = rerun.communicate(timeout=600)
+    assert rerun.returncode == 0, err
+    ready = committable(hourly_stream.staging, hourly_stream.checkpoint)
+    assert (
+        check_exactly_once(spark, hourly_stream.staging, str(table), ready)
+        == json.loads(out)["rows"]
+    )
+    assert set(ledger_commits(table, ready).values()) == {1}
