@@ -17,6 +17,8 @@ import pytest
 
 from airflow_provider_fscommit.core.faults import FAULT_ENV, STALL_ENV
 from airflow_provider_fscommit.core.ledger import CommitLedger
+from airflow_provider_fscommit.jobs.connect import _with_session, code_session_id
+from airflow_provider_fscommit.jobs.launch import package_zip
 from tests.compaction import (
     check_exactly_once,
     committable,
@@ -27,8 +29,6 @@ from tests.compaction import (
 from tests.spark_cluster import _free_port
 from tests.spark_connect import ConnectServer, worker_python
 from tests.streams import StreamingTable
-
-pytestmark = pytest.mark.slow
 
 STALL_S = 8  # how long each unit stalls on the stalling server
 
@@ -42,6 +42,7 @@ def ledger_commits(table: Path, ready: set[tuple]) -> dict[str, int]:
     return {p: len(ledger.read(p).commits) for p in partitions_of(ready)}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stream_name", ["killed_stream", "late_stateless_stream"])
 def test_a_run_on_connect_publishes_exactly_once_with_the_shipped_code(
     spark, connect_server, stream_name, request, tmp_path
@@ -75,6 +76,7 @@ def test_a_run_on_connect_publishes_exactly_once_with_the_shipped_code(
     assert visible_data_files(str(table)) == files
 
 
+@pytest.mark.slow
 def test_spark_remote_is_read_from_the_environment(
     spark, connect_server, hourly_stream, tmp_path, monkeypatch
 ):
@@ -93,6 +95,7 @@ def test_spark_remote_is_read_from_the_environment(
     assert check_exactly_once(spark, hourly_stream.staging, str(table), ready) > 0
 
 
+@pytest.mark.slow
 def test_a_server_that_is_down_is_named_and_nothing_is_published(hourly_stream, tmp_path):
     table = tmp_path / "table"
     remote = f"sc://127.0.0.1:{_free_port()}"
@@ -107,6 +110,7 @@ def test_a_server_that_is_down_is_named_and_nothing_is_published(hourly_stream, 
     assert not list(table.rglob("commit-*.json")) and not list(table.rglob("plan-*.json"))
 
 
+@pytest.mark.slow
 def test_three_concurrent_clients_publish_each_partition_once(
     spark, connect_server, hourly_stream, tmp_path
 ):
@@ -174,6 +178,7 @@ def wait_for_units(table: Path, client: subprocess.Popen) -> None:
     time.sleep(STALL_S / 2)
 
 
+@pytest.mark.slow
 def test_a_client_killed_mid_run_is_recovered_by_the_next(
     spark, stalling_server, hourly_stream, tmp_path
 ):
@@ -195,6 +200,7 @@ def test_a_client_killed_mid_run_is_recovered_by_the_next(
     assert set(ledger_commits(table, ready).values()) == {1}
 
 
+@pytest.mark.slow
 def test_a_server_killed_mid_run_fails_the_run_and_the_next_publishes_once(
     spark, stalling_server, hourly_stream, tmp_path
 ):
@@ -218,3 +224,28 @@ def test_a_server_killed_mid_run_fails_the_run_and_the_next_publishes_once(
         == json.loads(out)["rows"]
     )
     assert set(ledger_commits(table, ready).values()) == {1}
+
+
+def test_runs_of_the_same_code_share_a_session_and_other_code_gets_its_own(tmp_path):
+    """The server's warm workers serve the same code only: a session keeps its artifacts."""
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    first = code_session_id(package_zip(str(tmp_path / "a")))
+    again = tmp_path / "b"
+    assert code_session_id(package_zip(str(again))) == first
+    other = tmp_path / "other.zip"
+    other.write_bytes(Path(package_zip(str(again))).read_bytes() + b"\0")
+    assert code_session_id(str(other)) != first
+
+
+@pytest.mark.parametrize(
+    ("remote", "expected"),
+    [
+        ("sc://h:15002", "sc://h:15002/;session_id=S"),
+        ("sc://h:15002/", "sc://h:15002/;session_id=S"),
+        ("sc://h:15002/;token=t;use_ssl=true", "sc://h:15002/;token=t;use_ssl=true;session_id=S"),
+        ("sc://h:15002/;session_id=mine", "sc://h:15002/;session_id=mine"),
+    ],
+)
+def test_the_session_joins_the_url_and_a_users_own_session_id_wins(remote, expected):
+    assert _with_session(remote, "S") == expected
