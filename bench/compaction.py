@@ -13,12 +13,14 @@ tree and of its largest Python process, the number of output files.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from bench.engines import ENGINES, Engine
+from bench.engines import ENGINES, REMOTE_ENV, Engine
 from bench.fidelity import verify_outputs
 from bench.measure import check, run_measured, summarize
 from bench.settings import REPO, BenchSettings
@@ -32,11 +34,30 @@ def run_compaction(
     """``{workload: results}`` for the named workloads and engines."""
     chosen = [ENGINES[name] for name in engines]
     results = {}
-    for name in workloads:
-        staged = prepare(WORKLOADS[name], settings)
-        print(f"workload {name}: {staged.files} files, {staged.bytes / 1e6:.1f} MB", flush=True)
-        results[name] = run_workload(staged, chosen, settings)
+    with _connect_server(settings, any(e.needs_connect_server for e in chosen)):
+        for name in workloads:
+            staged = prepare(WORKLOADS[name], settings)
+            print(f"workload {name}: {staged.files} files, {staged.bytes / 1e6:.1f} MB", flush=True)
+            results[name] = run_workload(staged, chosen, settings)
     return results
+
+
+@contextlib.contextmanager
+def _connect_server(settings: BenchSettings, wanted: bool) -> Iterator[None]:
+    """The Spark Connect server of ``fscommit-connect`` (the tests' one, on 127.0.0.1, its
+    workers without the provider installed), running for the whole suite."""
+    if not wanted:
+        yield
+        return
+    from tests.spark_connect import ConnectServer
+
+    server = ConnectServer(settings.directory("connect-server")).start()
+    os.environ[REMOTE_ENV] = server.url
+    try:
+        yield
+    finally:
+        os.environ.pop(REMOTE_ENV, None)
+        server.stop()
 
 
 def run_workload(

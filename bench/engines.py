@@ -15,7 +15,11 @@ own (see ``measure.py``):
   spark-submit (``jobs/naive_spark.py``);
 * ``fscommit``: our compaction job, run by ``fscommit compact``: the application, Spark
   conf, ``--py-files`` zip and idle check of ``jobs/launch.py`` that the operator's
-  ``CompactionHook`` submits too, through spark-submit.
+  ``CompactionHook`` submits too, through spark-submit;
+* ``fscommit-connect``: the same command with ``--spark-remote``: the protocol in the
+  client process, the units on a Spark Connect server (``local[2]``) that the suite starts
+  once and keeps running, as a deployment would; the server is not part of the measured
+  process tree (its JVM is shared by every run, like a cluster's).
 
 Hive-style directory names are not turned into columns by pyarrow or DuckDB
 (``partitioning=None``, ``hive_partitioning=false``): the partition values live in the
@@ -53,6 +57,7 @@ class Engine:
     command: Callable[[WorkloadInput, Path], list[str]]
     in_job_seconds: Callable[[Measurement], float]
     writes_table: bool = True
+    needs_connect_server: bool = False
     # Formats the engine cannot compact, with the reason RESULTS.md gives for leaving it out.
     unsupported: Mapping[str, str] = field(default_factory=dict)
 
@@ -95,6 +100,15 @@ def fscommit_command(staging: str, checkpoint: str, table: str) -> list[str]:
     ]
 
 
+# Set by the compaction suite while its Spark Connect server runs.
+REMOTE_ENV = "FSCOMMIT_BENCH_SPARK_REMOTE"
+
+
+def _fscommit_connect_command(staged: WorkloadInput, out: Path) -> list[str]:
+    command = fscommit_command(staged.staging, staged.checkpoint, str(out))
+    return [*command, "--spark-remote", os.environ[REMOTE_ENV]]
+
+
 def fscommit_seconds(measurement: Measurement) -> float:
     """The job's own run time (``seconds`` of its result); every partition must publish."""
     result = json.loads(measurement.stdout)
@@ -130,6 +144,8 @@ ENGINES: dict[str, Engine] = {
         Engine("naive-spark", "naive Spark (coalesce(1))", _naive_spark_command,
                _reported_seconds),
         Engine("fscommit", "fscommit compact", _fscommit_command, fscommit_seconds),
+        Engine("fscommit-connect", "fscommit (Spark Connect)", _fscommit_connect_command,
+               fscommit_seconds, needs_connect_server=True),
     )
 }  # fmt: skip
 

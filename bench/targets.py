@@ -1,4 +1,4 @@
-"""Where we stand against the targets of issue #6 (reported, never asserted).
+"""Where we stand against the targets of issues #6 and #16 (reported, never asserted).
 
 Each target is judged from the results when its suite ran; at a scale below 1 the
 verdict is shown but marked as not comparable, since the targets are stated for the
@@ -58,7 +58,7 @@ def evaluate(suites: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _compaction_targets(compaction: dict[str, Any]) -> list[dict[str, Any]]:
-    """Issue #6's targets, for its Parquet workloads, each judged at the scale it ran at.
+    """Issue #6's and #16's targets, for the Parquet workloads, each judged at its scale.
 
     The ORC workload (issue #15) is compared in its own section of RESULTS.md.
     """
@@ -96,6 +96,20 @@ def _compaction_targets(compaction: dict[str, Any]) -> list[dict[str, Any]]:
                     result["settings"]["scale"],
                 )
             )
+    engines = workloads.get("a", {}).get("engines", {})
+    connect, duckdb = engines.get("fscommit-connect"), engines.get("duckdb")
+    if connect and duckdb:
+        same = bool(connect["fidelity"] and connect["fidelity"]["ok"])
+        rows.append(
+            _row(
+                "(a) whole run through Spark Connect at most DuckDB's whole process, "
+                "identical schema for Spark",
+                f"{connect['whole_s']['min']:.2f} s vs {duckdb['whole_s']['min']:.2f} s; "
+                f"output {'identical' if same else 'DIFFERS'}",
+                connect["whole_s"]["min"] <= duckdb["whole_s"]["min"] and same,
+                workloads["a"]["settings"]["scale"],
+            )
+        )
     small = workloads.get("a", {}).get("engines", {})
     large = workloads.get("c", {}).get("engines", {})
     if "fscommit" in small and "fscommit" in large:
