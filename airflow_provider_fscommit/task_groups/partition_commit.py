@@ -62,6 +62,8 @@ def partition_commit_group(
     :param process_time_fallback: commit anyway this long after the commit time.
     :param commit_empty_partitions: mark a partition the stream wrote nothing to as done
         (empty directory, metastore partition, success file), as an hourly DAG wants.
+    :param spark_conn_id: the compaction's Spark connection: a ``spark`` one submits an
+        application, a ``spark_connect`` one runs the units on that Connect server.
     :param aws_conn_id: AWS connection for a table on S3, used by all three tasks (None:
         the standard AWS chain).
     :param sensor_kwargs: more arguments of the sensor (``deferrable``, ``poke_interval``,
