@@ -186,3 +186,34 @@ def test_the_sweep_dag_commits_an_orc_stream_that_hive_reads(spark, metastore, t
     )
     assert {r["hour"]: r["n"] for r in rows} == {"00": 3, "01": 3, "03": 3}
     assert [p.name for p in (table / DAY / "hour=00").glob("*.orc")]
+
+
+@pytest.mark.slow
+def test_the_sweep_dag_compacts_on_a_spark_connect_server(
+    spark, gap_stream, metastore, connect_server, tmp_path
+):
+    """``spark_default`` as a ``spark_connect`` connection: the same DAG, no spark-submit."""
+    table = tmp_path / "table"
+    hive_sql(
+        metastore,
+        "CREATE DATABASE IF NOT EXISTS fscommit",
+        "CREATE TABLE fscommit.connect_examples (id BIGINT, ts TIMESTAMP, k STRING, v DOUBLE) "
+        f"PARTITIONED BY (dt STRING, hour STRING) STORED AS PARQUET LOCATION '{table}'",
+    )
+    env = example_airflow_extra_env(
+        tmp_path, example_spec(gap_stream, table, "connect_examples"), metastore
+    )
+    host, port = connect_server.url.removeprefix("sc://").split(":")
+    env["AIRFLOW_CONN_SPARK_DEFAULT"] = json.dumps(
+        {"conn_type": "spark_connect", "host": host, "port": int(port)}
+    )
+    airflow = AirflowEnv(tmp_path / "airflow", env).setup()
+    sweep = airflow.run("dags", "test", "fscommit_sweep")
+    assert sweep.returncode == 0, sweep.stdout[-3000:]
+    assert "compaction units run on the Spark Connect server of spark_default" in sweep.stdout
+    assert "spark-submit" not in sweep.stdout
+    rows = hive_sql(
+        metastore,
+        "SELECT hour, count(*) AS n FROM fscommit.connect_examples GROUP BY hour ORDER BY hour",
+    )
+    assert {r["hour"]: r["n"] for r in rows} == {"00": 3, "01": 3, "03": 3}
