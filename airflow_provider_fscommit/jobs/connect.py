@@ -95,7 +95,7 @@ class ConnectCompaction:
             try:
                 session.addArtifacts(archive, pyfile=True)
                 with ThreadPoolExecutor(1, thread_name_prefix="fscommit-warmup") as pool:
-                    parallelism = pool.submit(_warm_up, session)
+                    parallelism = pool.submit(_warm_up, session, tag)
                     run_units = functools.partial(self._run_units, session, parallelism)
                     return run_and_record(
                         spec, partitions, run_id, self.codec, run_units, progress, planned
@@ -196,12 +196,13 @@ def _with_session(remote: str, session_id: str) -> str:
     return f"{remote};session_id={session_id}"
 
 
-def _warm_up(session: SparkSession) -> int:
+def _warm_up(session: SparkSession, tag: str) -> int:
     """Start the server's Python workers with the compactor imported; its parallelism.
 
     ``range`` without a partition count has the server's default parallelism: one row per
-    partition comes back.
+    partition comes back. Tags are per thread: this one's operation carries the run's too.
     """
+    session.addTag(tag)
     return len(session.range(1 << 16).mapInArrow(_import_compactor, "partition int").collect())
 
 

@@ -10,6 +10,7 @@ import json
 import os
 import signal
 import subprocess
+import threading
 import time
 from pathlib import Path
 
@@ -17,13 +18,15 @@ import pytest
 
 from airflow_provider_fscommit.core.faults import FAULT_ENV, STALL_ENV
 from airflow_provider_fscommit.core.ledger import CommitLedger
-from airflow_provider_fscommit.jobs.connect import _with_session, code_session_id
+from airflow_provider_fscommit.core.table_spec import TableSpec
+from airflow_provider_fscommit.jobs.connect import ConnectCompaction, _with_session, code_session_id
 from airflow_provider_fscommit.jobs.launch import package_zip
 from tests.compaction import (
     check_exactly_once,
     committable,
     compact,
     compact_command,
+    table_options,
     visible_data_files,
 )
 from tests.spark_cluster import _free_port
@@ -168,14 +171,18 @@ def start_client(stream: StreamingTable, table: Path, server: ConnectServer) -> 
     )
 
 
+def units_running(table: Path) -> bool:
+    """A unit has written its hidden output and stalls: the units run on the server."""
+    return bool(list(table.rglob(".fscommit-inprogress-*")))
+
+
 def wait_for_units(table: Path, client: subprocess.Popen) -> None:
-    """Until the run's plan is in the ledger and its units are on the server."""
+    """Until the run's units are under way on the server (its first output is written)."""
     deadline = time.monotonic() + 120
-    while not list(table.rglob("plan-*.json")):
+    while not units_running(table):
         assert client.poll() is None, client.communicate()
-        assert time.monotonic() < deadline, "no plan was recorded"
+        assert time.monotonic() < deadline, "no unit ran"
         time.sleep(0.1)
-    time.sleep(STALL_S / 2)
 
 
 @pytest.mark.slow
@@ -249,3 +256,35 @@ def test_runs_of_the_same_code_share_a_session_and_other_code_gets_its_own(tmp_p
 )
 def test_the_session_joins_the_url_and_a_users_own_session_id_wins(remote, expected):
     assert _with_session(remote, "S") == expected
+
+
+@pytest.mark.slow
+def test_interrupting_a_run_cancels_its_units_and_publishes_nothing(
+    spark, stalling_server, hourly_stream, tmp_path
+):
+    """What Airflow's on_kill does: only this run's operations are cancelled."""
+    table = tmp_path / "table"
+    spec = TableSpec.from_options(table_options(hourly_stream, str(table)))
+    runner = ConnectCompaction(stalling_server.url)
+
+    def interrupt_once_units_run() -> None:
+        while not units_running(table):
+            time.sleep(0.1)
+        runner.interrupt()
+
+    interrupter = threading.Thread(target=interrupt_once_units_run)
+    interrupter.start()
+    result = runner.run(spec, None, "interrupted")
+    interrupter.join()
+    assert "OPERATION_CANCELED" in result["error"]
+    assert "nothing of this run was published" in result["error"]
+    assert not visible_data_files(str(table))
+
+    rerun = start_client(hourly_stream, table, stalling_server)
+    out, err = rerun.communicate(timeout=600)
+    assert rerun.returncode == 0, err
+    ready = committable(hourly_stream.staging, hourly_stream.checkpoint)
+    assert (
+        check_exactly_once(spark, hourly_stream.staging, str(table), ready)
+        == json.loads(out)["rows"]
+    )
