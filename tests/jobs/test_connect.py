@@ -171,6 +171,16 @@ def start_client(stream: StreamingTable, table: Path, server: ConnectServer) -> 
     )
 
 
+def rerun_publishes_once(spark, stream: StreamingTable, table: Path, server: ConnectServer) -> None:
+    """The next run succeeds, publishes every committable row once, one commit each."""
+    rerun = start_client(stream, table, server)
+    out, err = rerun.communicate(timeout=600)
+    assert rerun.returncode == 0, err
+    ready = committable(stream.staging, stream.checkpoint)
+    assert check_exactly_once(spark, stream.staging, str(table), ready) == json.loads(out)["rows"]
+    assert set(ledger_commits(table, ready).values()) == {1}
+
+
 def units_running(table: Path) -> bool:
     """A unit has written its hidden output and stalls: the units run on the server."""
     return bool(list(table.rglob(".fscommit-inprogress-*")))
@@ -196,15 +206,7 @@ def test_a_client_killed_mid_run_is_recovered_by_the_next(
     client.wait()
     assert not visible_data_files(str(table))
 
-    rerun = start_client(hourly_stream, table, stalling_server)
-    out, err = rerun.communicate(timeout=600)
-    assert rerun.returncode == 0, err
-    ready = committable(hourly_stream.staging, hourly_stream.checkpoint)
-    assert (
-        check_exactly_once(spark, hourly_stream.staging, str(table), ready)
-        == json.loads(out)["rows"]
-    )
-    assert set(ledger_commits(table, ready).values()) == {1}
+    rerun_publishes_once(spark, hourly_stream, table, stalling_server)
 
 
 @pytest.mark.slow
@@ -216,21 +218,13 @@ def test_a_server_killed_mid_run_fails_the_run_and_the_next_publishes_once(
     wait_for_units(table, client)
     stalling_server.kill()
     stalling_server.start()  # a restarted server on the same port
-    out, err = client.communicate(timeout=300)
+    _, err = client.communicate(timeout=300)
     assert client.returncode == 1
     assert f"the Spark Connect server at {stalling_server.url} failed the compaction units" in err
     assert "nothing of this run was published" in err
     assert not visible_data_files(str(table))
 
-    rerun = start_client(hourly_stream, table, stalling_server)
-    out, err = rerun.communicate(timeout=600)
-    assert rerun.returncode == 0, err
-    ready = committable(hourly_stream.staging, hourly_stream.checkpoint)
-    assert (
-        check_exactly_once(spark, hourly_stream.staging, str(table), ready)
-        == json.loads(out)["rows"]
-    )
-    assert set(ledger_commits(table, ready).values()) == {1}
+    rerun_publishes_once(spark, hourly_stream, table, stalling_server)
 
 
 def test_runs_of_the_same_code_share_a_session_and_other_code_gets_its_own(tmp_path):
@@ -280,11 +274,4 @@ def test_interrupting_a_run_cancels_its_units_and_publishes_nothing(
     assert "nothing of this run was published" in result["error"]
     assert not visible_data_files(str(table))
 
-    rerun = start_client(hourly_stream, table, stalling_server)
-    out, err = rerun.communicate(timeout=600)
-    assert rerun.returncode == 0, err
-    ready = committable(hourly_stream.staging, hourly_stream.checkpoint)
-    assert (
-        check_exactly_once(spark, hourly_stream.staging, str(table), ready)
-        == json.loads(out)["rows"]
-    )
+    rerun_publishes_once(spark, hourly_stream, table, stalling_server)
