@@ -33,6 +33,7 @@ def task(table: Path, inputs: list[str], schema_uris: list[str] | None = None) -
         codec="snappy",
         schema=plan_schema.schema.serialize().to_pybytes(),
         int96=plan_schema.int96,
+        dictionary_columns=plan_schema.dictionary_columns,
     )
 
 
@@ -75,3 +76,27 @@ def test_a_truncated_or_missing_input_fails_the_unit_naming_the_file(spark, tmp_
     assert "broken.parquet is not a readable Parquet file" in result.error
     missing = task(tmp_path / "t", [good, (tmp_path / "gone.parquet").as_uri()], [good])
     assert "gone.parquet is in the sink log but missing on disk" in compact_unit(missing).error
+
+
+def test_a_file_whose_pages_are_damaged_is_named_though_its_footer_reads(spark, tmp_path):
+    good = spark_file(spark, tmp_path / "a", "SELECT id, uuid() AS s FROM range(20000)")
+    other = spark_file(spark, tmp_path / "b", "SELECT id, uuid() AS s FROM range(20000)")
+    damaged = Path(other.removeprefix("file://"))
+    data = bytearray(damaged.read_bytes())
+    data[4 : len(data) // 2] = b"\x07" * (len(data) // 2 - 4)  # pages, not the footer
+    damaged.write_bytes(bytes(data))
+    unit = task(tmp_path / "t", [good, other])  # the driver reads both footers
+    assert f"{damaged.name} is not a readable Parquet file" in compact_unit(unit).error
+
+
+def test_outputs_dictionary_encode_the_columns_spark_dictionary_encoded(spark, tmp_path):
+    sql = "SELECT id, CAST(id % 3 AS STRING) AS kind FROM range({}, {})"
+    first = spark_file(spark, tmp_path / "a", sql.format(0, 5000))
+    second = spark_file(spark, tmp_path / "b", sql.format(5000, 10000))
+    spark_chunks = pq.read_metadata(first.removeprefix("file://")).row_group(0)
+    assert [spark_chunks.column(i).has_dictionary_page for i in range(2)] == [False, True]
+    assert read_plan_schema([first, second]).dictionary_columns == ("kind",)
+    assert compact_unit(task(tmp_path / "t", [first, second])).rows == 10000
+    output = tmp_path / "t" / "dt=1" / hidden_name("part-x.c000.snappy.parquet")
+    chunks = pq.read_metadata(output).row_group(0)
+    assert [chunks.column(i).has_dictionary_page for i in range(2)] == [False, True]
