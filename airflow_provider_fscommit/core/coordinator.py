@@ -37,6 +37,7 @@ from typing import Any
 
 from airflow_provider_fscommit.core.committable import PartitionState, TableStatusReader
 from airflow_provider_fscommit.core.compactor import (
+    PlanSchema,
     UnitResult,
     UnitTask,
     hidden_name,
@@ -99,10 +100,15 @@ class PartitionOutcome:
 
 @dataclass
 class CompactionSummary:
-    """The result of one run, as the job reports it and the operator returns it."""
+    """The result of one run, as the job reports it and the operator returns it.
+
+    ``seconds`` is the protocol's run, once the executors are up; ``read_ahead_seconds``
+    the footer reading done before, while they started (:meth:`CompactionCoordinator.read_ahead`).
+    """
 
     outcomes: list[PartitionOutcome] = field(default_factory=list)
     seconds: float = 0.0
+    read_ahead_seconds: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
         outcomes = [o.to_dict() for o in self.outcomes]
@@ -114,6 +120,7 @@ class CompactionSummary:
             "bytes_out": sum(o["bytes_out"] for o in outcomes),
             "rows": sum(o["rows"] for o in outcomes),
             "seconds": round(self.seconds, 3),
+            "read_ahead_seconds": round(self.read_ahead_seconds, 3),
         }
 
 
@@ -141,6 +148,8 @@ class CompactionCoordinator:
         self.table_path = spec.require_table_path()
         self.ledger = CommitLedger(self.table_path, spec.single_writer)
         self._lock: TableLock | None = None
+        self._read_ahead: dict[tuple[str, ...], PlanSchema] = {}
+        self._read_ahead_seconds = 0.0
 
     def select(self, partitions: Sequence[str] | None) -> Selection:
         """The partitions to work on (default: every committable one) and their files."""
@@ -211,6 +220,25 @@ class CompactionCoordinator:
             fault_point("after-plan")
         return plans, settled
 
+    def read_ahead(self, partitions: Sequence[str] | None) -> None:
+        """Read the footers the run will check, while its executors start; writes nothing.
+
+        After Spark is up, the run's first work would be reading every input's footer in
+        this process (workload (a), 2,400 files: 0.5 s; (b), 9,600: 1.4 s), while a Spark
+        session takes seconds to start and a Connect client to connect. A dry run names the
+        same inputs as the run's plans, unless late rows arrive in between: that partition's
+        plan then reads its own. Errors are left to the run, which meets them again and
+        reports them; so is everything else if Spark never starts.
+        """
+        started = time.monotonic()
+        with contextlib.suppress(FsCommitError):
+            plans, _ = self.prepare(partitions, dry_run=True)
+            for plan in plans:
+                inputs = tuple(f.uri for f in plan.inputs)
+                with contextlib.suppress(FsCommitError):
+                    self._read_ahead[inputs] = read_plan_schema(list(inputs), plan.format)
+        self._read_ahead_seconds = time.monotonic() - started
+
     def recover(self, partition: str, reason: str = "unfinished by an earlier run") -> None:
         """Abandon unfinished plans, delete what they left, roll committed ones forward."""
         ledger = self.ledger.read(partition)
@@ -261,7 +289,10 @@ class CompactionCoordinator:
         Line formats have no footer counting their rows: None, and the units' own count
         of what they concatenated is the record.
         """
-        plan_schema = read_plan_schema([f.uri for f in plan.inputs], plan.format)
+        inputs = tuple(f.uri for f in plan.inputs)
+        plan_schema = self._read_ahead.pop(inputs, None) or read_plan_schema(
+            list(inputs), plan.format
+        )
         schema = plan_schema.schema.serialize().to_pybytes()
         s3 = task_settings() if is_s3(self.table_path, self.spec.staging_path) else None
         tasks = [
@@ -280,6 +311,7 @@ class CompactionCoordinator:
                 s3=s3,
                 format=plan.format,
                 header=self.spec.csv_header and plan.format is FileFormat.CSV,
+                dictionary_columns=plan_schema.dictionary_columns,
             )
             for unit in plan.units
         ]
@@ -351,6 +383,7 @@ class CompactionCoordinator:
                 progress(outcome)
         summary = CompactionSummary(sorted(outcomes, key=lambda o: o.partition))
         summary.seconds = time.monotonic() - started
+        summary.read_ahead_seconds = self._read_ahead_seconds
         return summary
 
     def _commit(

@@ -1,7 +1,8 @@
 """The compaction application: ``spark-submit compact.py --spec JSON [--partition P ...]``.
 
 One application compacts and publishes every requested partition (default: every
-committable one), because starting a Spark application costs seconds. The units of all
+committable one), because starting a Spark application costs seconds; the driver reads the
+inputs' footers while its Spark session starts. The units of all
 plans are balanced by input bytes over a few Spark tasks per core (a task costs tens of
 milliseconds of overhead, which hundreds of small units would pay each), so the work
 spreads over a cluster. The driver runs the core's :class:`CompactionCoordinator`;
@@ -18,6 +19,7 @@ import argparse
 import json
 import sys
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from airflow_provider_fscommit.console import messages_to_stderr
@@ -53,10 +55,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _run(args: argparse.Namespace) -> int:
     from pyspark.sql import SparkSession
 
-    spark = SparkSession.builder.appName("fscommit-compact").getOrCreate()
-    context = spark.sparkContext
+    sessions: list[SparkSession] = []
+
+    def start() -> None:
+        sessions.append(SparkSession.builder.appName("fscommit-compact").getOrCreate())
 
     def run_units(tasks: list[UnitTask]) -> list[UnitResult]:
+        context = sessions[0].sparkContext
         context.setJobDescription(f"fscommit: {len(tasks)} compaction unit(s)")
         groups = unit_groups(tasks, context.defaultParallelism)
         return context.parallelize(groups, numSlices=len(groups)).flatMap(run_group).collect()
@@ -77,9 +82,11 @@ def _run(args: argparse.Namespace) -> int:
             run_units,
             progress,
             planned,
+            start,
         )
     finally:
-        spark.stop()
+        for session in sessions:
+            session.stop()
     print(RESULT_PREFIX + json.dumps(result), flush=True)
     return 1 if failed(result) else 0
 
@@ -102,20 +109,38 @@ def run_and_record(
     run_units: Callable[[list[UnitTask]], list[UnitResult]],
     progress: Callable[[PartitionOutcome], None] | None = None,
     planned: Callable[[list[CompactionPlan]], None] | None = None,
+    start: Callable[[], None] | None = None,
 ) -> dict[str, Any]:
     """The driver's part of a run, wherever the units run: the whole protocol, then the
     run summary stored in the ledger under ``run_id`` (what the hook reads back).
 
-    An error that stops the whole run (the lock, the checkpoint, the store) becomes the
-    summary's ``error``; a failed partition is in its ``partitions``.
+    ``start`` brings the executors up (a Spark session, a Connect server's); the inputs'
+    footers are read meanwhile, and its errors propagate with nothing planned. An error
+    that stops the whole run (the lock, the checkpoint, the store) becomes the summary's
+    ``error``; a failed partition is in its ``partitions``.
     """
     try:
         coordinator = CompactionCoordinator(spec, codec)
+    except FsCommitError as exc:
+        return {"error": str(exc), "partitions": []}
+    if start is not None:
+        _start_reading_ahead(coordinator, partitions, start)
+    try:
         result = coordinator.run(run_units, partitions, progress, planned).to_dict()
     except FsCommitError as exc:
         return {"error": str(exc), "partitions": []}
     coordinator.ledger.write_run(run_id, result)
     return result
+
+
+def _start_reading_ahead(
+    coordinator: CompactionCoordinator, partitions: Sequence[str] | None, start: Callable[[], None]
+) -> None:
+    """``start()`` here while another thread reads the run's footers (it writes nothing)."""
+    with ThreadPoolExecutor(1, thread_name_prefix="fscommit-read-ahead") as pool:
+        ahead = pool.submit(coordinator.read_ahead, partitions)
+        start()
+        ahead.result()
 
 
 def failed(result: dict[str, Any]) -> bool:

@@ -17,8 +17,9 @@ spark-submit driver to its tasks.
 Runs of the same code share one server-side session (:func:`code_session_id`), kept
 after each run, so the Python workers that imported pyarrow and the compactor serve the
 next run too; each run tags its operations, so cancelling one (``on_kill``, ^C) leaves the
-others running. While the client plans, a warm-up job starts those workers when there are
-none yet and learns the server's parallelism, so planning and worker start overlap.
+others running. The client reads the inputs' footers while it connects and uploads the
+artifact; then, while it plans, a warm-up job starts those workers when there are none yet
+and learns the server's parallelism, so planning and worker start overlap.
 """
 
 from __future__ import annotations
@@ -86,27 +87,37 @@ class ConnectCompaction:
         planned; one that fails mid-run leaves the run's plan open, unpublished, for the
         next run to abandon (the summary's ``error`` says so).
         """
-        with tempfile.TemporaryDirectory(prefix="fscommit-") as scratch:
+        tag = f"fscommit-{run_id}"
+        with (
+            tempfile.TemporaryDirectory(prefix="fscommit-") as scratch,
+            ThreadPoolExecutor(1, thread_name_prefix="fscommit-warmup") as pool,
+        ):
             archive = package_zip(scratch)
-            session = self._connect(code_session_id(archive))
-            tag = f"fscommit-{run_id}"
-            session.addTag(tag)
-            self._session, self._tag = session, tag
-            try:
+            warm_up: list[Future[int]] = []
+
+            def start() -> None:  # while the client reads the inputs' footers
+                session = self._connect(code_session_id(archive))
+                session.addTag(tag)
+                self._session, self._tag = session, tag
                 session.addArtifacts(archive, pyfile=True)
-                with ThreadPoolExecutor(1, thread_name_prefix="fscommit-warmup") as pool:
-                    parallelism = pool.submit(_warm_up, session, tag)
-                    run_units = functools.partial(self._run_units, session, parallelism)
-                    return run_and_record(
-                        spec, partitions, run_id, self.codec, run_units, progress, planned
-                    )
+                warm_up.append(pool.submit(_warm_up, session, tag))
+
+            def run_units(tasks: list[UnitTask]) -> list[UnitResult]:
+                assert self._session is not None
+                return self._run_units(self._session, warm_up[0], tasks)
+
+            try:
+                return run_and_record(
+                    spec, partitions, run_id, self.codec, run_units, progress, planned, start
+                )
             except BaseException:  # ^C, a kill: end this run's work on the server too
                 self.interrupt()
                 raise
             finally:
-                self._session = None
-                with _quiet():
-                    session.stop()  # the server keeps the session, warm, for the next run
+                session, self._session = self._session, None
+                if session is not None:
+                    with _quiet():
+                        session.stop()  # the server keeps the session, warm, for the next run
 
     def interrupt(self) -> None:
         """Cancel this run's work on the server (also from another thread: on_kill).
@@ -122,8 +133,9 @@ class ConnectCompaction:
         # Connect's own session class: pyspark's generic builder would mark the whole
         # process as a Connect client (an environment variable) and refuses to build a
         # remote session beside a classic one; a task or a test may have one.
-        from pyspark.sql.connect.client.retries import DefaultPolicy
-        from pyspark.sql.connect.session import SparkSession
+        with _quiet():  # pyspark warns about the pandas version as it imports
+            from pyspark.sql.connect.client.retries import DefaultPolicy
+            from pyspark.sql.connect.session import SparkSession
 
         try:
             with _quiet():
