@@ -44,14 +44,16 @@ _SEED_SCHEMA = pa.schema(
 def typed_columns():
     """Spark expressions for every type family of ``tests.streams.typed_schema``.
 
-    Every third row is null everywhere but ``id`` and ``ts`` (as in ``typed_row``); a hash
-    in ``s`` gives the strings realistic entropy, so file sizes are not flattered by
-    perfectly regular data.
+    About every third row is null everywhere but ``id`` and ``ts`` (as in ``typed_row``),
+    chosen by a hash of the id: the hour is ``id % hours``, so ``id % 3`` would have made
+    whole hours of nulls (4 of (a)'s 12) and the others null-free. A hash in ``s`` gives the
+    strings realistic entropy, so file sizes are not flattered by perfectly regular data.
     """
     from pyspark.sql import functions as F
 
     def value(expression: str, name: str):
-        return F.when(F.col("id") % 3 == 0, F.lit(None)).otherwise(F.expr(expression)).alias(name)
+        null = F.expr("pmod(xxhash64(id), 3) = 0")
+        return F.when(null, F.lit(None)).otherwise(F.expr(expression)).alias(name)
 
     return [
         F.col("id"),
