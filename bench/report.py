@@ -95,7 +95,9 @@ def _compaction(suite: dict[str, Any], cores: int) -> list[str]:
         "",
         "Each workload was last run as its line below says (a run of some workloads keeps "
         "the others' results). In-job: the engine's work alone (Spark: after the session "
-        "started; in-process engines: after imports). Whole: the process, JVM start "
+        "started; in-process engines: after imports; fscommit: its run after the executors "
+        "were up plus the footers it read while they started, though the whole run did not "
+        "wait for those). Whole: the process, JVM start "
         "included. MB/s: input MB per in-job second (min). x fscommit: in-job time relative"
         " to fscommit's (above 1: fscommit is faster). Spark reads: rows and value "
         "checksums per partition, as Spark reads the output, equal staging's. Peak RSS: the"
