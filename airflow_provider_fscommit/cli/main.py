@@ -15,6 +15,7 @@ import json
 import os
 import sys
 from collections.abc import Sequence
+from datetime import timedelta
 from typing import Any
 
 from airflow_provider_fscommit.cli.commit import run_commit
@@ -47,6 +48,9 @@ _TABLE_FLAGS: tuple[tuple[str, o.ConfigOption], ...] = (
     ("--policy", o.SINK_PARTITION_COMMIT_POLICY_KIND),
     ("--database", o.METASTORE_DATABASE),
     ("--table-name", o.METASTORE_TABLE),
+    ("--http-report-url", o.HTTP_REPORT_URL),
+    ("--http-report-params", o.HTTP_REPORT_PARAMS),
+    ("--http-report-timeout", o.HTTP_REPORT_TIMEOUT),
     ("--timestamp-pattern", o.PARTITION_TIME_EXTRACTOR_TIMESTAMP_PATTERN),
     ("--timestamp-formatter", o.PARTITION_TIME_EXTRACTOR_TIMESTAMP_FORMATTER),
     ("--format", o.FORMAT),
@@ -152,7 +156,7 @@ def _add_table_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("table")
     for flag, option in _TABLE_FLAGS:
         default = option.default if option.default not in (None, ()) else None
-        shown = format_duration(default) if flag == "--delay" else default
+        shown = format_duration(default) if isinstance(default, timedelta) else default
         group.add_argument(
             flag,
             dest=option.name,

@@ -86,7 +86,7 @@ class PartitionCommitter:
                 continue
             location = f"{self.table_path.rstrip('/')}/{path}"
             self.ledger.filesystem.create_dir(self.ledger.partition_dir(path), recursive=True)
-            pending.append(CommitContext(self.spec, spec, path, location, summary))
+            pending.append(CommitContext(self.spec, spec, path, location, summary, origin))
         for policy in self.policies:
             policy.commit_all(pending)
             if pending:

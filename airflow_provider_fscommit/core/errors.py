@@ -29,6 +29,10 @@ class SinkLogError(FsCommitError):
     """The file sink log (``_spark_metadata``) is missing, corrupt or inconsistent."""
 
 
+class HttpReportError(FsCommitError):
+    """The ``http-report`` endpoint did not accept a report; the next run sends it again."""
+
+
 def shown(value: object, limit: int = 80) -> str:
     """``repr(value)`` for a message, cut to ``limit`` characters: input can be huge."""
     text = repr(value)

@@ -9,12 +9,13 @@ descriptions from here, so they never disagree.
 from __future__ import annotations
 
 import difflib
+import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from airflow_provider_fscommit.core.errors import ConfigError
+from airflow_provider_fscommit.core.errors import ConfigError, shown
 from airflow_provider_fscommit.core.file_format import parse_format
 from airflow_provider_fscommit.core.partition_spec import DEFAULT_PARTITION_NAME
 from airflow_provider_fscommit.core.units import parse_duration, parse_memory_size
@@ -77,6 +78,38 @@ def _choice(*allowed: str) -> Callable[[Any, str], str]:
     return parse
 
 
+def _json_object(value: Any, option: str) -> str | None:
+    """A JSON object, given as its text (Paimon's form) or as a mapping; kept as compact text.
+
+    Text, so that a spec stays plain JSON values and pastes between Paimon, YAML and Params.
+    """
+    if value is None or value == "" or value == {}:
+        return None
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError as exc:
+            raise ConfigError(
+                f"{option}: {shown(value)} is not valid JSON ({exc.msg} at character "
+                f'{exc.pos}); write an object such as \'{{"team": "ads"}}\''
+            ) from None
+    if not isinstance(value, Mapping):
+        raise ConfigError(
+            f'{option}: expected a JSON object such as \'{{"team": "ads"}}\', got {shown(value)}'
+        )
+    try:
+        return json.dumps(dict(value), sort_keys=True, separators=(",", ":"))
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"{option}: {shown(value)} cannot be sent as JSON ({exc})") from None
+
+
+def _positive_duration(value: Any, option: str) -> timedelta:
+    negative = isinstance(value, str) and value.strip().startswith("-")
+    if negative or parse_duration(value, option) <= timedelta(0):
+        raise ConfigError(f"{option}: expected a positive duration such as '5 s', got {value!r}")
+    return parse_duration(value, option)
+
+
 def _kinds(value: Any, option: str) -> tuple[str, ...]:
     """Policy kinds in any case, as Flink's ``PartitionCommitPolicyFactory``; kept lower-case.
 
@@ -95,6 +128,7 @@ class ConfigOption:
     parse: Callable[[Any, str], Any]
     description: str
     required: bool = False
+    aliases: tuple[str, ...] = ()  # other systems' keys meaning the same (Paimon's)
 
     def convert(self, value: Any) -> Any:
         return self.parse(value, self.key or self.name)
@@ -163,7 +197,9 @@ SINK_PARTITION_COMMIT_POLICY_KIND = ConfigOption(
     "sink.partition-commit.policy.kind",
     (),
     _kinds,
-    description="Commit policies applied in order: metastore, success-file, custom.",
+    description="Commit policies applied in order: metastore, mark-event, success-file, "
+    "http-report, custom.",
+    aliases=("partition.mark-done-action",),
 )
 SINK_PARTITION_COMMIT_POLICY_CLASS = ConfigOption(
     "policy_class",
@@ -171,6 +207,7 @@ SINK_PARTITION_COMMIT_POLICY_CLASS = ConfigOption(
     None,
     _optional_text,
     description="Dotted Python path of the custom commit policy class.",
+    aliases=("partition.mark-done-action.custom.class",),
 )
 SINK_PARTITION_COMMIT_POLICY_CLASS_PARAMETERS = ConfigOption(
     "policy_class_parameters",
@@ -199,6 +236,30 @@ SINK_PARTITION_COMMIT_SUCCESS_FILE_NAME = ConfigOption(
     "_SUCCESS",
     _text,
     description="Name of the success-file policy's marker file.",
+)
+HTTP_REPORT_URL = ConfigOption(
+    "http_report_url",
+    "partition.mark-done-action.http.url",
+    None,
+    _optional_text,
+    description="The http-report policy's endpoint: each committed partition is POSTed "
+    "there as JSON (in DAGs, an HTTP connection may give it instead).",
+)
+HTTP_REPORT_PARAMS = ConfigOption(
+    "http_report_params",
+    "partition.mark-done-action.http.params",
+    None,
+    _json_object,
+    description="A JSON object sent as 'params' in every http-report document, e.g. "
+    '\'{"team": "ads"}\'.',
+)
+HTTP_REPORT_TIMEOUT = ConfigOption(
+    "http_report_timeout",
+    "partition.mark-done-action.http.timeout",
+    timedelta(seconds=5),
+    _positive_duration,
+    description="How long the http-report policy waits for an answer; past it the "
+    "partition is not committed and the next run reports it again.",
 )
 PARTITION_TIME_EXTRACTOR_KIND = ConfigOption(
     "time_extractor_kind",
@@ -292,6 +353,9 @@ OPTIONS: tuple[ConfigOption, ...] = (
     METASTORE_DATABASE,
     METASTORE_TABLE,
     SINK_PARTITION_COMMIT_SUCCESS_FILE_NAME,
+    HTTP_REPORT_URL,
+    HTTP_REPORT_PARAMS,
+    HTTP_REPORT_TIMEOUT,
     PARTITION_TIME_EXTRACTOR_KIND,
     PARTITION_TIME_EXTRACTOR_CLASS,
     PARTITION_TIME_EXTRACTOR_TIMESTAMP_PATTERN,
@@ -348,9 +412,11 @@ def flink_only(options: Mapping[str, Any]) -> list[str]:
     ]
 
 
-_BY_ANY_NAME: dict[str, ConfigOption] = {o.name: o for o in OPTIONS} | {
-    o.key: o for o in OPTIONS if o.key
-}
+_BY_ANY_NAME: dict[str, ConfigOption] = (
+    {o.name: o for o in OPTIONS}
+    | {o.key: o for o in OPTIONS if o.key}
+    | {alias: o for o in OPTIONS for alias in o.aliases}
+)
 
 
 def lookup(name: str) -> ConfigOption:

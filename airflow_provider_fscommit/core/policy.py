@@ -2,7 +2,8 @@
 
 After a partition's files are published, the policies named by
 ``sink.partition-commit.policy.kind`` run in the order given: ``metastore`` adds or alters
-the Hive partition, ``success-file`` writes a marker, ``custom`` runs a user class. Write a
+the Hive partition, ``mark-event`` marks it ``LOAD_DONE`` there, ``success-file`` writes a
+marker, ``http-report`` POSTs it to an endpoint, ``custom`` runs a user class. Write a
 custom policy by subclassing :class:`PartitionCommitPolicy`; it is built with the
 ``;``-separated ``policy.class.parameters`` as positional string arguments.
 """
@@ -10,7 +11,7 @@ custom policy by subclassing :class:`PartitionCommitPolicy`; it is built with th
 from __future__ import annotations
 
 import abc
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,6 +28,7 @@ class CommitContext:
     path: str
     location: str
     summary: dict[str, Any] = field(default_factory=dict)
+    origin: Mapping[str, Any] | None = None  # the Airflow task committing (dag_id, run_id, ...)
 
     @property
     def values(self) -> tuple[str | None, ...]:

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import json
+
 from airflow_provider_fscommit.core.errors import ConfigError
+from airflow_provider_fscommit.core.http_report_policy import HttpReportCommitPolicy, HttpTarget
 from airflow_provider_fscommit.core.loader import load_class
+from airflow_provider_fscommit.core.mark_event_policy import MarkEventCommitPolicy
 from airflow_provider_fscommit.core.metastore_policy import ClientFactory, MetastoreCommitPolicy
 from airflow_provider_fscommit.core.policy import PartitionCommitPolicy
 from airflow_provider_fscommit.core.success_file_policy import SuccessFileCommitPolicy
@@ -11,9 +15,15 @@ from airflow_provider_fscommit.core.table_spec import TableSpec
 
 
 def create_policies(
-    spec: TableSpec, metastore_client: ClientFactory | None = None
+    spec: TableSpec,
+    metastore_client: ClientFactory | None = None,
+    http_target: HttpTarget | None = None,
 ) -> list[PartitionCommitPolicy]:
-    """The policies of ``sink.partition-commit.policy.kind``, in the order given."""
+    """The policies of ``sink.partition-commit.policy.kind``, in the order given.
+
+    ``http_target`` is where ``http-report`` posts when an Airflow HTTP connection names
+    it; otherwise the spec's ``partition.mark-done-action.http.*`` options do.
+    """
     if not spec.policy_kind:
         raise ConfigError(
             "sink.partition-commit.policy.kind is empty, so committing would make nothing "
@@ -21,22 +31,35 @@ def create_policies(
         )
     policies: list[PartitionCommitPolicy] = []
     for kind in spec.policy_kind:
-        if kind == "metastore":
+        if kind in ("metastore", "mark-event"):
             if metastore_client is None:
                 raise ConfigError(
-                    "the metastore policy needs a metastore connection (--metastore-uri, or "
+                    f"the {kind} policy needs a metastore connection (--metastore-uri, or "
                     "the Airflow connection metastore_default)"
                 )
+            policy = MetastoreCommitPolicy if kind == "metastore" else MarkEventCommitPolicy
             policies.append(
-                MetastoreCommitPolicy(
-                    metastore_client, spec.metastore_database, spec.metastore_table or ""
-                )
+                policy(metastore_client, spec.metastore_database, spec.metastore_table or "")
             )
         elif kind == "success-file":
             policies.append(SuccessFileCommitPolicy(spec.success_file_name))
+        elif kind == "http-report":
+            policies.append(HttpReportCommitPolicy(http_target or spec_http_target(spec)))
         else:
             cls = load_class(
                 spec.policy_class or "", PartitionCommitPolicy, "sink.partition-commit.policy.class"
             )
             policies.append(cls(*spec.policy_class_parameters))
     return policies
+
+
+def spec_http_target(spec: TableSpec, url: str | None = None) -> HttpTarget:
+    """The http-report target of the spec's options; ``url`` replaces the spec's."""
+    url = url or spec.http_report_url
+    if not url:
+        raise ConfigError(
+            "the http-report policy needs an endpoint: set partition.mark-done-action.http.url "
+            "(--http-report-url), or give the commit operator an HTTP connection (http_conn_id)"
+        )
+    params = json.loads(spec.http_report_params) if spec.http_report_params else {}
+    return HttpTarget(url, spec.http_report_timeout, params)

@@ -34,6 +34,11 @@ from airflow_provider_fscommit.core.units import format_duration
 
 log = logging.getLogger(__name__)
 
+# The commit policies a chain may name, in the order the docs list them.
+POLICY_KINDS = ("metastore", "mark-event", "success-file", "http-report", "custom")
+# Policies that announce a partition: they follow the metastore policy that adds it.
+_AFTER_METASTORE = ("mark-event", "success-file", "http-report")
+
 _PATH_HINT = (
     " (Flink's 'path' is where the sink writes and readers read; here those are "
     "staging_path and table_path)"
@@ -59,6 +64,9 @@ class TableSpec:
     metastore_database: str = o.METASTORE_DATABASE.default
     metastore_table: str | None = o.METASTORE_TABLE.default
     success_file_name: str = o.SINK_PARTITION_COMMIT_SUCCESS_FILE_NAME.default
+    http_report_url: str | None = o.HTTP_REPORT_URL.default
+    http_report_params: str | None = o.HTTP_REPORT_PARAMS.default
+    http_report_timeout: timedelta = o.HTTP_REPORT_TIMEOUT.default
     time_extractor_kind: str = o.PARTITION_TIME_EXTRACTOR_KIND.default
     time_extractor_class: str | None = o.PARTITION_TIME_EXTRACTOR_CLASS.default
     timestamp_pattern: str | None = o.PARTITION_TIME_EXTRACTOR_TIMESTAMP_PATTERN.default
@@ -158,42 +166,56 @@ class TableSpec:
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), sort_keys=True)
 
+    def _validate_policies(self) -> None:
+        """The chain names known policies, each with what it needs, in an order that holds.
+
+        Whatever reads the metastore's partition (the success file, the event, a report)
+        must come after the ``metastore`` policy that adds it.
+        """
+        kinds = list(self.policy_kind)
+        if "done-partition" in kinds:
+            raise ConfigError(
+                "policy 'done-partition' (Paimon's) is not supported: a Hive table has no "
+                "done partitions; use mark-event (the metastore's LOAD_DONE event) or "
+                "success-file to mark a partition done"
+            )
+        unknown = sorted(set(kinds) - set(POLICY_KINDS))
+        if unknown:
+            raise ConfigError(
+                f"sink.partition-commit.policy.kind names unknown policies {unknown}; "
+                f"use {', '.join(POLICY_KINDS)}"
+            )
+        for kind in ("metastore", "mark-event"):
+            if kind in kinds and not self.metastore_table:
+                raise ConfigError(
+                    f"sink.partition-commit.policy.kind includes '{kind}' but no metastore "
+                    "table is set; give metastore_table (--table-name)"
+                )
+        if "metastore" in kinds:
+            before = [k for k in kinds[: kinds.index("metastore")] if k in _AFTER_METASTORE]
+            if before:
+                order = ",".join(["metastore", *(k for k in kinds if k != "metastore")])
+                raise ConfigError(
+                    f"sink.partition-commit.policy.kind lists {before[0]} before metastore; "
+                    f"{before[0]} must only happen once the metastore has the partition: "
+                    f"write e.g. '{order}'"
+                )
+        if "custom" in kinds and not self.policy_class:
+            raise ConfigError(
+                "sink.partition-commit.policy.kind includes 'custom' but "
+                "sink.partition-commit.policy.class is not set"
+            )
+
     def validate(self) -> None:
         """Cross-option checks, done once so every later step can rely on them."""
         parse_time_zone(self.watermark_time_zone)
         if self.trigger == "partition-time":
             self.time_extractor.validate(self.partition_keys)
-        unknown = sorted(set(self.policy_kind) - {"metastore", "success-file", "custom"})
-        if unknown:
-            raise ConfigError(
-                f"sink.partition-commit.policy.kind names unknown policies {unknown}; "
-                "use metastore, success-file and/or custom"
-            )
-        if "metastore" in self.policy_kind and not self.metastore_table:
-            raise ConfigError(
-                "sink.partition-commit.policy.kind includes 'metastore' but no metastore "
-                "table is set; give metastore_table (--table-name)"
-            )
-        kinds = list(self.policy_kind)
-        if (
-            "metastore" in kinds
-            and "success-file" in kinds
-            and (kinds.index("success-file") < kinds.index("metastore"))
-        ):
-            raise ConfigError(
-                "sink.partition-commit.policy.kind lists success-file before metastore; the "
-                "success file must only appear once the metastore has the partition: "
-                "write 'metastore,success-file'"
-            )
+        self._validate_policies()
         if self.csv_header and self.format not in (None, "csv"):
             raise ConfigError(
                 f"csv.header is set but the format is {self.format}; it only applies to CSV "
                 "files (remove it, or set format to csv)"
-            )
-        if "custom" in self.policy_kind and not self.policy_class:
-            raise ConfigError(
-                "sink.partition-commit.policy.kind includes 'custom' but "
-                "sink.partition-commit.policy.class is not set"
             )
         if self.table_path is not None:
             table = normalize_uri(self.table_path)

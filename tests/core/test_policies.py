@@ -13,6 +13,7 @@ from hmsclient.genthrift.hive_metastore import ttypes
 from airflow_provider_fscommit.core.committer import PartitionCommitter
 from airflow_provider_fscommit.core.errors import ConfigError
 from airflow_provider_fscommit.core.ledger import CommitLedger
+from airflow_provider_fscommit.core.mark_event_policy import LOAD_DONE, MarkEventCommitPolicy
 from airflow_provider_fscommit.core.metastore_policy import MetastoreCommitPolicy, MetastoreError
 from airflow_provider_fscommit.core.partition_spec import PartitionSpec
 from airflow_provider_fscommit.core.planner import StagedFile, plan_partition
@@ -290,6 +291,12 @@ def test_an_unreachable_metastore_fails_before_the_success_file(metastore, tmp_p
     ("options", "message"),
     [
         ({"sink.partition-commit.policy.kind": "success-file,metastore"}, "success-file before"),
+        ({"sink.partition-commit.policy.kind": "mark-event,metastore"}, "mark-event before"),
+        (
+            {"sink.partition-commit.policy.kind": "mark-event", "metastore_table": None},
+            "includes 'mark-event' but no metastore table",
+        ),
+        ({"sink.partition-commit.policy.kind": "metastore,hive-event"}, "unknown policies"),
         (
             {"sink.partition-commit.policy.kind": "metastore", "metastore_table": None},
             "no metastore table",
@@ -332,3 +339,59 @@ def test_s3_locations_on_a_metastore_without_the_s3a_connector_are_a_clear_error
     assert "hadoop-aws" in message and "rerun" in message
     keys = [o["Key"] for o in s3_env.client().list_objects_v2(Bucket=bucket).get("Contents", [])]
     assert not [k for k in keys if k.endswith("_SUCCESS") or "/policy-" in k]
+
+
+def test_mark_event_marks_committed_partitions_load_done(metastore, tmp_path):
+    """Hive-world consumers poll isPartitionMarkedForEvent; only committed partitions say so,
+    null values are marked under the default partition name, and marking again is safe."""
+    create_table(metastore, "marked", tmp_path / "table")
+    spec = spec_for(tmp_path / "table", "marked")
+    policy = MarkEventCommitPolicy(counting_factory(metastore), "fscommit", "marked")
+    done = context(spec, "2026-11-20", "03")
+    null = CommitContext(
+        spec,
+        PartitionSpec(("dt", "hour"), ("2026-11-20", None)),
+        "dt=2026-11-20/hour=__HIVE_DEFAULT_PARTITION__",
+        f"{spec.table_path}/dt=2026-11-20/hour=__HIVE_DEFAULT_PARTITION__",
+        done.summary,
+    )
+    policy.commit_all([done, null])
+    policy.commit(done)
+    with thrift_client(metastore) as client:
+
+        def marked(hour: str) -> bool:
+            values = {"dt": "2026-11-20", "hour": hour}
+            return client.isPartitionMarkedForEvent("fscommit", "marked", values, LOAD_DONE)
+
+        assert marked("03") and marked("__HIVE_DEFAULT_PARTITION__")
+        assert not marked("04")
+
+
+def test_mark_event_on_a_missing_table_names_it(metastore, tmp_path):
+    spec = spec_for(tmp_path / "table", "never_created")
+    policy = MarkEventCommitPolicy(counting_factory(metastore), "fscommit", "never_created")
+    with pytest.raises(MetastoreError, match=r"table fscommit.never_created does not exist"):
+        policy.commit(context(spec, "2026-11-20", "00"))
+
+
+def test_mark_event_follows_the_metastore_policy(metastore, metastore_connection, tmp_path):
+    """Paimon's key names the chain; the event is there once the partition is, and a
+    committed partition is recorded once."""
+    from airflow.providers.apache.hive.hooks.hive import HiveMetastoreHook
+
+    create_table(metastore, "marked_chain", tmp_path / "table")
+    spec = spec_for(
+        tmp_path / "table",
+        "marked_chain",
+        **{"partition.mark-done-action": "metastore,mark-event,success-file"},
+    )
+    published_ledger(spec, "dt=2026-11-20/hour=05", rows=2)
+    committer = PartitionCommitter(
+        spec, create_policies(spec, lambda: HiveMetastoreHook().metastore)
+    )
+    assert [o.state for o in committer.commit(["dt=2026-11-20/hour=05"])] == ["committed"]
+    with thrift_client(metastore) as client:
+        values = {"dt": "2026-11-20", "hour": "05"}
+        assert client.isPartitionMarkedForEvent("fscommit", "marked_chain", values, LOAD_DONE)
+        assert client.get_partition_by_name("fscommit", "marked_chain", "dt=2026-11-20/hour=05")
+    assert [o.state for o in committer.commit(["dt=2026-11-20/hour=05"])] == ["up-to-date"]
