@@ -21,7 +21,7 @@ from pathlib import Path
 import pendulum
 from airflow.sdk import DAG, Param, task
 
-from airflow_provider_fscommit.core.table_spec import TableSpec
+from airflow_provider_fscommit.core.table_spec import POLICY_KINDS, TableSpec
 from airflow_provider_fscommit.operators.commit import PartitionCommitOperator
 from airflow_provider_fscommit.operators.compact import PartitionCompactOperator
 
@@ -57,7 +57,7 @@ with DAG(
             list(TABLE.policy_kind),
             type="array",
             title="Commit policies",
-            items={"type": "string", "enum": ["metastore", "success-file", "custom"]},
+            items={"type": "string", "enum": list(POLICY_KINDS)},
             minItems=1,
             uniqueItems=True,
         ),

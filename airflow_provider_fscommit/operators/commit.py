@@ -13,6 +13,7 @@ from airflow_provider_fscommit.core.filesystem import normalize_uri
 from airflow_provider_fscommit.core.policy_factory import create_policies
 from airflow_provider_fscommit.core.table_spec import TableSpec
 from airflow_provider_fscommit.hooks.aws import aws_storage
+from airflow_provider_fscommit.hooks.http_report import connection_http_target
 
 
 def table_asset(table_path: str) -> Asset:
@@ -26,8 +27,10 @@ class PartitionCommitOperator(BaseOperator):
     """Make published partitions visible with the table's commit policy chain.
 
     Runs ``sink.partition-commit.policy.kind`` in order (the metastore in one batch call
-    through ``HiveMetastoreHook``), records each commit in the table's ledger (reruns,
-    retries and backfills change nothing; late data is committed again), and emits one
+    through ``HiveMetastoreHook``; ``mark-event`` through the same connection;
+    ``http-report`` to ``http_conn_id`` or the spec's URL), records each commit in the
+    table's ledger (reruns, retries and backfills change nothing; late data is committed
+    again), and emits one
     asset event per committed partition for the table asset, with the partition path as
     ``partition_key`` and the commit facts in ``extra``, so a DAG scheduled with
     ``PartitionedAssetTimetable(assets=table_asset(...))`` runs once per partition.
@@ -40,6 +43,8 @@ class PartitionCommitOperator(BaseOperator):
         (directory, metastore partition, success file) instead of only logging why not.
     :param asset: the table asset; default :func:`table_asset` of the table path.
     :param aws_conn_id: AWS connection for tables on S3 (None: the standard AWS chain).
+    :param http_conn_id: HTTP connection the ``http-report`` policy posts to (its base URL,
+        headers and basic auth); None: the spec's ``partition.mark-done-action.http.url``.
     """
 
     template_fields: Sequence[str] = ("table", "partitions")
@@ -55,6 +60,7 @@ class PartitionCommitOperator(BaseOperator):
         commit_empty_partitions: bool = False,
         asset: Asset | None = None,
         aws_conn_id: str | None = None,
+        http_conn_id: str | None = None,
         **kwargs: Any,
     ) -> None:
         table = TableSpec.options_of(table)
@@ -68,6 +74,7 @@ class PartitionCommitOperator(BaseOperator):
         self.metastore_conn_id = metastore_conn_id
         self.commit_empty_partitions = commit_empty_partitions
         self.aws_conn_id = aws_conn_id
+        self.http_conn_id = http_conn_id
 
     def _metastore_client(self) -> Any:
         from airflow.providers.apache.hive.hooks.hive import HiveMetastoreHook
@@ -85,7 +92,12 @@ class PartitionCommitOperator(BaseOperator):
         spec = TableSpec.from_options(self.table)
         partitions = spec.partition_paths(self.partitions)
         with aws_storage(self.aws_conn_id):
-            committer = PartitionCommitter(spec, create_policies(spec, self._metastore_client))
+            http_target = None
+            if self.http_conn_id and "http-report" in spec.policy_kind:
+                http_target = connection_http_target(spec, self.http_conn_id)
+            committer = PartitionCommitter(
+                spec, create_policies(spec, self._metastore_client, http_target)
+            )
             outcomes = committer.commit(
                 partitions, commit_empty=self.commit_empty_partitions, origin=_origin(context)
             )

@@ -49,6 +49,7 @@ def partition_commit_group(
     spark_conn_id: str = "spark_default",
     metastore_conn_id: str = "metastore_default",
     aws_conn_id: str | None = None,
+    http_conn_id: str | None = None,
     sensor_kwargs: Mapping[str, Any] | None = None,
     compact_kwargs: Mapping[str, Any] | None = None,
     commit_kwargs: Mapping[str, Any] | None = None,
@@ -66,6 +67,8 @@ def partition_commit_group(
         application, a ``spark_connect`` one runs the units on that Connect server.
     :param aws_conn_id: AWS connection for a table on S3, used by all three tasks (None:
         the standard AWS chain).
+    :param http_conn_id: HTTP connection of the ``http-report`` policy (None: the spec's
+        ``partition.mark-done-action.http.url``).
     :param sensor_kwargs: more arguments of the sensor (``deferrable``, ``poke_interval``,
         ``timeout``, ``mode``...).
     :param compact_kwargs: more arguments of :class:`PartitionCompactOperator`.
@@ -98,6 +101,7 @@ def partition_commit_group(
             metastore_conn_id=metastore_conn_id,
             commit_empty_partitions=commit_empty_partitions,
             aws_conn_id=aws_conn_id,
+            http_conn_id=http_conn_id,
             **(commit_kwargs or {}),
         )
         wait >> compact >> commit

@@ -9,9 +9,11 @@ from pathlib import Path
 import pytest
 
 from airflow_provider_fscommit.core.ledger import CommitLedger
+from airflow_provider_fscommit.core.table_spec import TableSpec
 from tests.airflow_env import AirflowEnv
 from tests.compaction import committable, compact
-from tests.core.test_policies import create_table
+from tests.core.test_policies import create_table, published_ledger
+from tests.http_server import HttpServer
 
 DAGS = """
 import json
@@ -111,3 +113,74 @@ def test_commit_operator_emits_one_partitioned_asset_event_per_partition(
         time.sleep(1)
     assert sorted(r[0] for r in runs) == sorted([*ready, empty]), scheduler.stdout[-2000:]
     assert Path(table).exists()
+
+
+REPORT_DAG = """
+import json
+
+import pendulum
+from airflow.sdk import DAG
+
+from airflow_provider_fscommit.operators.commit import PartitionCommitOperator
+
+with DAG("fscommit_report", schedule=None, start_date=pendulum.datetime(2026, 11, 1)):
+    PartitionCommitOperator(
+        task_id="commit",
+        table=json.loads('''{table}'''),
+        partitions="{partition}",
+        http_conn_id="partition_report",
+    )
+"""
+SECRET = "Bearer s3cr3t-7c1e9f"
+
+
+@pytest.mark.slow
+def test_http_report_through_a_connection_never_logs_its_secret_header(tmp_path):
+    """A DAG's http-report goes to an Airflow HTTP connection's URL with its headers; a
+    failing endpoint fails the task (the secret in no log or output) and the next run,
+    once the endpoint recovers, reports the partition and commits it."""
+    server = HttpServer(tmp_path / "http-server")
+    try:
+        table = tmp_path / "table"
+        options = {
+            "staging_path": str(tmp_path / "staging"),
+            "checkpoint_path": str(tmp_path / "checkpoint"),
+            "table_path": str(table),
+            "partition_keys": "dt,hour",
+            "partition.mark-done-action": "success-file,http-report",
+            "partition.mark-done-action.http.url": "/catalog/partitions",
+        }
+        spec = TableSpec.from_options(options)
+        published_ledger(spec, "dt=2026-11-20/hour=03", rows=4)
+        connection = {
+            "conn_type": "http",
+            "host": "127.0.0.1",
+            "port": server.port,
+            "extra": {"Authorization": SECRET},
+        }
+        airflow = AirflowEnv(
+            tmp_path / "airflow",
+            {"AIRFLOW_CONN_PARTITION_REPORT": json.dumps(connection)},
+        ).setup()
+        (airflow.dags_folder / "report.py").write_text(
+            REPORT_DAG.format(table=json.dumps(options), partition="dt=2026-11-20/hour=03")
+        )
+        server.answer(500)
+        failed = airflow.run("dags", "test", "fscommit_report")
+        assert failed.returncode != 0
+        output = failed.stdout + failed.stderr
+        assert "HTTP 500" in output and "reports it again" in output
+        assert SECRET.split()[1] not in output  # `dags test` logs the task to its output
+        kept = [p.read_bytes() for p in airflow.home.rglob("*") if p.is_file()]
+        assert not [data for data in kept if SECRET.split()[1].encode() in data]
+        server.answer(200)
+        run = airflow.run("dags", "test", "fscommit_report")
+        assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+        first, second = server.requests()
+        assert first["path"] == second["path"] == "/catalog/partitions"
+        assert second["headers"]["Authorization"] == SECRET
+        assert second["body"]["partition"] == "dt=2026-11-20/hour=03"
+        assert second["body"]["rows"] == 4 and second["body"]["run_id"].startswith("manual__")
+        assert len(CommitLedger(str(table)).read("dt=2026-11-20/hour=03").policy_commits) == 1
+    finally:
+        server.stop()
