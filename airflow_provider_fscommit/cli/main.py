@@ -309,10 +309,7 @@ def render_status(report: TableReport) -> str:
             f"Stalled    no progress since {iso_ms(report.progress_since_ms)} (more than "
             f"{format_duration(report.stall_timeout)}): is the query running and fed?"
         )
-    lines.append(
-        f"Trigger    {spec.trigger}, delay {format_duration(spec.delay)}, "
-        f"time zone {spec.watermark_time_zone}"
-    )
+    lines.append(f"Trigger    {spec.trigger_summary}")
     file_format, format_error = status.file_format
     lines.append(f"Format     {format_error or file_format or 'unknown (nothing staged yet)'}")
     if report.ledger_error:

@@ -11,6 +11,12 @@ transitions the two rules agree.
 ``process-time`` (Flink's ``ProcTimeCommitPredicate``): the wall clock has passed the
 partition's creation time (its first committed file) plus the delay; with no delay (under
 a millisecond, as Flink reads it) at once.
+
+``idle-time`` (Paimon's ``partition.idle-time-to-done``): the wall clock has passed the
+partition's newest committed file's time plus the idle time. For streams without event
+time, and for trickling ones whose partition time says little about when the data stops:
+a partition is done when nothing new has arrived for that long. Late data restarts the
+clock, and the partition is committed again once it is idle again.
 """
 
 from __future__ import annotations
@@ -80,8 +86,14 @@ class PartitionCommitTrigger(abc.ABC):
     kind: str
 
     @abc.abstractmethod
-    def commit_time_ms(self, partition: PartitionSpec, creation_time_ms: int) -> int:
-        """The instant (epoch ms) that this trigger's clock must pass."""
+    def commit_time_ms(
+        self, partition: PartitionSpec, creation_time_ms: int, last_modified_ms: int = 0
+    ) -> int:
+        """The instant (epoch ms) that this trigger's clock must pass.
+
+        ``creation_time_ms`` and ``last_modified_ms`` are the partition's first and newest
+        committed files' times (0: the partition has no files).
+        """
 
     @abc.abstractmethod
     def clock_ms(self, watermark_ms: int | None, now_ms: int) -> int | None:
@@ -106,7 +118,9 @@ class PartitionTimeCommitTrigger(PartitionCommitTrigger):
     def partition_time(self, partition: PartitionSpec) -> datetime:
         return self.extractor.extract(partition.keys, partition.values)
 
-    def commit_time_ms(self, partition: PartitionSpec, creation_time_ms: int) -> int:
+    def commit_time_ms(
+        self, partition: PartitionSpec, creation_time_ms: int, last_modified_ms: int = 0
+    ) -> int:
         return at_zone_epoch_ms(self.partition_time(partition) + self.delay, self.zone)
 
     def clock_ms(self, watermark_ms: int | None, now_ms: int) -> int | None:
@@ -127,8 +141,31 @@ class ProcTimeCommitTrigger(PartitionCommitTrigger):
         no_delay = self.delay // _MS == 0
         return no_delay or super().is_committable(commit_time_ms, watermark_ms, now_ms)
 
-    def commit_time_ms(self, partition: PartitionSpec, creation_time_ms: int) -> int:
+    def commit_time_ms(
+        self, partition: PartitionSpec, creation_time_ms: int, last_modified_ms: int = 0
+    ) -> int:
         return creation_time_ms + self.delay // _MS
+
+    def clock_ms(self, watermark_ms: int | None, now_ms: int) -> int | None:
+        return now_ms
+
+
+class IdleTimeCommitTrigger(PartitionCommitTrigger):
+    """``idle-time``: now > the partition's newest committed file's time + the idle time.
+
+    File times come from the clocks of the hosts that wrote them, as for ``process-time``;
+    the idle time (minutes, not milliseconds) absorbs ordinary clock skew.
+    """
+
+    kind = "idle-time"
+
+    def __init__(self, idle: timedelta):
+        self.idle = idle
+
+    def commit_time_ms(
+        self, partition: PartitionSpec, creation_time_ms: int, last_modified_ms: int = 0
+    ) -> int:
+        return last_modified_ms + self.idle // _MS
 
     def clock_ms(self, watermark_ms: int | None, now_ms: int) -> int | None:
         return now_ms

@@ -50,6 +50,7 @@ class PartitionStatus:
             "commit_time_ms": self.commit_time_ms,
             "commit_time": iso_ms(self.commit_time_ms),
             "created_ms": self.staged.creation_time_ms,
+            "last_file_ms": self.staged.last_modified_ms,
             "error": self.error,
         }
 
@@ -94,7 +95,8 @@ class TableStatus:
         """Commit time and committability of any partition path, staged files or not.
 
         A partition the stream wrote nothing to (an idle hour) is judged by its time alone
-        under ``partition-time``; ``process-time`` cannot judge it (no first file). A path
+        under ``partition-time``; ``process-time`` and ``idle-time`` cannot judge it (no
+        file to time). A path
         that does not match the partition keys raises ``PartitionPathError``.
         """
         values = PartitionSpec.parse(
@@ -223,11 +225,14 @@ class TableStatusReader:
             previous is not None
             and previous.commit_time_ms is not None
             and previous.staged.creation_time_ms == staged.creation_time_ms
+            and previous.staged.last_modified_ms == staged.last_modified_ms
         ):
             commit_time = previous.commit_time_ms
         else:
             try:
-                commit_time = trigger.commit_time_ms(staged.spec, staged.creation_time_ms)
+                commit_time = trigger.commit_time_ms(
+                    staged.spec, staged.creation_time_ms, staged.last_modified_ms
+                )
             except PartitionTimeError as exc:
                 return PartitionStatus(staged, PartitionState.ERROR, error=str(exc))
         committable = trigger.is_committable(commit_time, checkpoint.watermark_ms, now_ms)

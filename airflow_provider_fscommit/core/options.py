@@ -170,10 +170,11 @@ SINK_PARTITION_COMMIT_TRIGGER = ConfigOption(
     "trigger",
     "sink.partition-commit.trigger",
     "partition-time",
-    _choice("partition-time", "process-time"),
+    _choice("partition-time", "process-time", "idle-time"),
     description="partition-time: commit when the watermark passes the partition time plus "
     "the delay; process-time: when the wall clock passes the partition's creation plus the "
-    "delay.",
+    "delay; idle-time: when no file has been committed to it for "
+    "partition.idle-time-to-done (the default when that is set).",
 )
 SINK_PARTITION_COMMIT_DELAY = ConfigOption(
     "delay",
@@ -191,6 +192,14 @@ SINK_PARTITION_COMMIT_WATERMARK_TIME_ZONE = ConfigOption(
     description="The time zone of the partition values' wall clock, as Flink accepts it: a "
     "TZDB id such as 'Asia/Shanghai' (with its daylight saving time), a fixed offset such "
     "as 'GMT+08:00', or 'UTC'.",
+)
+PARTITION_IDLE_TIME_TO_DONE = ConfigOption(
+    "idle_time_to_done",
+    "partition.idle-time-to-done",
+    None,
+    lambda value, option: None if value in (None, "") else _positive_duration(value, option),
+    description="The idle-time trigger's wait: a partition is done when no new file has "
+    "been committed to it for this long, e.g. '30 min'.",
 )
 SINK_PARTITION_COMMIT_POLICY_KIND = ConfigOption(
     "policy_kind",
@@ -347,6 +356,7 @@ OPTIONS: tuple[ConfigOption, ...] = (
     SINK_PARTITION_COMMIT_TRIGGER,
     SINK_PARTITION_COMMIT_DELAY,
     SINK_PARTITION_COMMIT_WATERMARK_TIME_ZONE,
+    PARTITION_IDLE_TIME_TO_DONE,
     SINK_PARTITION_COMMIT_POLICY_KIND,
     SINK_PARTITION_COMMIT_POLICY_CLASS,
     SINK_PARTITION_COMMIT_POLICY_CLASS_PARAMETERS,

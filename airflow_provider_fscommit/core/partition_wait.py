@@ -17,6 +17,7 @@ from typing import Any
 from airflow_provider_fscommit.core.checkpoint import CheckpointState, watermark_since_ms
 from airflow_provider_fscommit.core.committable import TableStatusReader, iso_ms
 from airflow_provider_fscommit.core.table_spec import TableSpec
+from airflow_provider_fscommit.core.units import format_duration
 
 _MS = timedelta(milliseconds=1)
 
@@ -61,12 +62,14 @@ def check_partition(
             reason,
         )
 
+    clock = (
+        f"watermark {iso_ms(cp.watermark_ms)}"
+        if spec.trigger == "partition-time"
+        else f"wall clock {iso_ms(now_ms)}"
+    )
     if committable:
         return verdict(
-            True,
-            False,
-            f"{spec.trigger}: watermark {iso_ms(cp.watermark_ms)} "
-            f"passed the commit time {iso_ms(commit_time)}",
+            True, False, f"{spec.trigger}: {clock} passed the commit time {iso_ms(commit_time)}"
         )
     if (
         process_time_fallback is not None
@@ -101,11 +104,14 @@ def check_partition(
             "waiting: the stream's watermark has not advanced yet (a query runs its first "
             f"batches with 0 until it has seen event times), commit time {iso_ms(commit_time)}",
         )
-    return verdict(
-        False,
-        False,
-        f"waiting: watermark {iso_ms(cp.watermark_ms)}, commit time {iso_ms(commit_time)}",
-    )
+    if spec.trigger == "idle-time" and commit_time is not None:
+        return verdict(
+            False,
+            False,
+            f"waiting: no new file for {format_duration(spec.idle_time_to_done)} since the "
+            f"newest, until {iso_ms(commit_time)} (late files move it)",
+        )
+    return verdict(False, False, f"waiting: {clock}, commit time {iso_ms(commit_time)}")
 
 
 def progress_since_ms(spec: TableSpec, checkpoint: CheckpointState) -> int | None:

@@ -71,6 +71,7 @@ _SUMMARY_SCHEMA = pa.schema(
         ("files", pa.int64()),
         ("bytes", pa.int64()),
         ("first_modified", pa.int64()),
+        ("last_modified", pa.int64()),
     ]
 )
 
@@ -81,7 +82,7 @@ class SinkLogSnapshot:
 
     ``files`` has columns ``path``, ``size``, ``modificationTime`` and ``dir`` (the URI of
     the file's directory, dictionary-encoded); ``directories`` summarizes it per ``dir``:
-    ``files``, ``bytes``, ``first_modified``.
+    ``files``, ``bytes``, ``first_modified``, ``last_modified``.
     """
 
     staging_path: str
@@ -273,13 +274,15 @@ def _with_directory(entries: pa.Table) -> pa.Table:
 
 
 def _summarize(entries: pa.Table) -> pa.Table:
-    """Files, bytes and first modification time per directory (``delete`` lines aside)."""
+    """Files, bytes, first and last modification per directory (``delete`` lines aside)."""
     adds = entries.filter(pc.not_equal(entries["action"], _DELETE)).unify_dictionaries()
+    modified = _numpy(adds["modificationTime"])
     return _group(
         adds["dir"].combine_chunks(),
         np.ones(adds.num_rows, np.int64),
         _numpy(adds["size"]),
-        _numpy(adds["modificationTime"]),
+        modified,
+        modified,
     )
 
 
@@ -293,13 +296,19 @@ def _merge_summaries(summaries: list[pa.Table]) -> pa.Table:
         _numpy(merged["files"]),
         _numpy(merged["bytes"]),
         _numpy(merged["first_modified"]),
+        _numpy(merged["last_modified"]),
     )
 
 
 def _group(
-    directories: pa.Array, files: np.ndarray, sizes: np.ndarray, modified: np.ndarray
+    directories: pa.Array,
+    files: np.ndarray,
+    sizes: np.ndarray,
+    first_modified: np.ndarray,
+    last_modified: np.ndarray,
 ) -> pa.Table:
-    """Sum ``files`` and ``sizes`` and take the least ``modified`` per directory.
+    """Sum ``files`` and ``sizes``, take the least ``first_modified`` and the greatest
+    ``last_modified`` per directory.
 
     numpy over dictionary indices, not Arrow's ``group_by``: loading its engine
     (``pyarrow.acero``) imports pandas (see ``_DELETE``).
@@ -315,7 +324,9 @@ def _group(
     total = np.zeros(groups, np.int64)
     np.add.at(total, group, sizes)
     first = np.full(groups, np.iinfo(np.int64).max)
-    np.minimum.at(first, group, modified)
+    np.minimum.at(first, group, first_modified)
+    last = np.full(groups, np.iinfo(np.int64).min)
+    np.maximum.at(last, group, last_modified)
     # A filtered array keeps its whole dictionary: directories of delete lines only.
     present = np.flatnonzero(counts)
     return pa.Table.from_arrays(
@@ -324,6 +335,7 @@ def _group(
             _arrow(counts[present]),
             _arrow(total[present]),
             _arrow(first[present]),
+            _arrow(last[present]),
         ],
         schema=_SUMMARY_SCHEMA,
     )

@@ -32,7 +32,8 @@ class StagingPartition:
     path: str
     files: int
     bytes: int
-    creation_time_ms: int
+    creation_time_ms: int  # the first committed file's modification time
+    last_modified_ms: int  # the newest committed file's: the idle-time trigger's clock
 
 
 @dataclass(frozen=True)
@@ -84,20 +85,21 @@ class StagingTable:
         summary = snapshot.directories
         current: dict[str, StagingPartition] = {}
         outside: list[str] = []
-        for directory, files, size, first_modified in zip(
+        for directory, *facts in zip(
             *(summary[name].to_pylist() for name in summary.column_names), strict=True
         ):
             cached = self._partitions.get(directory)
-            if cached is None or (cached.files, cached.bytes, cached.creation_time_ms) != (
-                files,
-                size,
-                first_modified,
-            ):
+            if cached is None or (
+                cached.files,
+                cached.bytes,
+                cached.creation_time_ms,
+                cached.last_modified_ms,
+            ) != tuple(facts):
                 known = self._directory(directory)
                 if known is None:
                     outside.append(directory)
                     continue
-                cached = StagingPartition(known[1], known[0], files, size, first_modified)
+                cached = StagingPartition(known[1], known[0], *facts)
             current[directory] = cached
         self._partitions = current
         if outside:

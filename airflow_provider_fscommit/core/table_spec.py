@@ -17,6 +17,7 @@ from typing import Any
 
 from airflow_provider_fscommit.core import options as o
 from airflow_provider_fscommit.core.commit_trigger import (
+    IdleTimeCommitTrigger,
     PartitionCommitTrigger,
     PartitionTimeCommitTrigger,
     ProcTimeCommitTrigger,
@@ -54,6 +55,7 @@ class TableSpec:
     partition_keys: tuple[str, ...]
     table_path: str | None = o.TABLE_PATH.default
     trigger: str = o.SINK_PARTITION_COMMIT_TRIGGER.default
+    idle_time_to_done: timedelta | None = o.PARTITION_IDLE_TIME_TO_DONE.default
     delay: timedelta = o.SINK_PARTITION_COMMIT_DELAY.default
     watermark_time_zone: str = o.SINK_PARTITION_COMMIT_WATERMARK_TIME_ZONE.default
     policy_kind: tuple[str, ...] = o.SINK_PARTITION_COMMIT_POLICY_KIND.default
@@ -108,6 +110,8 @@ class TableSpec:
         ]
         if missing:
             raise ConfigError(f"the table spec lacks required option(s) {', '.join(missing)}")
+        if values.get("idle_time_to_done") and "trigger" not in values:
+            values["trigger"] = "idle-time"  # Paimon's key alone means this trigger
         spec = cls(**values)
         spec.validate()
         return spec
@@ -166,6 +170,24 @@ class TableSpec:
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), sort_keys=True)
 
+    def _validate_trigger(self) -> None:
+        """The idle-time trigger and its idle time come together, and without a delay."""
+        if self.trigger == "idle-time" and self.idle_time_to_done is None:
+            raise ConfigError(
+                "the idle-time trigger needs partition.idle-time-to-done, how long a partition "
+                "must go without new files to be done, e.g. '30 min'"
+            )
+        if self.trigger != "idle-time" and self.idle_time_to_done is not None:
+            raise ConfigError(
+                f"partition.idle-time-to-done is set but the trigger is {self.trigger}; it only "
+                "applies to the idle-time trigger: drop one of them"
+            )
+        if self.trigger == "idle-time" and self.delay:
+            raise ConfigError(
+                "sink.partition-commit.delay is set with the idle-time trigger, which waits "
+                "partition.idle-time-to-done after the newest file instead: drop the delay"
+            )
+
     def _validate_policies(self) -> None:
         """The chain names known policies, each with what it needs, in an order that holds.
 
@@ -211,6 +233,7 @@ class TableSpec:
         parse_time_zone(self.watermark_time_zone)
         if self.trigger == "partition-time":
             self.time_extractor.validate(self.partition_keys)
+        self._validate_trigger()
         self._validate_policies()
         if self.csv_header and self.format not in (None, "csv"):
             raise ConfigError(
@@ -269,11 +292,24 @@ class TableSpec:
             self.timestamp_formatter,
         )
 
+    @property
+    def trigger_summary(self) -> str:
+        """The trigger and the settings it uses, as the status views show it."""
+        if self.trigger == "idle-time":
+            return f"idle-time, idle {format_duration(self.idle_time_to_done or timedelta(0))}"
+        summary = f"{self.trigger}, delay {format_duration(self.delay)}"
+        if self.trigger == "partition-time":
+            summary += f", time zone {self.watermark_time_zone}"
+        return summary
+
     @cached_property
     def commit_trigger(self) -> PartitionCommitTrigger:
         """The trigger the options describe, ready to judge partitions."""
         if self.trigger == "process-time":
             return ProcTimeCommitTrigger(self.delay)
+        if self.trigger == "idle-time":
+            assert self.idle_time_to_done is not None  # validate() checked
+            return IdleTimeCommitTrigger(self.idle_time_to_done)
         return PartitionTimeCommitTrigger(
             self.time_extractor, self.delay, parse_time_zone(self.watermark_time_zone)
         )

@@ -165,13 +165,7 @@ def _facts(report: TableReport) -> str:
             else "no batch committed yet",
         ),
         (f"Stream (stall timeout {escape(format_duration(report.stall_timeout))})", progress),
-        (
-            "Trigger",
-            escape(
-                f"{report.spec.trigger}, delay {format_duration(report.spec.delay)}, "
-                f"{report.spec.watermark_time_zone}"
-            ),
-        ),
+        ("Trigger", escape(report.spec.trigger_summary)),
         ("Format", _format(report)),
         ("Partitions", counts or "none"),
     ]

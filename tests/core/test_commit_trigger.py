@@ -9,6 +9,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from airflow_provider_fscommit.core.commit_trigger import (
+    IdleTimeCommitTrigger,
     PartitionTimeCommitTrigger,
     ProcTimeCommitTrigger,
     at_zone_epoch_ms,
@@ -261,3 +262,11 @@ def test_at_zone_matches_java_local_date_time_at_zone(tmp_path):
     ours = [at_zone_epoch_ms(datetime.fromisoformat(t), parse_time_zone(z)) for t, z in cases]
     assert len(cases) > 150
     assert ours == java
+
+
+def test_idle_time_trigger_uses_the_newest_file_and_the_wall_clock():
+    t = IdleTimeCommitTrigger(timedelta(minutes=30))
+    commit = t.commit_time_ms(hour("2026-11-20", "00"), 1_000_000, 5_000_000)
+    assert commit == 5_000_000 + 1_800_000
+    assert not t.is_committable(commit, watermark_ms=10**15, now_ms=commit)
+    assert t.is_committable(commit, watermark_ms=None, now_ms=commit + 1)

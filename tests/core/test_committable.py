@@ -212,3 +212,47 @@ def test_a_watermark_that_jumps_makes_every_hour_in_between_committable(spark, t
     ]
     judged = {h: status.judge(f"dt=2026-11-20/hour={h:02d}")[1] for h in range(12)}
     assert judged == {h: h <= 8 for h in range(12)}
+
+
+def test_idle_time_trigger_waits_for_the_newest_file_and_late_files_move_it(spark, hourly_stream):
+    """Paimon's partition.idle-time-to-done alone selects the trigger: a partition is done
+    when no file has been committed to it for that long, judged by its newest file's time
+    as the sink log records it (the file's modification time); late rows restart it."""
+    spec = TableSpec.from_options(
+        {
+            "staging_path": hourly_stream.staging,
+            "checkpoint_path": hourly_stream.checkpoint,
+            "partition_keys": "dt,hour",
+            "partition.idle-time-to-done": "10 min",
+        }
+    )
+    assert spec.trigger == "idle-time" and spec.trigger_summary == "idle-time, idle 10 min"
+    reader = TableStatusReader(spec)
+    status = reader.read()
+    newest = {
+        p.staged.path: max(
+            int(f.stat().st_mtime * 1000)
+            for f in Path(hourly_stream.staging, p.staged.path).glob("*.parquet")
+        )
+        for p in status.partitions
+    }
+    assert {p.staged.path: p.staged.last_modified_ms for p in status.partitions} == newest
+    assert all(p.commit_time_ms == newest[p.staged.path] + 600_000 for p in status.partitions)
+    hour02 = "dt=2026-11-20/hour=02"
+    now = newest[hour02] + 600_001
+    judged = {p.staged.path: p.state for p in reader.read(now_ms=now).partitions}
+    assert judged == {
+        path: PartitionState.COMMITTABLE if last + 600_000 < now else PartitionState.PENDING
+        for path, last in newest.items()
+    }
+    assert judged[hour02] == PartitionState.COMMITTABLE
+    assert check_partition(spec, hour02, now_ms=now).committable
+
+    hourly_stream.add_batches([row(60, "2026-11-20T02:40:00Z")])  # late rows for hour 02
+    hourly_stream.run(spark)
+    later = reader.read(now_ms=now)
+    moved = later.find(hour02)
+    assert moved.staged.last_modified_ms > newest[hour02]
+    assert moved.state == PartitionState.PENDING
+    check = check_partition(spec, hour02, now_ms=now)
+    assert not check.committable and "no new file for 10 min" in check.reason

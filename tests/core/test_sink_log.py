@@ -76,13 +76,13 @@ def test_incremental_read_parses_only_what_was_appended(spark, tmp_path, monkeyp
     assert parsed == []  # nothing changed, nothing parsed
 
 
-def _entry(path: str, action: str = "add", size: int = 10) -> str:
+def _entry(path: str, action: str = "add", size: int = 10, modified: int = 1) -> str:
     return json.dumps(
         {
             "path": path,
             "size": size,
             "isDir": False,
-            "modificationTime": 1,
+            "modificationTime": modified,
             "blockReplication": 1,
             "blockSize": 1,
             "action": action,
@@ -110,19 +110,23 @@ def test_delete_actions_remove_files(synthetic):
     assert FileSinkLog(str(staging)).read().files["path"].to_pylist() == [b]
 
 
-def summary_from_files(files) -> dict[str, tuple[int, int, int]]:
-    """Independent oracle: files, bytes and first modification per directory, in Python."""
-    out: dict[str, tuple[int, int, int]] = {}
+def summary_from_files(files) -> dict[str, tuple[int, int, int, int]]:
+    """Independent oracle: files, bytes, first and last modification per directory."""
+    out: dict[str, tuple[int, int, int, int]] = {}
     for entry in files.to_pylist():
         directory = entry["path"].rpartition("/")[0]
-        count, size, first = out.get(directory, (0, 0, entry["modificationTime"]))
-        out[directory] = (count + 1, size + entry["size"], min(first, entry["modificationTime"]))
+        modified = entry["modificationTime"]
+        count, size, first, last = out.get(directory, (0, 0, modified, modified))
+        first, last = min(first, modified), max(last, modified)
+        out[directory] = (count + 1, size + entry["size"], first, last)
     return out
 
 
-def summary_of(snapshot) -> dict[str, tuple[int, int, int]]:
+def summary_of(snapshot) -> dict[str, tuple[int, int, int, int]]:
     rows = snapshot.directories.to_pylist()
-    return {r["dir"]: (r["files"], r["bytes"], r["first_modified"]) for r in rows}
+    return {
+        r["dir"]: (r["files"], r["bytes"], r["first_modified"], r["last_modified"]) for r in rows
+    }
 
 
 def test_a_long_lived_reader_summarizes_partitions_as_a_fresh_one(synthetic):
@@ -131,14 +135,21 @@ def test_a_long_lived_reader_summarizes_partitions_as_a_fresh_one(synthetic):
     uri = [f"file://{staging}/dt={d}/{n}.parquet" for d, n in ("1a", "1b", "2c", "2d", "3e")]
     reader = FileSinkLog(str(staging))
     batches = [
-        ("0", [_entry(uri[0], size=10), _entry(uri[2], size=30)]),
-        ("1", [_entry(uri[1], size=20)]),  # late file for dt=1
-        ("2.compact", [_entry(uri[0], size=10), _entry(uri[2], size=30), _entry(uri[1], size=20)]),
-        ("3", [_entry(uri[3], size=40), _entry(uri[0], "delete")]),
-        ("4", [_entry(uri[4], size=50)]),
+        ("0", [_entry(uri[0], size=10, modified=10), _entry(uri[2], size=30, modified=30)]),
+        ("1", [_entry(uri[1], size=20, modified=20)]),  # late file for dt=1
+        (
+            "2.compact",
+            [
+                _entry(uri[0], size=10, modified=10),
+                _entry(uri[2], size=30, modified=30),
+                _entry(uri[1], size=20, modified=20),
+            ],
+        ),
+        ("3", [_entry(uri[3], size=40, modified=40), _entry(uri[0], "delete")]),
+        ("4", [_entry(uri[4], size=50, modified=50)]),
         (
             "5.compact",
-            [_entry(u, size=s) for u, s in zip(uri[1:], (20, 30, 40, 50), strict=True)],
+            [_entry(u, size=s, modified=s) for u, s in zip(uri[1:], (20, 30, 40, 50), strict=True)],
         ),
     ]
     for name, entries in batches:
@@ -146,7 +157,8 @@ def test_a_long_lived_reader_summarizes_partitions_as_a_fresh_one(synthetic):
         snapshot = reader.read()
         assert summary_of(snapshot) == summary_from_files(snapshot.files), name
         assert summary_of(snapshot) == summary_of(FileSinkLog(str(staging)).read()), name
-    assert summary_of(snapshot)[f"file://{staging}/dt=1"] == (1, 20, 1)  # a deleted, b kept
+    assert summary_of(snapshot)[f"file://{staging}/dt=1"] == (1, 20, 20, 20)  # a deleted
+    assert summary_of(snapshot)[f"file://{staging}/dt=2"] == (2, 70, 30, 40)
 
 
 def test_hidden_files_and_checksums_are_not_batches(synthetic):

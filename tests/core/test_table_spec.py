@@ -64,7 +64,15 @@ def test_defaults_are_flinks_unless_the_spec_says_otherwise():
     assert spec.partition_default_name == "__HIVE_DEFAULT_PARTITION__"
 
 
-@pytest.mark.parametrize("extra", [{}, FLINK_OPTIONS, {"trigger": "process-time", "delay": "90 s"}])
+@pytest.mark.parametrize(
+    "extra",
+    [
+        {},
+        FLINK_OPTIONS,
+        {"trigger": "process-time", "delay": "90 s"},
+        {"partition.idle-time-to-done": "15 min"},
+    ],
+)
 def test_json_round_trip(extra):
     spec = TableSpec.from_options(BASE | extra)
     text = spec.to_json()
@@ -278,3 +286,21 @@ def test_a_key_neither_ours_nor_flinks_is_still_an_error():
         TableSpec.from_options(BASE | FLINK_DDL_WITH | {"sink.rolling-policy.file-sise": "1MB"})
     with pytest.raises(ConfigError, match=r"'json.fail-on-missing-field'"):
         TableSpec.from_options(BASE | {"json.fail-on-missing-field": "true"})
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        ({"trigger": "idle-time"}, "needs partition.idle-time-to-done"),
+        (
+            {"trigger": "partition-time", "partition.idle-time-to-done": "5 min"},
+            "only applies to the idle-time trigger",
+        ),
+        ({"partition.idle-time-to-done": "5 min", "delay": "1 h"}, "drop the delay"),
+        ({"partition.idle-time-to-done": "-5 min"}, "expected a positive duration"),
+        ({"partition.idle-time-to-done": "0 s"}, "expected a positive duration"),
+    ],
+)
+def test_idle_time_settings_that_cannot_work_are_refused(extra, message):
+    with pytest.raises(ConfigError, match=message):
+        TableSpec.from_options(BASE | extra)
