@@ -96,8 +96,8 @@ class TableStatus:
 
         A partition the stream wrote nothing to (an idle hour) is judged by its time alone
         under ``partition-time``; ``process-time`` and ``idle-time`` cannot judge it (no
-        file to time). A path
-        that does not match the partition keys raises ``PartitionPathError``.
+        file to time). A path that does not match the partition keys raises
+        ``PartitionPathError``.
         """
         values = PartitionSpec.parse(
             partition, self.spec.partition_keys, self.spec.partition_default_name

@@ -104,10 +104,13 @@ def _json_object(value: Any, option: str) -> str | None:
 
 
 def _positive_duration(value: Any, option: str) -> timedelta:
-    negative = isinstance(value, str) and value.strip().startswith("-")
-    if negative or parse_duration(value, option) <= timedelta(0):
-        raise ConfigError(f"{option}: expected a positive duration such as '5 s', got {value!r}")
-    return parse_duration(value, option)
+    refused = ConfigError(f"{option}: expected a positive duration such as '5 s', got {value!r}")
+    if isinstance(value, str) and value.strip().startswith("-"):
+        raise refused  # a minus sign, not an unknown unit
+    duration = parse_duration(value, option)
+    if duration <= timedelta(0):
+        raise refused
+    return duration
 
 
 def _kinds(value: Any, option: str) -> tuple[str, ...]:
