@@ -20,10 +20,11 @@ import urllib.error
 import urllib.request
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+from airflow_provider_fscommit.core.committable import iso_ms
 from airflow_provider_fscommit.core.errors import ConfigError, HttpReportError
 from airflow_provider_fscommit.core.policy import CommitContext, PartitionCommitPolicy
 
@@ -126,15 +127,11 @@ def report_document(context: CommitContext, params: Mapping[str, Any]) -> dict[s
         "files": summary.get("files"),
         "bytes": summary.get("bytes"),
         "watermark_ms": summary.get("watermark_ms"),
-        "watermark": _iso(summary.get("watermark_ms")),
+        "watermark": iso_ms(summary.get("watermark_ms")),
         "committed_at_ms": summary.get("committed_at_ms"),
-        "committed_at": _iso(summary.get("committed_at_ms")),
+        "committed_at": iso_ms(summary.get("committed_at_ms")),
         "compaction_seq": summary.get("compaction_seq"),
         "run_id": origin.get("run_id"),
         "dag_id": origin.get("dag_id"),
         "params": dict(params),
     }
-
-
-def _iso(ms: int | None) -> str | None:
-    return None if ms is None else datetime.fromtimestamp(ms / 1000, UTC).isoformat()

@@ -19,55 +19,36 @@ from collections.abc import Sequence
 from hmsclient.genthrift.hive_metastore import ttypes
 from thrift.Thrift import TException
 
-from airflow_provider_fscommit.core.metastore_policy import ClientFactory, MetastoreError
-from airflow_provider_fscommit.core.policy import CommitContext, PartitionCommitPolicy
+from airflow_provider_fscommit.core.metastore_policy import (
+    MetastoreError,
+    MetastoreTablePolicy,
+    metastore_values,
+)
+from airflow_provider_fscommit.core.policy import CommitContext
 
 LOAD_DONE = ttypes.PartitionEventType.LOAD_DONE
 
 
-class MarkEventCommitPolicy(PartitionCommitPolicy):
-    def __init__(self, client_factory: ClientFactory, database: str, table: str) -> None:
-        self.client_factory = client_factory
-        self.database = database
-        self.table = table
-
-    def commit(self, context: CommitContext) -> None:
-        self.commit_all([context])
-
+class MarkEventCommitPolicy(MetastoreTablePolicy):
     def commit_all(self, contexts: Sequence[CommitContext]) -> None:
         """One connection for all partitions; one event each (Thrift has no batch call)."""
         if not contexts:
             return
-        name = f"{self.database}.{self.table}"
-        try:
-            connection = self.client_factory()
-        except Exception as exc:  # the hook raises its own types for an unreachable server
-            raise MetastoreError(
-                f"cannot reach the metastore to mark partitions of {name} done ({exc}); check "
-                "that it runs and the connection points at it; a retry is safe"
-            ) from exc
+        connection = self._connect()
+        keys = contexts[0].partition.keys
         try:
             with connection as client:
                 for context in contexts:
-                    client.markPartitionForEvent(
-                        self.database, self.table, event_values(context), LOAD_DONE
-                    )
+                    values = dict(zip(keys, metastore_values(context), strict=True))
+                    client.markPartitionForEvent(self.database, self.table, values, LOAD_DONE)
         except ttypes.UnknownTableException:
             raise MetastoreError(
-                f"table {name} does not exist in the metastore, so no partition of it can be "
-                "marked done; create it or fix the database/table name"
+                f"table {self.name} does not exist in the metastore, so no partition of it can "
+                "be marked done; create it or fix the database/table name"
             ) from None
         except (TException, OSError) as exc:
             raise MetastoreError(
-                f"marking {len(contexts)} partition(s) of {name} done in the metastore failed "
-                f"({type(exc).__name__}: {exc}); nothing after the mark-event policy ran, and "
-                "a retry marks them again safely"
+                f"marking {len(contexts)} partition(s) of {self.name} done in the metastore "
+                f"failed ({type(exc).__name__}: {exc}); nothing after the mark-event policy "
+                "ran, and a retry marks them again safely"
             ) from exc
-
-
-def event_values(context: CommitContext) -> dict[str, str]:
-    """The partition's values by key, as the metastore names the partition of an event."""
-    return {
-        key: value if value is not None else context.spec.partition_default_name
-        for key, value in zip(context.partition.keys, context.values, strict=True)
-    }

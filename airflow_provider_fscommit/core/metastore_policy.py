@@ -32,31 +32,44 @@ class MetastoreError(FsCommitError):
     """The metastore refused the commit or could not be reached; retrying is safe."""
 
 
-class MetastoreCommitPolicy(PartitionCommitPolicy):
+class MetastoreTablePolicy(PartitionCommitPolicy):
+    """A policy that commits all partitions of a call to one metastore table, batched."""
+
     def __init__(self, client_factory: ClientFactory, database: str, table: str) -> None:
         self.client_factory = client_factory
         self.database = database
         self.table = table
+        self.name = f"{database}.{table}"
 
     def commit(self, context: CommitContext) -> None:
         self.commit_all([context])
 
+    def _connect(self) -> AbstractContextManager[Any]:
+        """A client connection, or the one error a user fixes by starting or pointing it."""
+        try:
+            return self.client_factory()
+        except Exception as exc:  # the hook raises its own types for an unreachable server
+            raise MetastoreError(
+                f"cannot reach the metastore for {self.name} ({exc}); check that it runs and "
+                "the connection (metastore_default or --metastore-uri) points at it; nothing "
+                "was recorded as committed, and a retry is safe"
+            ) from exc
+
+
+def metastore_values(context: CommitContext) -> list[str]:
+    """The partition's values as the metastore holds them (null: the default name)."""
+    return [v if v is not None else context.spec.partition_default_name for v in context.values]
+
+
+class MetastoreCommitPolicy(MetastoreTablePolicy):
     def commit_all(self, contexts: Sequence[CommitContext]) -> None:
         if not contexts:
             return
-        name = f"{self.database}.{self.table}"
-        try:
-            connection = self.client_factory()
-        except Exception as exc:  # the hook raises its own types for an unreachable server
-            raise MetastoreError(
-                f"cannot reach the metastore for {name} ({exc}); check that it runs and the "
-                "connection (metastore_default or --metastore-uri) points at it; nothing was "
-                "committed, and a retry is safe"
-            ) from exc
+        connection = self._connect()
         try:
             with connection as client:
-                table = self._table(client, name, contexts[0])
-                _check_format(table, name, contexts)
+                table = self._table(client, contexts[0])
+                _check_format(table, self.name, contexts)
                 names = [c.path for c in contexts]
                 existing = {
                     tuple(p.values): p
@@ -64,10 +77,7 @@ class MetastoreCommitPolicy(PartitionCommitPolicy):
                 }
                 new, changed = [], []
                 for context in contexts:
-                    values = [
-                        v if v is not None else context.spec.partition_default_name
-                        for v in context.values
-                    ]
+                    values = metastore_values(context)
                     partition = existing.get(tuple(values))
                     if partition is None:
                         new.append(self._partition(table, values, context))
@@ -97,29 +107,29 @@ class MetastoreCommitPolicy(PartitionCommitPolicy):
             raise
         except ttypes.MetaException as exc:
             raise _location_error(exc, contexts[0].location) or MetastoreError(
-                f"committing {len(contexts)} partition(s) of {name} to the metastore failed "
+                f"committing {len(contexts)} partition(s) of {self.name} to the metastore failed "
                 f"(MetaException: {exc}); nothing after the metastore policy ran, and a retry "
                 "commits them again safely"
             ) from exc
         except (TException, OSError) as exc:
             raise MetastoreError(
-                f"committing {len(contexts)} partition(s) of {name} to the metastore failed "
+                f"committing {len(contexts)} partition(s) of {self.name} to the metastore failed "
                 f"({type(exc).__name__}: {exc}); nothing after the metastore policy ran, and "
                 "a retry commits them again safely"
             ) from exc
 
-    def _table(self, client: Any, name: str, context: CommitContext) -> Any:
+    def _table(self, client: Any, context: CommitContext) -> Any:
         try:
             table = client.get_table(self.database, self.table)
         except ttypes.NoSuchObjectException:
             raise MetastoreError(
-                f"table {name} does not exist in the metastore; create it (partitioned by "
+                f"table {self.name} does not exist in the metastore; create it (partitioned by "
                 f"{', '.join(context.spec.partition_keys)}) or fix the database/table name"
             ) from None
         keys = [k.name for k in table.partitionKeys or []]
         if keys != list(context.spec.partition_keys):
             raise MetastoreError(
-                f"table {name} is partitioned by {keys}, but the table spec's partition keys "
+                f"table {self.name} is partitioned by {keys}, but the table spec's partition keys "
                 f"are {list(context.spec.partition_keys)}; make them agree"
             )
         return table
