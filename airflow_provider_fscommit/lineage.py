@@ -74,3 +74,21 @@ def commit_lineage(spec: TableSpec, hive: tuple[str, str] | None) -> OperatorLin
     table = path_dataset(spec.require_table_path(), hive)
     output = Dataset(namespace=hive[0], name=hive[1]) if hive else table
     return OperatorLineage(inputs=[table], outputs=[output])
+
+
+def expiration_lineage(spec: TableSpec, hive: tuple[str, str] | None) -> OperatorLineage:
+    """Expiration alters the published directory and its Hive table: partitions dropped."""
+    from airflow.providers.common.compat.openlineage.facet import (
+        Dataset,
+        LifecycleStateChange,
+        LifecycleStateChangeDatasetFacet,
+    )
+    from airflow.providers.openlineage.extractors import OperatorLineage
+
+    altered = {"lifecycleStateChange": LifecycleStateChangeDatasetFacet(LifecycleStateChange.ALTER)}
+    table = path_dataset(spec.require_table_path(), hive)
+    table.facets.update(altered)
+    outputs = [table]
+    if hive:
+        outputs.append(Dataset(namespace=hive[0], name=hive[1], facets=dict(altered)))
+    return OperatorLineage(outputs=outputs)

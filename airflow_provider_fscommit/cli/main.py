@@ -11,6 +11,7 @@ Exit codes: 0 done, 1 error (the message names the thing and the fix), 2 usage,
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -18,12 +19,14 @@ from collections.abc import Sequence
 from datetime import timedelta
 from typing import Any
 
-from airflow_provider_fscommit.cli.commit import run_commit
+from airflow_provider_fscommit.cli.commit import metastore_client_factory, run_commit
 from airflow_provider_fscommit.cli.compact import SparkOptions, run_compact
 from airflow_provider_fscommit.console import messages_to_stderr
 from airflow_provider_fscommit.core import options as o
 from airflow_provider_fscommit.core.committable import iso_ms
 from airflow_provider_fscommit.core.errors import FsCommitError
+from airflow_provider_fscommit.core.expiration import ExpirationReport, expire_partitions
+from airflow_provider_fscommit.core.policy_factory import metastore_table_policy
 from airflow_provider_fscommit.core.quarantine import QuarantinedFile, quarantine
 from airflow_provider_fscommit.core.retention import CleanupReport, clean_staging
 from airflow_provider_fscommit.core.table_report import (
@@ -51,6 +54,8 @@ _TABLE_FLAGS: tuple[tuple[str, o.ConfigOption], ...] = (
     ("--http-report-url", o.HTTP_REPORT_URL),
     ("--http-report-params", o.HTTP_REPORT_PARAMS),
     ("--http-report-timeout", o.HTTP_REPORT_TIMEOUT),
+    ("--expiration-time", o.PARTITION_EXPIRATION_TIME),
+    ("--expiration-strategy", o.PARTITION_EXPIRATION_STRATEGY),
     ("--timestamp-pattern", o.PARTITION_TIME_EXTRACTOR_TIMESTAMP_PATTERN),
     ("--timestamp-formatter", o.PARTITION_TIME_EXTRACTOR_TIMESTAMP_FORMATTER),
     ("--format", o.FORMAT),
@@ -136,6 +141,25 @@ def build_parser() -> argparse.ArgumentParser:
     clean.add_argument("--older-than", required=True, metavar="AGE", help="e.g. 7d, 36 h")
     clean.add_argument("--dry-run", action="store_true", help="list what would be deleted")
     clean.add_argument("--json", action="store_true", help="print one JSON object")
+    expire = commands.add_parser(
+        "expire",
+        help="drop published partitions older than --expiration-time (dry run by default)",
+        description="List the published partitions past partition.expiration-time; with "
+        "--apply, drop them from the metastore, delete their published files and record "
+        "them as expired (late data for them is never published again). Staged files are "
+        "never touched.",
+    )
+    _add_table_arguments(expire)
+    expire.add_argument("--apply", action="store_true", help="expire them (default: list)")
+    expire.add_argument(
+        "--force",
+        action="store_true",
+        help="check even if partition.expiration-check-interval has not passed",
+    )
+    expire.add_argument(
+        "--metastore-uri", metavar="THRIFT_URI", help="e.g. thrift://127.0.0.1:9083"
+    )
+    expire.add_argument("--json", action="store_true", help="print one JSON object")
     quarantine_files = commands.add_parser(
         "quarantine",
         help="give up unreadable staged files so the rest of their partition is published",
@@ -253,6 +277,15 @@ def _run(args: argparse.Namespace) -> int:
             )
             print(json.dumps(report.to_dict(), indent=2) if args.json else render_cleanup(report))
             return 0
+        if args.command == "expire":
+            metastore = metastore_table_policy(spec, metastore_client_factory(args.metastore_uri))
+            # Airflow's hooks log to stdout; keep stdout for the report (and for --json).
+            with contextlib.redirect_stdout(sys.stderr):
+                expired = expire_partitions(
+                    spec, dry_run=not args.apply, metastore=metastore, force=args.force
+                )
+            print(json.dumps(expired.to_dict(), indent=2) if args.json else render_expiry(expired))
+            return 1 if expired.errors else 0
         if args.command == "quarantine":
             files = quarantine(spec, args.files, args.reason)
             if args.json:
@@ -310,6 +343,8 @@ def render_status(report: TableReport) -> str:
             f"{format_duration(report.stall_timeout)}): is the query running and fed?"
         )
     lines.append(f"Trigger    {spec.trigger_summary}")
+    if spec.expiration_summary:
+        lines.append(f"Expiration {spec.expiration_summary}")
     file_format, format_error = status.file_format
     lines.append(f"Format     {format_error or file_format or 'unknown (nothing staged yet)'}")
     if report.ledger_error:
@@ -373,6 +408,29 @@ def render_cleanup(report: CleanupReport) -> str:
     lines.append(
         f"{verb} {len(report.files)} published staged file(s), {format_size(total)}, older than "
         f"{format_duration(report.older_than)}"
+    )
+    return "\n".join(lines)
+
+
+def render_expiry(report: ExpirationReport) -> str:
+    limit = f"{format_duration(report.expiration_time)} ({report.strategy})"
+    if report.skipped_until_ms is not None:
+        return (
+            f"partitions were checked for expiration less than "
+            f"partition.expiration-check-interval ago; next check after "
+            f"{iso_ms(report.skipped_until_ms)} (--force to check now)"
+        )
+    lines = [
+        f"{p['partition']}  since {p['age_from']}  {p['files']} file(s), {format_size(p['bytes'])}"
+        for p in report.partitions
+    ]
+    lines += [f"{e['partition']}  error: {e['error']}" for e in report.errors]
+    verb = "would expire" if report.dry_run else "expired"
+    total = sum(p["bytes"] for p in report.partitions)
+    lines.append(
+        f"{verb} {len(report.partitions)} partition(s) older than {limit}, "
+        f"{sum(p['files'] for p in report.partitions)} published file(s), {format_size(total)}"
+        + ("; --apply to expire them" if report.dry_run and report.partitions else "")
     )
     return "\n".join(lines)
 

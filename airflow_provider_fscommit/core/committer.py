@@ -10,6 +10,7 @@ re-triggers change nothing; late data makes a new compaction, which is committed
 An hour in which the stream wrote nothing still has to be marked done, or downstream
 waits forever (a known Flink gap): with ``commit_empty``, a partition with nothing
 published is committed empty (its directory, metastore partition and success file).
+A partition past its expiration (:mod:`expiration`) is never committed again.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from airflow_provider_fscommit.core.expiration import expired_reason
 from airflow_provider_fscommit.core.faults import fault_point
 from airflow_provider_fscommit.core.ledger import CommitLedger, PartitionLedger
 from airflow_provider_fscommit.core.lock import TableLock
@@ -31,7 +33,7 @@ from airflow_provider_fscommit.core.table_spec import TableSpec
 @dataclass(frozen=True)
 class CommitOutcome:
     partition: str
-    state: str  # committed | committed-empty | up-to-date | nothing-published
+    state: str  # committed | committed-empty | up-to-date | nothing-published | expired
     summary: dict[str, Any]
 
     def to_dict(self) -> dict[str, Any]:
@@ -77,6 +79,10 @@ class PartitionCommitter:
                 path, self.spec.partition_keys, self.spec.partition_default_name
             )
             records = self.ledger.read(path)
+            expired = expired_reason(self.spec, path, records, now_ms)
+            if expired:
+                outcomes.append(CommitOutcome(path, "expired", {"reason": expired}))
+                continue
             if not records.commits and not commit_empty:
                 outcomes.append(CommitOutcome(path, "nothing-published", {}))
                 continue

@@ -44,6 +44,7 @@ from airflow_provider_fscommit.core.compactor import (
     read_plan_schema,
 )
 from airflow_provider_fscommit.core.errors import ConfigError, FsCommitError
+from airflow_provider_fscommit.core.expiration import expired_reason
 from airflow_provider_fscommit.core.faults import fault_point
 from airflow_provider_fscommit.core.file_format import FileFormat, partition_format
 from airflow_provider_fscommit.core.fsutil import delete_if_exists, exists, list_names
@@ -77,7 +78,7 @@ class PartitionOutcome:
     """What happened to one partition in one run."""
 
     partition: str
-    state: str  # published | up-to-date | empty | failed | planned (dry run)
+    state: str  # published | up-to-date | empty | expired | failed | planned (dry run)
     plan: CompactionPlan | None = None
     rows: int = 0
     bytes_out: int = 0
@@ -191,7 +192,13 @@ class CompactionCoordinator:
         }
         plans: list[CompactionPlan] = []
         settled: list[PartitionOutcome] = []  # nothing to do, or refused
+        now_ms = int(time.time() * 1000)
         for partition in selection.partitions:
+            # Before recovery, which would publish a committed plan's outputs again.
+            expired = expired_reason(self.spec, partition, self.ledger.read(partition), now_ms)
+            if expired:
+                settled.append(PartitionOutcome(partition, "expired", error=expired))
+                continue
             if not dry_run:
                 self.recover(partition)
             ledger = self.ledger.read(partition)
@@ -205,7 +212,7 @@ class CompactionCoordinator:
                 codec=self.codec,
                 sink_latest_batch=selection.sink_latest_batch,
                 watermark_ms=selection.watermark_ms,
-                created_ms=int(time.time() * 1000),
+                created_ms=now_ms,
                 file_format=formats[partition],
             )
             if plan is None:

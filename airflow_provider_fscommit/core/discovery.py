@@ -2,14 +2,17 @@
 
 A partition needs work when it is committable and either some of its committed staged
 files are not published yet (new, or late data for a committed partition) or its latest
-publication has not gone through the commit policies.
+publication has not gone through the commit policies. An expired partition (or one past
+its expiration) needs none: its late data is never published.
 """
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 from airflow_provider_fscommit.core.committable import PartitionState, TableStatusReader
+from airflow_provider_fscommit.core.expiration import expired_reason
 from airflow_provider_fscommit.core.ledger import CommitLedger
 from airflow_provider_fscommit.core.object_store import store_errors
 from airflow_provider_fscommit.core.table_spec import TableSpec
@@ -30,8 +33,11 @@ def partitions_to_commit(spec: TableSpec) -> list[PendingCommit]:
     files = reader.staging.committed_files(status.snapshot, set(ready))
     ledger = CommitLedger(spec.require_table_path())
     pending = []
+    now_ms = int(time.time() * 1000)
     for partition in ready:
         records = ledger.read(partition)
+        if expired_reason(spec, partition, records, now_ms):
+            continue
         unpublished = {f.uri for f in files[partition]} - records.settled_inputs
         if unpublished:
             pending.append(PendingCommit(partition, "late-data" if records.commits else "new"))

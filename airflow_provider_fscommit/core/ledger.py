@@ -16,7 +16,8 @@ the two, exactly one creates ``commit-<seq>.json``. Sequence numbers are never r
 counts commits, the record names the compaction). ``quarantine-<n>.json`` records staged
 files a user excluded (``fscommit quarantine``): unreadable ones whose rows cannot be
 recovered, so that the rest of the partition can be published; they are never published
-afterwards.
+afterwards. ``expire-<n>.json`` records that partition expiration dropped the partition and
+deleted its published files (:mod:`expiration`): nothing of it is published again.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ from airflow_provider_fscommit.core.planner import CompactionPlan
 
 LEDGER_DIR = "_fscommit"
 _APPEND_ATTEMPTS = 10
-_RECORD = re.compile(r"(plan|commit|policy|quarantine)-(\d{8})\.json")
+_RECORD = re.compile(r"(plan|commit|policy|quarantine|expire)-(\d{8})\.json")
 
 
 class LedgerError(FsCommitError):
@@ -54,6 +55,7 @@ class PartitionLedger:
     abandoned: dict[int, dict[str, Any]] = field(default_factory=dict)
     policy_commits: dict[int, dict[str, Any]] = field(default_factory=dict)
     quarantines: dict[int, dict[str, Any]] = field(default_factory=dict)
+    expirations: dict[int, dict[str, Any]] = field(default_factory=dict)
 
     @property
     def open_plans(self) -> list[CompactionPlan]:
@@ -77,6 +79,19 @@ class PartitionLedger:
     def settled_inputs(self) -> set[str]:
         """Staged files that need no more work: published, or excluded by a user."""
         return self.published_inputs | self.quarantined_inputs
+
+    @property
+    def expired(self) -> dict[str, Any] | None:
+        """The expiration record, once the partition is expired (for good)."""
+        return self.expirations[min(self.expirations)] if self.expirations else None
+
+    @property
+    def last_update_ms(self) -> int | None:
+        """When the partition last changed: its latest policy commit, else publication."""
+        times = [r.get("committed_at_ms") for r in self.policy_commits.values()] or [
+            r.get("committed_ms") for r in self.commits.values()
+        ]
+        return max((t for t in times if t is not None), default=None)
 
     @property
     def latest_commit(self) -> int | None:
@@ -147,6 +162,8 @@ class CommitLedger:
                 ledger.commits[seq] = document
             elif kind == "policy":
                 ledger.policy_commits[seq] = document
+            elif kind == "expire":
+                ledger.expirations[seq] = document
             else:
                 ledger.quarantines[seq] = document
         orphaned = sorted(set(ledger.commits) - set(ledger.plans))
@@ -201,6 +218,10 @@ class CommitLedger:
     def write_quarantine(self, partition: str, record: dict[str, Any]) -> None:
         """Record staged files of ``partition`` excluded from publication (call under the lock)."""
         self._append(partition, "quarantine", record, lambda ledger: ledger.quarantines)
+
+    def write_expiration(self, partition: str, record: dict[str, Any]) -> None:
+        """Record that ``partition`` is expired (call under the lock, after the deletes)."""
+        self._append(partition, "expire", record, lambda ledger: ledger.expirations)
 
     def _append(
         self,

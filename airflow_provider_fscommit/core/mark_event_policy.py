@@ -39,7 +39,9 @@ class MarkEventCommitPolicy(MetastoreTablePolicy):
         try:
             with connection as client:
                 for context in contexts:
-                    values = dict(zip(keys, metastore_values(context), strict=True))
+                    values = dict(
+                        zip(keys, metastore_values(context.spec, context.values), strict=True)
+                    )
                     client.markPartitionForEvent(self.database, self.table, values, LOAD_DONE)
         except ttypes.UnknownTableException:
             raise MetastoreError(

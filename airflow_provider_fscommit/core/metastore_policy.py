@@ -24,6 +24,7 @@ from thrift.Thrift import TException
 from airflow_provider_fscommit.core.errors import FsCommitError
 from airflow_provider_fscommit.core.file_format import FileFormat
 from airflow_provider_fscommit.core.policy import CommitContext, PartitionCommitPolicy
+from airflow_provider_fscommit.core.table_spec import TableSpec
 
 ClientFactory = Callable[[], AbstractContextManager[Any]]
 
@@ -56,9 +57,9 @@ class MetastoreTablePolicy(PartitionCommitPolicy):
             ) from exc
 
 
-def metastore_values(context: CommitContext) -> list[str]:
-    """The partition's values as the metastore holds them (null: the default name)."""
-    return [v if v is not None else context.spec.partition_default_name for v in context.values]
+def metastore_values(spec: TableSpec, values: Sequence[str | None]) -> list[str]:
+    """A partition's values as the metastore holds them (null: the default name)."""
+    return [v if v is not None else spec.partition_default_name for v in values]
 
 
 class MetastoreCommitPolicy(MetastoreTablePolicy):
@@ -68,7 +69,7 @@ class MetastoreCommitPolicy(MetastoreTablePolicy):
         connection = self._connect()
         try:
             with connection as client:
-                table = self._table(client, contexts[0])
+                table = self._table(client, contexts[0].spec)
                 _check_format(table, self.name, contexts)
                 names = [c.path for c in contexts]
                 existing = {
@@ -77,7 +78,7 @@ class MetastoreCommitPolicy(MetastoreTablePolicy):
                 }
                 new, changed = [], []
                 for context in contexts:
-                    values = metastore_values(context)
+                    values = metastore_values(context.spec, context.values)
                     partition = existing.get(tuple(values))
                     if partition is None:
                         new.append(self._partition(table, values, context))
@@ -118,19 +119,52 @@ class MetastoreCommitPolicy(MetastoreTablePolicy):
                 "a retry commits them again safely"
             ) from exc
 
-    def _table(self, client: Any, context: CommitContext) -> Any:
+    def drop(self, spec: TableSpec, partitions: Sequence[Sequence[str | None]]) -> int:
+        """Drop partitions given by their values: partition expiration undoes the add.
+
+        The files stay (``deleteData`` false): expiration deletes them itself, after the
+        drop, so a reader never finds a partition whose files are gone. A partition the
+        metastore does not have is dropped already (a rerun after a crash). Returns how
+        many existed.
+        """
+        if not partitions:
+            return 0
+        dropped = 0
+        connection = self._connect()
+        try:
+            with connection as client:
+                self._table(client, spec)
+                for values in partitions:
+                    try:
+                        client.drop_partition(
+                            self.database, self.table, metastore_values(spec, values), False
+                        )
+                    except ttypes.NoSuchObjectException:
+                        continue
+                    dropped += 1
+        except MetastoreError:
+            raise
+        except (TException, OSError) as exc:
+            raise MetastoreError(
+                f"dropping {len(partitions)} expired partition(s) of {self.name} from the "
+                f"metastore failed ({type(exc).__name__}: {exc}); no file was deleted, and a "
+                "rerun expires them again safely"
+            ) from exc
+        return dropped
+
+    def _table(self, client: Any, spec: TableSpec) -> Any:
         try:
             table = client.get_table(self.database, self.table)
         except ttypes.NoSuchObjectException:
             raise MetastoreError(
                 f"table {self.name} does not exist in the metastore; create it (partitioned by "
-                f"{', '.join(context.spec.partition_keys)}) or fix the database/table name"
+                f"{', '.join(spec.partition_keys)}) or fix the database/table name"
             ) from None
         keys = [k.name for k in table.partitionKeys or []]
-        if keys != list(context.spec.partition_keys):
+        if keys != list(spec.partition_keys):
             raise MetastoreError(
                 f"table {self.name} is partitioned by {keys}, but the table spec's partition keys "
-                f"are {list(context.spec.partition_keys)}; make them agree"
+                f"are {list(spec.partition_keys)}; make them agree"
             )
         return table
 

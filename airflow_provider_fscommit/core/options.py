@@ -113,6 +113,10 @@ def _positive_duration(value: Any, option: str) -> timedelta:
     return duration
 
 
+def _optional_positive_duration(value: Any, option: str) -> timedelta | None:
+    return None if value in (None, "") else _positive_duration(value, option)
+
+
 def _kinds(value: Any, option: str) -> tuple[str, ...]:
     """Policy kinds in any case, as Flink's ``PartitionCommitPolicyFactory``; kept lower-case.
 
@@ -200,7 +204,7 @@ PARTITION_IDLE_TIME_TO_DONE = ConfigOption(
     "idle_time_to_done",
     "partition.idle-time-to-done",
     None,
-    lambda value, option: None if value in (None, "") else _positive_duration(value, option),
+    _optional_positive_duration,
     description="The idle-time trigger's wait: a partition is done when no new file has "
     "been committed to it for this long, e.g. '30 min'.",
 )
@@ -272,6 +276,41 @@ HTTP_REPORT_TIMEOUT = ConfigOption(
     _positive_duration,
     description="How long the http-report policy waits for an answer; past it the "
     "partition is not committed and the next run reports it again.",
+)
+
+PARTITION_EXPIRATION_TIME = ConfigOption(
+    "expiration_time",
+    "partition.expiration-time",
+    None,
+    _optional_positive_duration,
+    description="Published partitions older than this are expired (fscommit expire, "
+    "PartitionExpireOperator): dropped from the metastore, their files deleted, and late "
+    "data for them never published again, e.g. '30 d'.",
+)
+PARTITION_EXPIRATION_STRATEGY = ConfigOption(
+    "expiration_strategy",
+    "partition.expiration-strategy",
+    "values-time",
+    _choice("values-time", "update-time"),
+    description="What a partition's age is measured from: values-time, its partition time "
+    "(the time extractor's, in the watermark time zone); update-time, its last commit.",
+)
+PARTITION_EXPIRATION_CHECK_INTERVAL = ConfigOption(
+    "expiration_check_interval",
+    "partition.expiration-check-interval",
+    timedelta(hours=1),
+    _positive_duration,
+    description="An applied expiration runs at most once per this interval (a more frequent "
+    "schedule finds nothing to do; --force checks anyway).",
+)
+METASTORE_COLUMN_STATISTICS = ConfigOption(
+    "metastore_column_statistics",
+    "metastore.column-statistics",
+    False,
+    _boolean,
+    description="The metastore policy also writes each partition's column statistics "
+    "(min, max, null count from the published files' footers) for Hive's and Spark's "
+    "cost-based optimizers.",
 )
 PARTITION_TIME_EXTRACTOR_KIND = ConfigOption(
     "time_extractor_kind",
@@ -360,11 +399,15 @@ OPTIONS: tuple[ConfigOption, ...] = (
     SINK_PARTITION_COMMIT_DELAY,
     SINK_PARTITION_COMMIT_WATERMARK_TIME_ZONE,
     PARTITION_IDLE_TIME_TO_DONE,
+    PARTITION_EXPIRATION_TIME,
+    PARTITION_EXPIRATION_STRATEGY,
+    PARTITION_EXPIRATION_CHECK_INTERVAL,
     SINK_PARTITION_COMMIT_POLICY_KIND,
     SINK_PARTITION_COMMIT_POLICY_CLASS,
     SINK_PARTITION_COMMIT_POLICY_CLASS_PARAMETERS,
     METASTORE_DATABASE,
     METASTORE_TABLE,
+    METASTORE_COLUMN_STATISTICS,
     SINK_PARTITION_COMMIT_SUCCESS_FILE_NAME,
     HTTP_REPORT_URL,
     HTTP_REPORT_PARAMS,

@@ -32,14 +32,13 @@ def create_policies(
     policies: list[PartitionCommitPolicy] = []
     for kind in spec.policy_kind:
         if kind in ("metastore", "mark-event"):
-            if metastore_client is None:
-                raise ConfigError(
-                    f"the {kind} policy needs a metastore connection (--metastore-uri, or "
-                    "the Airflow connection metastore_default)"
-                )
             policy = MetastoreCommitPolicy if kind == "metastore" else MarkEventCommitPolicy
             policies.append(
-                policy(metastore_client, spec.metastore_database, spec.metastore_table or "")
+                policy(
+                    _require(metastore_client, f"the {kind} policy"),
+                    spec.metastore_database,
+                    spec.metastore_table or "",
+                )
             )
         elif kind == "success-file":
             policies.append(SuccessFileCommitPolicy(spec.success_file_name))
@@ -63,3 +62,25 @@ def spec_http_target(spec: TableSpec, url: str | None = None) -> HttpTarget:
         )
     params = json.loads(spec.http_report_params) if spec.http_report_params else {}
     return HttpTarget(url, spec.http_report_timeout, params)
+
+
+def metastore_table_policy(
+    spec: TableSpec, metastore_client: ClientFactory | None
+) -> MetastoreCommitPolicy | None:
+    """The chain's metastore policy, for partition expiration to drop what it added.
+
+    None when the chain has no ``metastore`` policy (nothing to drop there).
+    """
+    if "metastore" not in spec.policy_kind:
+        return None
+    client = _require(metastore_client, "expiring partitions of a metastore table")
+    return MetastoreCommitPolicy(client, spec.metastore_database, spec.metastore_table or "")
+
+
+def _require(metastore_client: ClientFactory | None, what: str) -> ClientFactory:
+    if metastore_client is None:
+        raise ConfigError(
+            f"{what} needs a metastore connection (--metastore-uri, or the Airflow connection "
+            "metastore_default)"
+        )
+    return metastore_client

@@ -11,6 +11,8 @@ are merged once, here:
 - ``late-data``: committed, but files staged since (or a publication the policies have
   not committed yet) wait for the next run to commit it again;
 - ``re-committed``: committed more than once (late data), nothing new since;
+- ``expired``: partition expiration dropped it and deleted its published files; staged
+  files (late data included) are never published again;
 - ``error``: the partition's time cannot be extracted, or its ledger is unreadable.
 """
 
@@ -49,6 +51,7 @@ class ReportState(enum.StrEnum):
     COMMITTED = "committed"
     LATE_DATA = "late-data"
     RECOMMITTED = "re-committed"
+    EXPIRED = "expired"
     ERROR = "error"
 
 
@@ -87,6 +90,7 @@ class PartitionReport:
     commit_time_ms: int | None = None
     last_commit_ms: int | None = None
     last_origin: CommitOrigin | None = None
+    expired_ms: int | None = None
     error: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
@@ -117,6 +121,8 @@ class PartitionReport:
                     "task_id": self.last_origin.task_id,
                 }
             ),
+            "expired_ms": self.expired_ms,
+            "expired": iso_ms(self.expired_ms),
             "error": self.error,
         }
 
@@ -254,7 +260,9 @@ def _merge(
     outputs = [o for record in records.commits.values() for o in record.get("outputs", [])]
     policy = [records.policy_commits[seq] for seq in sorted(records.policy_commits)]
     latest = max(policy, key=lambda r: r.get("committed_at_ms") or 0, default=None)
-    if status is not None and status.state == PartitionState.ERROR:
+    if records.expired is not None:
+        state, outputs = ReportState.EXPIRED, []  # its published files are deleted
+    elif status is not None and status.state == PartitionState.ERROR:
         state = ReportState.ERROR
     elif not policy:
         committable = status is not None and status.state == PartitionState.COMMITTABLE
@@ -281,6 +289,7 @@ def _merge(
         commit_time_ms=status.commit_time_ms if status else None,
         last_commit_ms=latest.get("committed_at_ms") if latest else None,
         last_origin=CommitOrigin.from_record(latest) if latest else None,
+        expired_ms=records.expired["expired_at_ms"] if records.expired else None,
         error=status.error if status else None,
     )
 

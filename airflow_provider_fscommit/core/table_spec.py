@@ -57,6 +57,9 @@ class TableSpec:
     trigger: str = o.SINK_PARTITION_COMMIT_TRIGGER.default
     idle_time_to_done: timedelta | None = o.PARTITION_IDLE_TIME_TO_DONE.default
     delay: timedelta = o.SINK_PARTITION_COMMIT_DELAY.default
+    expiration_time: timedelta | None = o.PARTITION_EXPIRATION_TIME.default
+    expiration_strategy: str = o.PARTITION_EXPIRATION_STRATEGY.default
+    expiration_check_interval: timedelta = o.PARTITION_EXPIRATION_CHECK_INTERVAL.default
     watermark_time_zone: str = o.SINK_PARTITION_COMMIT_WATERMARK_TIME_ZONE.default
     policy_kind: tuple[str, ...] = o.SINK_PARTITION_COMMIT_POLICY_KIND.default
     policy_class: str | None = o.SINK_PARTITION_COMMIT_POLICY_CLASS.default
@@ -65,6 +68,7 @@ class TableSpec:
     )
     metastore_database: str = o.METASTORE_DATABASE.default
     metastore_table: str | None = o.METASTORE_TABLE.default
+    metastore_column_statistics: bool = o.METASTORE_COLUMN_STATISTICS.default
     success_file_name: str = o.SINK_PARTITION_COMMIT_SUCCESS_FILE_NAME.default
     http_report_url: str | None = o.HTTP_REPORT_URL.default
     http_report_params: str | None = o.HTTP_REPORT_PARAMS.default
@@ -222,6 +226,11 @@ class TableSpec:
                     f"{before[0]} must only happen once the metastore has the partition: "
                     f"write e.g. '{order}'"
                 )
+        if self.metastore_column_statistics and "metastore" not in kinds:
+            raise ConfigError(
+                "metastore.column-statistics is set but the policy chain has no 'metastore' "
+                "policy to write them with; add metastore to sink.partition-commit.policy.kind"
+            )
         if "custom" in kinds and not self.policy_class:
             raise ConfigError(
                 "sink.partition-commit.policy.kind includes 'custom' but "
@@ -231,7 +240,8 @@ class TableSpec:
     def validate(self) -> None:
         """Cross-option checks, done once so every later step can rely on them."""
         parse_time_zone(self.watermark_time_zone)
-        if self.trigger == "partition-time":
+        values_time_expiry = self.expiration_time and self.expiration_strategy == "values-time"
+        if self.trigger == "partition-time" or values_time_expiry:
             self.time_extractor.validate(self.partition_keys)
         self._validate_trigger()
         self._validate_policies()
@@ -301,6 +311,15 @@ class TableSpec:
         if self.trigger == "partition-time":
             summary += f", time zone {self.watermark_time_zone}"
         return summary
+
+    @property
+    def expiration_summary(self) -> str | None:
+        """Partition expiration as the status views show it (None: partitions never expire)."""
+        if self.expiration_time is None:
+            return None
+        since = "partition time" if self.expiration_strategy == "values-time" else "last commit"
+        expiration = format_duration(self.expiration_time)
+        return f"{expiration} after the {since} ({self.expiration_strategy})"
 
     @cached_property
     def commit_trigger(self) -> PartitionCommitTrigger:

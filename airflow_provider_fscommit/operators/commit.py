@@ -14,6 +14,7 @@ from airflow_provider_fscommit.core.policy_factory import create_policies
 from airflow_provider_fscommit.core.table_spec import TableSpec
 from airflow_provider_fscommit.hooks.aws import aws_storage
 from airflow_provider_fscommit.hooks.http_report import connection_http_target
+from airflow_provider_fscommit.hooks.metastore import connection_metastore_client
 
 
 def table_asset(table_path: str) -> Asset:
@@ -76,11 +77,6 @@ class PartitionCommitOperator(BaseOperator):
         self.aws_conn_id = aws_conn_id
         self.http_conn_id = http_conn_id
 
-    def _metastore_client(self) -> Any:
-        from airflow.providers.apache.hive.hooks.hive import HiveMetastoreHook
-
-        return HiveMetastoreHook(metastore_conn_id=self.metastore_conn_id).metastore
-
     def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:
         """Input: the published directory; output: its Hive table (when committed there)."""
         from airflow_provider_fscommit.lineage import commit_lineage, hive_dataset
@@ -96,14 +92,21 @@ class PartitionCommitOperator(BaseOperator):
             if self.http_conn_id and "http-report" in spec.policy_kind:
                 http_target = connection_http_target(spec, self.http_conn_id)
             committer = PartitionCommitter(
-                spec, create_policies(spec, self._metastore_client, http_target)
+                spec,
+                create_policies(
+                    spec, connection_metastore_client(self.metastore_conn_id), http_target
+                ),
             )
             outcomes = committer.commit(
-                partitions, commit_empty=self.commit_empty_partitions, origin=_origin(context)
+                partitions, commit_empty=self.commit_empty_partitions, origin=commit_origin(context)
             )
         committed = {o.partition: o.summary for o in outcomes if o.state.startswith("committed")}
         for outcome in outcomes:
-            if outcome.state == "nothing-published":
+            if outcome.state == "expired":
+                self.log.warning(
+                    "%s: not committed: %s", outcome.partition, outcome.summary["reason"]
+                )
+            elif outcome.state == "nothing-published":
                 self.log.warning(
                     "%s: nothing committed: no files of it are published (no committed rows in "
                     "staging, or not compacted yet); set commit_empty_partitions=True to mark "
@@ -124,8 +127,8 @@ class PartitionCommitOperator(BaseOperator):
         return [o.to_dict() for o in outcomes]
 
 
-def _origin(context: Any) -> dict[str, Any]:
-    """Who commits: the task's DAG run, recorded in the ledger for the status page's link."""
+def commit_origin(context: Any) -> dict[str, Any]:
+    """Who commits (or expires): the task's DAG run, kept in the ledger for the status page."""
     ti = context["ti"]
     return {
         "dag_id": ti.dag_id,

@@ -31,6 +31,7 @@ _STATE_COLOURS = {
     ReportState.COMMITTED: "#1a7f37",
     ReportState.LATE_DATA: "#bf8700",
     ReportState.RECOMMITTED: "#0a7d74",
+    ReportState.EXPIRED: "#6e7781",
     ReportState.ERROR: "#cf222e",
 }
 
@@ -166,6 +167,7 @@ def _facts(report: TableReport) -> str:
         ),
         (f"Stream (stall timeout {escape(format_duration(report.stall_timeout))})", progress),
         ("Trigger", escape(report.spec.trigger_summary)),
+        ("Expiration", escape(report.spec.expiration_summary or "never")),
         ("Format", _format(report)),
         ("Partitions", counts or "none"),
     ]
@@ -196,7 +198,12 @@ def _partitions(report: TableReport) -> str:
     for p in reversed(report.partitions):  # newest first
         colour = _STATE_COLOURS[p.state]
         note = f'<div class="error">{escape(p.error)}</div>' if p.error else ""
-        late = f" ({p.unpublished_files} new)" if p.unpublished_files and p.commits else ""
+        if p.state == ReportState.EXPIRED:
+            late = f" {_time(p.expired_ms)}" + (
+                f" ({p.unpublished_files} late, not published)" if p.unpublished_files else ""
+            )
+        else:
+            late = f" ({p.unpublished_files} new)" if p.unpublished_files and p.commits else ""
         rows.append(
             f'<tr class="partition" data-state="{escape(p.state.value)}">'
             f'<td class="p">{escape(p.partition)}{note}</td>'

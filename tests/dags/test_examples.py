@@ -159,6 +159,32 @@ def test_hourly_manual_and_sweep_dags_commit_a_real_stream(gap_stream, metastore
         f"{DAY}/hour={h}" for h in ("00", "01", "02", "03")
     ]
 
+    # Expire: with a day's retention every committed hour goes, from Hive and from disk.
+    spec_file = tmp_path / "table.json"
+    spec_file.write_text(json.dumps(spec | {"partition.expiration-time": "1 d"}))
+    expire = airflow.run("dags", "test", "fscommit_expire")
+    assert expire.returncode == 0, expire.stdout[-3000:]
+    assert SECRET not in expire.stdout + expire.stderr
+    assert hive_sql(metastore, "SHOW PARTITIONS fscommit.examples") == []
+    assert not [p for p in table.glob(f"{DAY}/*") if p.is_dir()]
+    record = ledger.read(f"{DAY}/hour=03").expired
+    assert record["origin"]["dag_id"] == "fscommit_expire"
+    events = [json.loads(line) for line in (tmp_path / "lineage.jsonl").open()]
+    (expired,) = [
+        e
+        for e in events
+        if e["eventType"] == "COMPLETE" and e["job"]["name"] == "fscommit_expire.expire"
+    ]
+    changes = {
+        (o["name"], o["facets"]["lifecycleStateChange"]["lifecycleStateChange"])
+        for o in expired["outputs"]
+    }
+    assert changes == {(str(table), "ALTER"), ("fscommit.examples", "ALTER")}
+    # The sweep finds nothing to commit: expired hours are never published again.
+    again = airflow.run("dags", "test", "fscommit_sweep")
+    assert again.returncode == 0, again.stdout[-3000:]
+    assert not [p for p in table.glob(f"{DAY}/*") if p.is_dir()]
+
 
 @pytest.mark.slow
 def test_the_sweep_dag_commits_an_orc_stream_that_hive_reads(spark, metastore, tmp_path):

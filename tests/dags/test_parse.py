@@ -23,7 +23,12 @@ def dagbag(tmp_path_factory):
 
 def test_every_example_dag_parses_with_docs(dagbag):
     assert dagbag.import_errors == {}
-    assert set(dagbag.dags) == {"fscommit_hourly", "fscommit_sweep", "fscommit_manual"}
+    assert set(dagbag.dags) == {
+        "fscommit_hourly",
+        "fscommit_sweep",
+        "fscommit_manual",
+        "fscommit_expire",
+    }
     for dag in dagbag.dags.values():
         assert dag.doc_md and "fscommit" in dag.tags
 
