@@ -92,7 +92,8 @@ class PartitionCommitter:
                 continue
             location = f"{self.table_path.rstrip('/')}/{path}"
             self.ledger.filesystem.create_dir(self.ledger.partition_dir(path), recursive=True)
-            pending.append(CommitContext(self.spec, spec, path, location, summary, origin))
+            files = tuple(o["name"] for r in records.commits.values() for o in r["outputs"])
+            pending.append(CommitContext(self.spec, spec, path, location, summary, origin, files))
         for policy in self.policies:
             policy.commit_all(pending)
             if pending:

@@ -5,7 +5,9 @@ and existing ones whose location or statistics changed through one ``alter_parti
 call; values travel as Thrift fields, never as SQL text. The partition's storage
 descriptor is the table's with ``LOCATION`` set to the published partition directory; its
 parameters carry Hive's statistics (``numFiles``, ``totalSize``, ``numRows``) and our commit
-facts (``fscommit.watermark``, ``fscommit.max-batch-id``, ``fscommit.committed-at``).
+facts (``fscommit.watermark``, ``fscommit.max-batch-id``, ``fscommit.committed-at``). With
+``metastore.column-statistics``, one ``set_aggr_stats_for`` call then writes every
+partition's column statistics (:mod:`column_statistics`).
 
 The client comes from a factory (the operator and CLI pass the Airflow Hive provider's
 ``HiveMetastoreHook`` client), so this module needs no Airflow.
@@ -21,8 +23,15 @@ from typing import Any
 from hmsclient.genthrift.hive_metastore import ttypes
 from thrift.Thrift import TException
 
+from airflow_provider_fscommit.core.column_statistics import (
+    HIVE_KINDS,
+    ColumnStatistics,
+    StatsKind,
+    parquet_column_statistics,
+)
 from airflow_provider_fscommit.core.errors import FsCommitError
 from airflow_provider_fscommit.core.file_format import FileFormat
+from airflow_provider_fscommit.core.filesystem import resolve_filesystem
 from airflow_provider_fscommit.core.policy import CommitContext, PartitionCommitPolicy
 from airflow_provider_fscommit.core.table_spec import TableSpec
 
@@ -66,6 +75,8 @@ class MetastoreCommitPolicy(MetastoreTablePolicy):
     def commit_all(self, contexts: Sequence[CommitContext]) -> None:
         if not contexts:
             return
+        # Footers are read before connecting: file I/O does not hold a metastore session.
+        columns = [(c, _file_statistics(c)) for c in contexts if c.spec.metastore_column_statistics]
         connection = self._connect()
         try:
             with connection as client:
@@ -104,6 +115,9 @@ class MetastoreCommitPolicy(MetastoreTablePolicy):
                         changed,
                         ttypes.EnvironmentContext({"DO_NOT_UPDATE_STATS": "true"}),
                     )
+                statistics = [s for c, found in columns if (s := self._statistics(table, c, found))]
+                if statistics:
+                    client.set_aggr_stats_for(ttypes.SetPartitionsStatsRequest(statistics))
         except MetastoreError:
             raise
         except ttypes.MetaException as exc:
@@ -118,6 +132,28 @@ class MetastoreCommitPolicy(MetastoreTablePolicy):
                 f"({type(exc).__name__}: {exc}); nothing after the metastore policy ran, and "
                 "a retry commits them again safely"
             ) from exc
+
+    def _statistics(
+        self, table: Any, context: CommitContext, found: Sequence[ColumnStatistics]
+    ) -> Any:
+        """The partition's column statistics for the table's columns of a matching type."""
+        declared = {c.name.lower(): c.type.lower() for c in table.sd.cols or []}
+        objects = [
+            ttypes.ColumnStatisticsObj(s.name.lower(), declared[s.name.lower()], _stats_data(s))
+            for s in found
+            if HIVE_KINDS.get(declared.get(s.name.lower(), "")) == s.kind
+        ]
+        if not objects:
+            return None
+        analyzed_s = (context.summary.get("committed_at_ms") or 0) // 1000
+        description = ttypes.ColumnStatisticsDesc(
+            isTblLevel=False,
+            dbName=self.database,
+            tableName=self.table,
+            partName=context.path,
+            lastAnalyzed=analyzed_s,
+        )
+        return ttypes.ColumnStatistics(description, objects)
 
     def drop(self, spec: TableSpec, partitions: Sequence[Sequence[str | None]]) -> int:
         """Drop partitions given by their values: partition expiration undoes the add.
@@ -231,6 +267,29 @@ def _location_error(exc: Exception, location: str) -> MetastoreError | None:
         "AWS SDK bundle of its Hadoop version) and its own S3 credentials (an instance role, "
         "or fs.s3a.* settings); write the table path as s3a://. Nothing after the metastore "
         "policy ran; rerun once the metastore has them"
+    )
+
+
+def _file_statistics(context: CommitContext) -> list[ColumnStatistics]:
+    """Column statistics of a partition's published Parquet files (other formats: none)."""
+    if context.summary.get("format") != FileFormat.PARQUET or not context.files:
+        return []
+    filesystem, root = resolve_filesystem(context.location)
+    paths = [f"{root.rstrip('/')}/{name}" for name in context.files]
+    return parquet_column_statistics(filesystem, paths)
+
+
+def _stats_data(stats: ColumnStatistics) -> Any:
+    """Hive's statistics object of one column (``numDVs`` 0: unknown)."""
+    if stats.kind == StatsKind.LONG:
+        data = ttypes.LongColumnStatsData(stats.low, stats.high, stats.nulls, 0)
+        return ttypes.ColumnStatisticsData(longStats=data)
+    if stats.kind == StatsKind.DOUBLE:
+        data = ttypes.DoubleColumnStatsData(stats.low, stats.high, stats.nulls, 0)
+        return ttypes.ColumnStatisticsData(doubleStats=data)
+    low, high = (None if v is None else ttypes.Date(int(v)) for v in (stats.low, stats.high))
+    return ttypes.ColumnStatisticsData(
+        dateStats=ttypes.DateColumnStatsData(low, high, stats.nulls, 0)
     )
 
 

@@ -29,6 +29,7 @@ class CommitContext:
     location: str
     summary: dict[str, Any] = field(default_factory=dict)
     origin: Mapping[str, Any] | None = None  # the Airflow task committing (dag_id, run_id, ...)
+    files: tuple[str, ...] = ()  # the published files' names in the partition directory
 
     @property
     def values(self) -> tuple[str | None, ...]:

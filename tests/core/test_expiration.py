@@ -18,9 +18,11 @@ from airflow_provider_fscommit.core.errors import ConfigError
 from airflow_provider_fscommit.core.expiration import expire_partitions
 from airflow_provider_fscommit.core.ledger import CommitLedger
 from airflow_provider_fscommit.core.policy_factory import create_policies, metastore_table_policy
+from airflow_provider_fscommit.core.table_report import read_table_report
 from airflow_provider_fscommit.core.table_spec import TableSpec
 from airflow_provider_fscommit.hooks.metastore import connection_metastore_client
-from tests.compaction import FSCOMMIT, compact
+from airflow_provider_fscommit.plugins.render import TableCard, render_page
+from tests.compaction import FSCOMMIT, compact, table_options
 from tests.core.test_policies import create_table, published_ledger, spec_for
 from tests.metastore import thrift_client
 from tests.streams import row
@@ -284,3 +286,10 @@ def test_late_rows_of_an_expired_partition_are_never_published(
     text = capsys.readouterr().out
     assert "Expiration 1 d after the partition time (values-time)" in text
     assert "3 expired" in text
+    spec = TableSpec.from_options(
+        table_options(stream, table) | {"partition.expiration-time": "1 d"}
+    )
+    report = read_table_report(spec)
+    page = render_page([TableCard("events", "events.yaml", report=report)], report.now_ms, "")
+    assert page.count('data-state="expired"') == 3
+    assert "(1 late, not published)" in page and "1 d after the partition time" in page

@@ -1,0 +1,179 @@
+"""Partition column statistics: footers merged exactly, written where Hive's readers look."""
+
+from __future__ import annotations
+
+import datetime
+import json
+
+import pyarrow as pa
+import pyarrow.fs as pafs
+import pyarrow.parquet as pq
+import pytest
+from hmsclient.genthrift.hive_metastore import ttypes
+
+from airflow_provider_fscommit.core.column_statistics import (
+    ColumnStatistics,
+    ColumnStatisticsError,
+    StatsKind,
+    parquet_column_statistics,
+)
+from airflow_provider_fscommit.core.committer import PartitionCommitter
+from airflow_provider_fscommit.core.errors import ConfigError
+from airflow_provider_fscommit.core.policy_factory import create_policies
+from airflow_provider_fscommit.core.table_spec import TableSpec
+from airflow_provider_fscommit.hooks.metastore import connection_metastore_client
+from tests.compaction import compact, table_options
+from tests.metastore import hive_sql, thrift_client
+from tests.streams import StreamingTable, row
+
+DAY = "dt=2026-11-20"
+
+
+def test_footers_of_several_files_merge_into_exact_bounds_and_null_counts(tmp_path):
+    day = datetime.date
+    first = pa.table(
+        {
+            "id": pa.array([5, 9, None], pa.int64()),
+            "v": pa.array([1.5, None, None], pa.float64()),
+            "d": pa.array([day(2026, 11, 20), None, day(2026, 11, 1)], pa.date32()),
+            "k": ["a", "b", None],
+            "small": pa.array([1, 2, 3], pa.int16()),
+        }
+    )
+    second = pa.table(
+        {
+            "id": pa.array([-3, 4], pa.int64()),
+            "v": pa.array([None, None], pa.float64()),  # an all-null chunk: no bounds
+            "d": pa.array([day(2026, 12, 31), None], pa.date32()),
+            "k": ["c", "d"],
+            "small": pa.array([7, 8], pa.int16()),
+        }
+    )
+    pq.write_table(first, tmp_path / "a.parquet")
+    pq.write_table(second, tmp_path / "b.parquet", write_statistics=["id", "v", "d", "k"])
+    found = parquet_column_statistics(
+        pafs.LocalFileSystem(), [str(tmp_path / "a.parquet"), str(tmp_path / "b.parquet")]
+    )
+    epoch = datetime.date(1970, 1, 1)
+    assert found == [
+        ColumnStatistics("id", StatsKind.LONG, -3, 9, 1),
+        ColumnStatistics("v", StatsKind.DOUBLE, 1.5, 1.5, 4),
+        ColumnStatistics(
+            "d",
+            StatsKind.DATE,
+            (day(2026, 11, 1) - epoch).days,
+            (day(2026, 12, 31) - epoch).days,
+            2,
+        ),
+        # "k": strings have no Hive bounds; "small": one file wrote no statistics for it.
+    ]
+
+
+def test_a_file_without_a_column_leaves_that_column_out_and_a_bad_footer_is_named(tmp_path):
+    pq.write_table(pa.table({"id": [1, 2], "v": [1.0, 2.0]}), tmp_path / "a.parquet")
+    pq.write_table(pa.table({"id": [3]}), tmp_path / "b.parquet")  # v: all null, uncounted
+    (tmp_path / "c.parquet").write_bytes(b"not parquet at all")
+    files = [str(tmp_path / name) for name in ("a.parquet", "b.parquet")]
+    assert parquet_column_statistics(pafs.LocalFileSystem(), files) == [
+        ColumnStatistics("id", StatsKind.LONG, 1, 3, 0)
+    ]
+    with pytest.raises(ColumnStatisticsError, match=r"c\.parquet.*metastore\.column-statistics"):
+        parquet_column_statistics(pafs.LocalFileSystem(), [*files, str(tmp_path / "c.parquet")])
+
+
+def test_column_statistics_need_the_metastore_policy(tmp_path):
+    with pytest.raises(ConfigError, match="no 'metastore'"):
+        TableSpec.from_options(
+            {
+                "staging_path": str(tmp_path / "s"),
+                "checkpoint_path": str(tmp_path / "c"),
+                "partition_keys": "dt",
+                "policy_kind": "success-file",
+                "metastore.column-statistics": "true",
+            }
+        )
+
+
+@pytest.fixture
+def varied_stream(spark, tmp_path) -> StreamingTable:
+    """Two hours with varied values and nulls, a late row for hour 00, then hour 05."""
+    stream = StreamingTable(tmp_path / "stream")
+    stream.add_batches(
+        [
+            row(10 + i, f"2026-11-20T00:{10 * i:02d}:00Z", v=i / 4 if i % 2 else None)
+            for i in range(5)
+        ],
+        [row(40 + i, f"2026-11-20T01:{10 * i:02d}:00Z", k=None, v=-i) for i in range(4)],
+        [row(3, "2026-11-20T00:55:00Z", v=9.75)],  # late, and the lowest id of hour 00
+        [row(90, "2026-11-20T05:00:00Z")],
+        [row(91, "2026-11-20T05:10:00Z")],  # runs with the watermark hour 05 set
+    )
+    stream.run(spark)
+    return stream
+
+
+def spark_statistics(spark, path: str) -> dict[str, tuple]:
+    """Bounds and null counts as Spark computes them from the published files' rows."""
+    df = spark.read.parquet(path)
+    out = {}
+    for column in ("id", "v"):
+        r = df.selectExpr(f"min({column})", f"max({column})", f"count(*) - count({column})").first()
+        out[column] = (r[0], r[1], r[2])
+    return out
+
+
+def test_the_metastore_policy_writes_partition_column_statistics_that_hive_readers_see(
+    spark, varied_stream, metastore, metastore_connection, tmp_path
+):
+    table = tmp_path / "table"
+    hive_sql(
+        metastore,
+        "CREATE DATABASE IF NOT EXISTS fscommit",
+        "CREATE TABLE fscommit.stats (id BIGINT, ts TIMESTAMP, k STRING, v DOUBLE) "
+        f"PARTITIONED BY (dt STRING, hour STRING) STORED AS PARQUET LOCATION '{table}'",
+    )
+    published = compact(varied_stream.staging, varied_stream.checkpoint, str(table))
+    assert published.returncode == 0, published.stderr
+    spec = TableSpec.from_options(
+        table_options(varied_stream, str(table))
+        | {
+            "policy_kind": "metastore",
+            "metastore_database": "fscommit",
+            "metastore_table": "stats",
+            "metastore.column-statistics": "true",
+        }
+    )
+    partitions = [f"{DAY}/hour=00", f"{DAY}/hour=01"]
+    committer = PartitionCommitter(
+        spec, create_policies(spec, connection_metastore_client("metastore_default"))
+    )
+    assert [o.state for o in committer.commit(partitions)] == ["committed", "committed"]
+
+    with thrift_client(metastore) as client:
+        answer = client.get_partitions_statistics_req(
+            ttypes.PartitionsStatsRequest("fscommit", "stats", ["id", "k", "ts", "v"], partitions)
+        )
+    for partition in partitions:
+        stored = {o.colName: o.statsData for o in answer.partStats[partition]}
+        assert set(stored) == {"id", "v"}  # no exact Hive statistics for strings, timestamps
+        expected = spark_statistics(spark, str(table / partition))
+        long_stats, double_stats = stored["id"].longStats, stored["v"].doubleStats
+        assert (long_stats.lowValue, long_stats.highValue, long_stats.numNulls) == expected["id"]
+        assert (double_stats.lowValue, double_stats.highValue, double_stats.numNulls) == (
+            expected["v"]
+        )
+    hour0 = {o.colName: o.statsData for o in answer.partStats[partitions[0]]}
+    assert hour0["id"].longStats.lowValue == 3 and hour0["v"].doubleStats.numNulls == 3
+
+    # Spark SQL cannot DESCRIBE a column of one partition (UNSUPPORTED_FEATURE
+    # .DESC_TABLE_COLUMN_PARTITION); the partition's parameters show what the metastore
+    # holds as accurate column statistics.
+    rows = hive_sql(
+        metastore, "DESCRIBE FORMATTED fscommit.stats PARTITION (dt='2026-11-20', hour='00')"
+    )
+    parameters = next(r["data_type"] for r in rows if r["col_name"] == "Partition Parameters")
+    accurate = parameters.split("COLUMN_STATS_ACCURATE=", 1)[1]
+    assert json.loads(accurate[: accurate.index("}}") + 2])["COLUMN_STATS"] == {
+        "id": "true",
+        "v": "true",
+    }
