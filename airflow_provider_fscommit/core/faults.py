@@ -29,6 +29,10 @@ FAULT_POINTS = (
     "during-publish",  # some outputs renamed to their visible names, not all
     "after-policy",  # the first commit policy ran (e.g. the metastore has the partition)
     "after-policies",  # every policy ran (the success file exists), no ledger record yet
+)
+# Partition expiration's step boundaries (``fscommit expire --apply``), apart from the
+# compaction and commit ones above that a compaction run passes.
+EXPIRE_FAULT_POINTS = (
     "after-expire-drop",  # expired partitions left the metastore, their files remain
     "after-expire-delete",  # one expired partition's files are deleted, not yet recorded
 )

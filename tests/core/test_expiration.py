@@ -16,6 +16,7 @@ from airflow_provider_fscommit.cli.main import main
 from airflow_provider_fscommit.core.committer import PartitionCommitter
 from airflow_provider_fscommit.core.errors import ConfigError
 from airflow_provider_fscommit.core.expiration import expire_partitions
+from airflow_provider_fscommit.core.faults import EXPIRE_FAULT_POINTS
 from airflow_provider_fscommit.core.ledger import CommitLedger
 from airflow_provider_fscommit.core.policy_factory import create_policies, metastore_table_policy
 from airflow_provider_fscommit.core.table_report import read_table_report
@@ -173,7 +174,7 @@ def expire_command(spec, metastore, *extra: str) -> list[str]:
     ]
 
 
-@pytest.mark.parametrize("fault", ["after-expire-drop", "after-expire-delete"])
+@pytest.mark.parametrize("fault", EXPIRE_FAULT_POINTS)
 def test_a_run_killed_halfway_is_finished_by_the_next_and_nothing_comes_back(
     metastore, metastore_connection, tmp_path, fault
 ):
