@@ -194,14 +194,15 @@ class CompactionCoordinator:
         settled: list[PartitionOutcome] = []  # nothing to do, or refused
         now_ms = int(time.time() * 1000)
         for partition in selection.partitions:
+            ledger = self.ledger.read(partition)
             # Before recovery, which would publish a committed plan's outputs again.
-            expired = expired_reason(self.spec, partition, self.ledger.read(partition), now_ms)
+            expired = expired_reason(self.spec, partition, ledger, now_ms)
             if expired:
                 settled.append(PartitionOutcome(partition, "expired", error=expired))
                 continue
             if not dry_run:
                 self.recover(partition)
-            ledger = self.ledger.read(partition)
+                ledger = self.ledger.read(partition)  # recovery may have closed plans
             plan = plan_partition(
                 partition,
                 selection.files[partition],

@@ -17,12 +17,10 @@ from airflow_provider_fscommit.core.column_statistics import (
     StatsKind,
     parquet_column_statistics,
 )
-from airflow_provider_fscommit.core.committer import PartitionCommitter
 from airflow_provider_fscommit.core.errors import ConfigError
-from airflow_provider_fscommit.core.policy_factory import create_policies
 from airflow_provider_fscommit.core.table_spec import TableSpec
-from airflow_provider_fscommit.hooks.metastore import connection_metastore_client
 from tests.compaction import compact, table_options
+from tests.core.test_policies import metastore_committer
 from tests.metastore import hive_sql, thrift_client
 from tests.streams import StreamingTable, row
 
@@ -144,9 +142,7 @@ def test_the_metastore_policy_writes_partition_column_statistics_that_hive_reade
         }
     )
     partitions = [f"{DAY}/hour=00", f"{DAY}/hour=01"]
-    committer = PartitionCommitter(
-        spec, create_policies(spec, connection_metastore_client("metastore_default"))
-    )
+    committer = metastore_committer(spec)
     assert [o.state for o in committer.commit(partitions)] == ["committed", "committed"]
 
     with thrift_client(metastore) as client:

@@ -13,18 +13,22 @@ import pytest
 from hmsclient.genthrift.hive_metastore import ttypes
 
 from airflow_provider_fscommit.cli.main import main
-from airflow_provider_fscommit.core.committer import PartitionCommitter
 from airflow_provider_fscommit.core.errors import ConfigError
 from airflow_provider_fscommit.core.expiration import expire_partitions
 from airflow_provider_fscommit.core.faults import EXPIRE_FAULT_POINTS
 from airflow_provider_fscommit.core.ledger import CommitLedger
-from airflow_provider_fscommit.core.policy_factory import create_policies, metastore_table_policy
+from airflow_provider_fscommit.core.policy_factory import metastore_table_policy
 from airflow_provider_fscommit.core.table_report import read_table_report
 from airflow_provider_fscommit.core.table_spec import TableSpec
 from airflow_provider_fscommit.hooks.metastore import connection_metastore_client
 from airflow_provider_fscommit.plugins.render import TableCard, render_page
 from tests.compaction import FSCOMMIT, compact, table_options
-from tests.core.test_policies import create_table, published_ledger, spec_for
+from tests.core.test_policies import (
+    create_table,
+    metastore_committer,
+    published_ledger,
+    spec_for,
+)
 from tests.metastore import thrift_client
 from tests.streams import row
 
@@ -51,9 +55,9 @@ def committed_table(metastore, tmp_path: Path, name: str, **options):
     for partition in [*HOURS, FUTURE]:
         published_ledger(spec, partition, rows=3)
         Path(spec.table_path, partition, "part-0.parquet").write_bytes(b"x" * 100)
-    client = connection_metastore_client("metastore_default")
-    committer = PartitionCommitter(spec, create_policies(spec, client))
+    committer = metastore_committer(spec)
     assert {o.state for o in committer.commit([*HOURS, FUTURE])} == {"committed"}
+    client = connection_metastore_client("metastore_default")
     return spec, committer, metastore_table_policy(spec, client)
 
 
@@ -202,8 +206,7 @@ def test_a_run_killed_halfway_is_finished_by_the_next_and_nothing_comes_back(
     # Meanwhile a commit of late data must not bring a half-expired partition back.
     published_ledger(spec, HOURS[1], rows=1)
     expiring = TableSpec.from_options(spec.to_dict() | {"expiration_time": "1 d"})
-    client = connection_metastore_client("metastore_default")
-    committer = PartitionCommitter(expiring, create_policies(expiring, client))
+    committer = metastore_committer(expiring)
     assert {o.state for o in committer.commit(HOURS)} == {"expired"}
     assert metastore_partitions(metastore, name) == {FUTURE}
 

@@ -20,6 +20,7 @@ from airflow_provider_fscommit.core.planner import StagedFile, plan_partition
 from airflow_provider_fscommit.core.policy import CommitContext, PartitionCommitPolicy
 from airflow_provider_fscommit.core.policy_factory import create_policies
 from airflow_provider_fscommit.core.table_spec import TableSpec
+from airflow_provider_fscommit.hooks.metastore import connection_metastore_client
 from tests.metastore import thrift_client
 
 
@@ -206,6 +207,13 @@ class RecordingPolicy(PartitionCommitPolicy):
         )
 
 
+def metastore_committer(spec: TableSpec) -> PartitionCommitter:
+    """The spec's policy chain through the metastore_default connection, as operators build it."""
+    return PartitionCommitter(
+        spec, create_policies(spec, connection_metastore_client("metastore_default"))
+    )
+
+
 def published_ledger(spec: TableSpec, partition: str, rows: int) -> None:
     """Record a published compaction in the ledger, as the compaction job does."""
     ledger = CommitLedger(spec.table_path)
@@ -229,8 +237,6 @@ def published_ledger(spec: TableSpec, partition: str, rows: int) -> None:
 
 
 def test_policies_run_in_order_and_reruns_change_nothing(metastore, metastore_connection, tmp_path):
-    from airflow.providers.apache.hive.hooks.hive import HiveMetastoreHook
-
     create_table(metastore, "chain", tmp_path / "table")
     spec = spec_for(
         tmp_path / "table",
@@ -243,8 +249,7 @@ def test_policies_run_in_order_and_reruns_change_nothing(metastore, metastore_co
     )
     published_ledger(spec, "dt=2026-11-20/hour=00", rows=3)
     RecordingPolicy.seen.clear()
-    policies = create_policies(spec, lambda: HiveMetastoreHook().metastore)
-    committer = PartitionCommitter(spec, policies)
+    committer = metastore_committer(spec)
     (outcome,) = committer.commit(["dt=2026-11-20/hour=00"])
     assert outcome.state == "committed"
     assert RecordingPolicy.seen == [
@@ -268,8 +273,6 @@ def test_policies_run_in_order_and_reruns_change_nothing(metastore, metastore_co
 
 
 def test_an_unreachable_metastore_fails_before_the_success_file(metastore, tmp_path, monkeypatch):
-    from airflow.providers.apache.hive.hooks.hive import HiveMetastoreHook
-
     monkeypatch.setenv("AIRFLOW_CONN_METASTORE_DEFAULT", "hive-metastore://127.0.0.1:1")
     monkeypatch.setenv("AIRFLOW_HOME", str(tmp_path / "airflow-home"))
     spec = spec_for(
@@ -278,9 +281,7 @@ def test_an_unreachable_metastore_fails_before_the_success_file(metastore, tmp_p
         **{"sink.partition-commit.policy.kind": "metastore,success-file"},
     )
     published_ledger(spec, "dt=2026-11-20/hour=00", rows=3)
-    committer = PartitionCommitter(
-        spec, create_policies(spec, lambda: HiveMetastoreHook().metastore)
-    )
+    committer = metastore_committer(spec)
     with pytest.raises(MetastoreError, match=r"cannot reach the metastore.*a retry is safe"):
         committer.commit(["dt=2026-11-20/hour=00"])
     assert not Path(spec.table_path, "dt=2026-11-20/hour=00", "_SUCCESS").exists()
@@ -377,8 +378,6 @@ def test_mark_event_on_a_missing_table_names_it(metastore, tmp_path):
 def test_mark_event_follows_the_metastore_policy(metastore, metastore_connection, tmp_path):
     """Paimon's key names the chain; the event is there once the partition is, and a
     committed partition is recorded once."""
-    from airflow.providers.apache.hive.hooks.hive import HiveMetastoreHook
-
     create_table(metastore, "marked_chain", tmp_path / "table")
     spec = spec_for(
         tmp_path / "table",
@@ -386,9 +385,7 @@ def test_mark_event_follows_the_metastore_policy(metastore, metastore_connection
         **{"partition.mark-done-action": "metastore,mark-event,success-file"},
     )
     published_ledger(spec, "dt=2026-11-20/hour=05", rows=2)
-    committer = PartitionCommitter(
-        spec, create_policies(spec, lambda: HiveMetastoreHook().metastore)
-    )
+    committer = metastore_committer(spec)
     assert [o.state for o in committer.commit(["dt=2026-11-20/hour=05"])] == ["committed"]
     with thrift_client(metastore) as client:
         values = {"dt": "2026-11-20", "hour": "05"}
