@@ -27,7 +27,7 @@ from airflow_provider_fscommit.core.column_statistics import (
     HIVE_KINDS,
     ColumnStatistics,
     StatsKind,
-    parquet_column_statistics,
+    partition_column_statistics,
 )
 from airflow_provider_fscommit.core.errors import FsCommitError
 from airflow_provider_fscommit.core.file_format import FileFormat
@@ -271,12 +271,13 @@ def _location_error(exc: Exception, location: str) -> MetastoreError | None:
 
 
 def _file_statistics(context: CommitContext) -> list[ColumnStatistics]:
-    """Column statistics of a partition's published Parquet files (other formats: none)."""
-    if context.summary.get("format") != FileFormat.PARQUET or not context.files:
+    """Column statistics of a partition's published Parquet or ORC files (others: none)."""
+    file_format = context.summary.get("format")
+    if file_format is None or not context.files:
         return []
     filesystem, root = resolve_filesystem(context.location)
     paths = [f"{root.rstrip('/')}/{name}" for name in context.files]
-    return parquet_column_statistics(filesystem, paths)
+    return partition_column_statistics(filesystem, paths, FileFormat(file_format))
 
 
 def _stats_data(stats: ColumnStatistics) -> Any:

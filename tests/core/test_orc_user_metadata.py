@@ -12,6 +12,7 @@ import pytest
 from py4j.java_gateway import get_field
 
 from airflow_provider_fscommit.core.errors import FsCommitError
+from airflow_provider_fscommit.core.orc_tail import OrcTailError
 from airflow_provider_fscommit.core.orc_user_metadata import (
     OrcUserMetadataError,
     OrcUserMetadataSink,
@@ -201,7 +202,7 @@ def test_a_tail_larger_than_the_window_is_an_error(spark_files, tmp_path):
 
 def test_bytes_that_are_not_orc_are_an_error(tmp_path):
     with (
-        pytest.raises(OrcUserMetadataError, match="not an ORC file"),
+        pytest.raises(OrcTailError, match="not an ORC file"),
         OrcUserMetadataSink(pa.OSFile(str(tmp_path / "out.orc"), "wb"), METADATA) as sink,
     ):
         sink.write(b"PAR1 these bytes are not an ORC file \x05")
