@@ -29,6 +29,10 @@ class SinkLogError(FsCommitError):
     """The file sink log (``_spark_metadata``) is missing, corrupt or inconsistent."""
 
 
+class ExpirationError(FsCommitError):
+    """Some partitions could not be judged for expiration; the others were handled."""
+
+
 class HttpReportError(FsCommitError):
     """The ``http-report`` endpoint did not accept a report; the next run sends it again."""
 

@@ -7,6 +7,7 @@ from typing import Any, ClassVar
 
 from airflow.sdk import BaseOperator
 
+from airflow_provider_fscommit.core.errors import ExpirationError
 from airflow_provider_fscommit.core.expiration import expire_partitions
 from airflow_provider_fscommit.core.policy_factory import metastore_table_policy
 from airflow_provider_fscommit.core.table_spec import TableSpec
@@ -94,8 +95,9 @@ class PartitionExpireOperator(BaseOperator):
             self.log.error("%s: %s", error["partition"], error["error"])
         self.log.info("%d partition(s), %d file(s)", summary["count"], summary["files"])
         if report.errors:
-            raise RuntimeError(
-                f"{len(report.errors)} partition(s) could not be judged for expiration: "
+            raise ExpirationError(
+                f"{len(report.errors)} partition(s) could not be judged for expiration (the "
+                "others were handled; mend these as said and run again): "
                 + "; ".join(f"{e['partition']}: {e['error']}" for e in report.errors[:3])
             )
         return summary
