@@ -6,6 +6,8 @@ from typing import Any
 
 from airflow_provider_fscommit import __version__
 
+INTEGRATION = "Partition commit (fscommit)"
+
 
 def get_provider_info() -> dict[str, Any]:
     """Describe the provider to ``airflow providers list`` and the providers manager."""
@@ -18,6 +20,15 @@ def get_provider_info() -> dict[str, Any]:
             "committed small files, commit policies publish the partition."
         ),
         "versions": [__version__],
+        # No connection types of its own: the hooks use the Spark, Hive metastore, HTTP and
+        # AWS connections of the providers they build on.
+        "integrations": [{"integration-name": INTEGRATION, "tags": ["software"]}],
+        "hooks": _modules("hooks", "compaction"),
+        "operators": _modules(
+            "operators", "commit", "compact", "discover", "expiration", "retention"
+        ),
+        "sensors": _modules("sensors", "watermark"),
+        "triggers": _modules("triggers", "watermark"),
         "plugins": [
             {
                 "name": "fscommit",
@@ -50,3 +61,13 @@ def get_provider_info() -> dict[str, Any]:
             }
         },
     }
+
+
+def _modules(package: str, *names: str) -> list[dict[str, Any]]:
+    """One integration's entry listing ``package``'s modules."""
+    return [
+        {
+            "integration-name": INTEGRATION,
+            "python-modules": [f"airflow_provider_fscommit.{package}.{name}" for name in names],
+        }
+    ]

@@ -1,9 +1,19 @@
 """Airflow discovers the package as a provider through its entry point."""
 
+import importlib
+import inspect
+import json
+import pkgutil
 import subprocess
 import sys
 from pathlib import Path
 
+import airflow
+import jsonschema
+from airflow.sdk import BaseHook, BaseOperator, BaseSensorOperator
+from airflow.triggers.base import BaseTrigger
+
+import airflow_provider_fscommit
 from airflow_provider_fscommit.get_provider_info import get_provider_info
 
 
@@ -11,6 +21,36 @@ def test_provider_info_names_the_package():
     info = get_provider_info()
     assert info["package-name"] == "airflow-provider-fscommit"
     assert info["versions"]
+
+
+def test_provider_info_is_valid_for_airflow_and_lists_every_hook_operator_sensor_and_trigger():
+    info = get_provider_info()
+    schema = json.loads((Path(airflow.__file__).parent / "provider_info.schema.json").read_text())
+    jsonschema.validate(info, schema)
+
+    integrations = {i["integration-name"] for i in info["integrations"]}
+    listed = {}
+    for section in ("hooks", "operators", "sensors", "triggers"):
+        assert {entry["integration-name"] for entry in info[section]} <= integrations
+        listed[section] = {m for entry in info[section] for m in entry["python-modules"]}
+    # What the package's modules define, by base class: nothing missing, nothing stale.
+    defined: dict[str, set[str]] = {section: set() for section in listed}
+    for module in pkgutil.walk_packages(
+        airflow_provider_fscommit.__path__, "airflow_provider_fscommit."
+    ):
+        loaded = importlib.import_module(module.name)
+        for _, cls in inspect.getmembers(loaded, inspect.isclass):
+            if cls.__module__ != module.name:
+                continue
+            if issubclass(cls, BaseHook):
+                defined["hooks"].add(module.name)
+            elif issubclass(cls, BaseTrigger):
+                defined["triggers"].add(module.name)
+            elif issubclass(cls, BaseSensorOperator):
+                defined["sensors"].add(module.name)
+            elif issubclass(cls, BaseOperator):
+                defined["operators"].add(module.name)
+    assert listed == defined
 
 
 def test_airflow_providers_list_shows_it(tmp_path):
