@@ -4,11 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import sys
 from collections.abc import Sequence
-from typing import Any
-from urllib.parse import urlsplit
 
 from airflow_provider_fscommit.cli.compact import (
     NOTHING_COMMITTABLE,
@@ -19,29 +16,15 @@ from airflow_provider_fscommit.cli.compact import (
     submit_compaction,
 )
 from airflow_provider_fscommit.core.committer import PartitionCommitter
-from airflow_provider_fscommit.core.errors import ConfigError
 from airflow_provider_fscommit.core.metastore_policy import ClientFactory
 from airflow_provider_fscommit.core.policy_factory import create_policies
 from airflow_provider_fscommit.core.table_spec import TableSpec
+from airflow_provider_fscommit.hooks.metastore import uri_metastore_client
 
 
 def metastore_client_factory(uri: str | None) -> ClientFactory | None:
-    """A factory of clients through Airflow's ``HiveMetastoreHook`` for ``thrift://h:p``."""
-    if uri is None:
-        return None
-    parts = urlsplit(uri)
-    if parts.scheme != "thrift" or not parts.hostname or not parts.port:
-        raise ConfigError(f"--metastore-uri {uri!r} is not thrift://HOST:PORT")
-    os.environ["AIRFLOW_CONN_FSCOMMIT_CLI_METASTORE"] = (
-        f"hive-metastore://{parts.hostname}:{parts.port}"
-    )
-
-    def client() -> Any:  # hmsclient's client, used as a context manager
-        from airflow.providers.apache.hive.hooks.hive import HiveMetastoreHook
-
-        return HiveMetastoreHook(metastore_conn_id="fscommit_cli_metastore").metastore
-
-    return client
+    """The metastore clients of ``--metastore-uri`` (None: not given)."""
+    return None if uri is None else uri_metastore_client(uri)
 
 
 def run_commit(
