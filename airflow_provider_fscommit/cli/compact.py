@@ -78,14 +78,11 @@ def run_compact(
 ) -> int:
     """Plan (dry run) or run the compaction; prints progress, then a summary."""
     if dry_run:
-        coordinator = CompactionCoordinator(spec, spark.codec)
-        plans, up_to_date = coordinator.prepare(partitions, dry_run=True)
-        document = {
-            "plans": [p.to_dict() for p in plans],
-            "up_to_date": [o.partition for o in up_to_date],
-        }
+        preview = CompactionCoordinator(spec, spark.codec).preview(partitions)
+        document = preview.to_dict()
         print(json.dumps(document, indent=2) if as_json else render_plans(document))
-        return NOTHING_COMMITTABLE if nothing_committable(partitions, plans + up_to_date) else 0
+        selected = [*preview.plans, *preview.settled]
+        return NOTHING_COMMITTABLE if nothing_committable(partitions, selected) else 0
     result = submit_compaction(spec, partitions, spark, show_progress=not as_json)
     if result is None:
         return 1

@@ -73,6 +73,24 @@ _ABANDONED = (
 RunUnits = Callable[[list[UnitTask]], list[UnitResult]]
 
 
+@dataclass(frozen=True)
+class CompactionPreview:
+    """What a run would do now: its plans, and the partitions it would leave as they are.
+
+    The operator's and the CLI's dry runs show it, and the launcher uses it to finish an
+    idle run without starting Spark; nothing is written to decide it.
+    """
+
+    plans: list[CompactionPlan]
+    settled: list[PartitionOutcome]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "plans": [p.to_dict() for p in self.plans],
+            "up_to_date": [o.partition for o in self.settled],
+        }
+
+
 @dataclass
 class PartitionOutcome:
     """What happened to one partition in one run."""
@@ -180,6 +198,10 @@ class CompactionCoordinator:
             watermark_ms=status.checkpoint.watermark_ms,
         )
 
+    def preview(self, partitions: Sequence[str] | None) -> CompactionPreview:
+        """Plan without recovering or writing anything (a dry run)."""
+        return CompactionPreview(*self.prepare(partitions, dry_run=True))
+
     @store_errors
     def prepare(
         self, partitions: Sequence[str] | None, dry_run: bool = False
@@ -240,8 +262,7 @@ class CompactionCoordinator:
         """
         started = time.monotonic()
         with contextlib.suppress(FsCommitError):
-            plans, _ = self.prepare(partitions, dry_run=True)
-            for plan in plans:
+            for plan in self.preview(partitions).plans:
                 inputs = tuple(f.uri for f in plan.inputs)
                 with contextlib.suppress(FsCommitError):
                     self._read_ahead[inputs] = read_plan_schema(list(inputs), plan.format)

@@ -85,7 +85,6 @@ def run_here_if_idle(
     code the executors run. Returns None when there is work for Spark.
     """
     coordinator = CompactionCoordinator(spec, codec)
-    plans, _ = coordinator.prepare(partitions, dry_run=True)
-    if plans:
+    if coordinator.preview(partitions).plans:
         return None
     return coordinator.run(run_group, partitions).to_dict()

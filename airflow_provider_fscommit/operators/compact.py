@@ -75,10 +75,8 @@ class PartitionCompactOperator(BaseOperator):
         partitions = None if self.partitions is None else spec.partition_paths(self.partitions)
         if _as_bool(self.dry_run, "dry_run"):
             with aws_storage(self.aws_conn_id):
-                plans, up_to_date = CompactionCoordinator(spec, self.codec).prepare(
-                    partitions, dry_run=True
-                )
-            for plan in plans:
+                preview = CompactionCoordinator(spec, self.codec).preview(partitions)
+            for plan in preview.plans:
                 self.log.info(
                     "plan %s: %d file(s), %d bytes -> %d unit(s)",
                     plan.partition,
@@ -86,9 +84,9 @@ class PartitionCompactOperator(BaseOperator):
                     plan.bytes,
                     len(plan.units),
                 )
-            for outcome in up_to_date:
+            for outcome in preview.settled:
                 self.log.info("%s: %s", outcome.partition, outcome.state)
-            return {"plans": [p.to_dict() for p in plans]}
+            return preview.to_dict()
         self._hook = CompactionHook(
             conn_id=self.conn_id,
             spark_binary=self.spark_binary,
