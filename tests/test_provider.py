@@ -4,6 +4,7 @@ import importlib
 import inspect
 import json
 import pkgutil
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -92,3 +93,32 @@ def test_the_readme_dag_parses_and_templates_the_partition():
     assert isinstance(task, PartitionCompactOperator)
     assert "partitions" in task.template_fields
     assert task.table["table_path"] == "s3://lake/tables/events"
+
+
+def readme_section(readme: str, heading: str) -> str:
+    start = readme.index(f"\n## {heading}\n")
+    return readme[start : readme.index("\n## ", start + 1)]
+
+
+def test_readme_contents_link_every_section():
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    headings = [line[3:] for line in readme.splitlines() if line.startswith("## ")]
+    contents = readme_section(readme, "Contents").splitlines()
+    linked = [line[3 : line.index("](")] for line in contents if line.startswith("- [")]
+    assert linked == [h for h in headings if h != "Contents"]
+
+
+def test_readme_layout_names_every_module_and_package():
+    root = Path(__file__).resolve().parents[1]
+    layout = readme_section((root / "README.md").read_text(), "Layout")
+    package = root / "airflow_provider_fscommit"
+    core = {p.stem for p in (package / "core").glob("*.py")} - {"__init__"}
+    # The core's list: modules, comments in parentheses, "(+ ...)" for a concept's family.
+    listed = layout[layout.index("core/") : layout.index("cli/")].split(":", 1)[1]
+    listed = re.sub(r"\([^+)][^)]*\)", "", listed.replace("(+", ","))
+    assert set(re.split(r"[\s,)]+", listed)) - {""} == core
+    for entry in package.iterdir():
+        if entry.is_dir() and (entry / "__init__.py").exists():
+            assert f"{entry.name}/" in layout, entry.name
+        elif entry.suffix == ".py" and entry.name not in ("__init__.py", "get_provider_info.py"):
+            assert entry.name in layout, entry.name
