@@ -26,8 +26,8 @@ from pathlib import Path
 from airflow_provider_fscommit.cli.commit import run_commit
 from airflow_provider_fscommit.cli.compact import SparkOptions
 from airflow_provider_fscommit.cli.main import render_status
-from airflow_provider_fscommit.core.table_report import ReportState, read_table_report
-from airflow_provider_fscommit.core.table_spec import TableSpec
+from airflow_provider_fscommit.core.config.table_spec import TableSpec
+from airflow_provider_fscommit.core.status.table_report import ReportState, read_table_report
 from airflow_provider_fscommit.metastore import server as metastore_server
 
 EVENT_TIME_START = "2026-11-20 00:00:00"

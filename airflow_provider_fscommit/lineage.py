@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from airflow_provider_fscommit.core.filesystem import normalize_uri
-from airflow_provider_fscommit.core.table_spec import TableSpec
+from airflow_provider_fscommit.core.config.table_spec import TableSpec
+from airflow_provider_fscommit.core.storage.filesystem import normalize_uri
 
 if TYPE_CHECKING:
     from airflow.providers.common.compat.openlineage.facet import Dataset

@@ -99,8 +99,8 @@ def _timed(action: Callable[[], Any]) -> tuple[float, Any]:
 
 
 def _fscommit_reads(log: SyntheticLog) -> dict[str, Any]:
-    from airflow_provider_fscommit.core.committable import PartitionState, TableStatusReader
-    from airflow_provider_fscommit.core.table_spec import TableSpec
+    from airflow_provider_fscommit.core.config.table_spec import TableSpec
+    from airflow_provider_fscommit.core.status.committable import PartitionState, TableStatusReader
 
     spec = TableSpec.from_options(
         {

@@ -27,7 +27,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from airflow_provider_fscommit.core.policy import CommitContext, PartitionCommitPolicy
+from airflow_provider_fscommit.core.commit.policy import CommitContext, PartitionCommitPolicy
 from bench.measure import check, print_result, run_measured, summarize
 from bench.settings import REPO, BenchSettings, python
 from bench.spark import spark_env, submit_command
@@ -159,9 +159,12 @@ class _TimedPolicy(PartitionCommitPolicy):
 
 
 def _seed_ledger(table_path: str, partitions: list[str]) -> None:
-    """Record one published compaction per partition, as the coordinator would have."""
-    from airflow_provider_fscommit.core.ledger import CommitLedger
-    from airflow_provider_fscommit.core.planner import StagedFile, plan_partition
+    """Record one published compaction per partition, as the publisher would have."""
+    from airflow_provider_fscommit.core.compaction.planner import (
+        plan_partition,
+    )
+    from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
+    from airflow_provider_fscommit.core.spark.staging import StagedFile
 
     ledger = CommitLedger(table_path)
     for partition in partitions:
@@ -187,9 +190,9 @@ def main() -> None:
     from airflow.providers.apache.hive.hooks.hive import HiveMetastoreHook  # noqa: F401
 
     from airflow_provider_fscommit.cli.commit import metastore_client_factory
-    from airflow_provider_fscommit.core.committer import PartitionCommitter
-    from airflow_provider_fscommit.core.policy_factory import create_policies
-    from airflow_provider_fscommit.core.table_spec import TableSpec
+    from airflow_provider_fscommit.core.commit.committer import PartitionCommitter
+    from airflow_provider_fscommit.core.commit.policy_factory import create_policies
+    from airflow_provider_fscommit.core.config.table_spec import TableSpec
 
     table_path, uri, table, count = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
     partitions = [f"dt={dt}/hour={hour}" for dt, hour in partition_values(count)]

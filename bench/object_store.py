@@ -93,7 +93,7 @@ def run_object_store(settings: BenchSettings) -> dict[str, Any]:
 
 def first_read(staging: str, checkpoint: str) -> None:
     """One fresh process: the committable partitions of the table, timed."""
-    from airflow_provider_fscommit.core.committable import PartitionState, TableStatusReader
+    from airflow_provider_fscommit.core.status.committable import PartitionState, TableStatusReader
 
     spec = hourly_spec(staging, checkpoint)
     started = time.perf_counter()

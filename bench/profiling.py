@@ -4,7 +4,7 @@
 * ``committed-files``: ``StagingTable.committed_files`` of every committable partition of
   that log, the step compaction and discovery take right after the first read;
 * ``compaction``: the compaction protocol of workload (a) run in one process
-  (``CompactionCoordinator.run`` with ``compact_unit`` called in-process instead of on
+  (``CompactionPublisher.run`` with ``compact_unit`` called in-process instead of on
   Spark executors): planning, footers, the pyarrow rewrite, ledger, publishing.
 
 Each report keeps the stage's wall time and the functions with the most own time, so a
@@ -59,7 +59,7 @@ def _first_read(log: SyntheticLog) -> Any:
 
 
 def _committed_files(log: SyntheticLog) -> Any:
-    from airflow_provider_fscommit.core.committable import PartitionState
+    from airflow_provider_fscommit.core.status.committable import PartitionState
 
     reader = _reader(log)
     status = reader.read(now_ms=log.now_ms(), find_orphans=False)
@@ -68,8 +68,8 @@ def _committed_files(log: SyntheticLog) -> Any:
 
 
 def _reader(log: SyntheticLog) -> Any:
-    from airflow_provider_fscommit.core.committable import TableStatusReader
-    from airflow_provider_fscommit.core.table_spec import TableSpec
+    from airflow_provider_fscommit.core.config.table_spec import TableSpec
+    from airflow_provider_fscommit.core.status.committable import TableStatusReader
 
     return TableStatusReader(
         TableSpec.from_options(
@@ -85,12 +85,12 @@ def _reader(log: SyntheticLog) -> Any:
 
 
 def _compaction(staged: WorkloadInput, table: Path) -> Any:
-    from airflow_provider_fscommit.core.compactor import compact_unit
-    from airflow_provider_fscommit.core.coordinator import CompactionCoordinator
+    from airflow_provider_fscommit.core.compaction.compactor import compact_unit
+    from airflow_provider_fscommit.core.compaction.publisher import CompactionPublisher
 
     shutil.rmtree(table, ignore_errors=True)
-    coordinator = CompactionCoordinator(staged.table_spec(str(table)))
-    return lambda: coordinator.run(lambda tasks: [compact_unit(t) for t in tasks])
+    publisher = CompactionPublisher(staged.table_spec(str(table)))
+    return lambda: publisher.run(lambda tasks: [compact_unit(t) for t in tasks])
 
 
 def main() -> None:

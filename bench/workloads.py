@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from airflow_provider_fscommit.core.committable import PartitionState, TableStatusReader
-from airflow_provider_fscommit.core.table_spec import TableSpec
+from airflow_provider_fscommit.core.config.table_spec import TableSpec
+from airflow_provider_fscommit.core.status.committable import PartitionState, TableStatusReader
 from bench.measure import check, run_measured
 from bench.settings import BenchSettings
 from bench.spark import spark_env, submit_command

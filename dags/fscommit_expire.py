@@ -20,7 +20,7 @@ from pathlib import Path
 import pendulum
 from airflow.sdk import DAG
 
-from airflow_provider_fscommit.core.table_spec import TableSpec
+from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.operators.expiration import PartitionExpireOperator
 
 SPEC_FILE = os.environ.get(

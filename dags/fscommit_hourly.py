@@ -29,7 +29,7 @@ from pathlib import Path
 import pendulum
 from airflow.sdk import DAG, CronDataIntervalTimetable
 
-from airflow_provider_fscommit.core.table_spec import TableSpec
+from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.task_groups.partition_commit import (
     partition_commit_group,
     partition_time_zone,

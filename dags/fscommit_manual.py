@@ -21,7 +21,7 @@ from pathlib import Path
 import pendulum
 from airflow.sdk import DAG, Param, task
 
-from airflow_provider_fscommit.core.table_spec import POLICY_KINDS, TableSpec
+from airflow_provider_fscommit.core.config.table_spec import POLICY_KINDS, TableSpec
 from airflow_provider_fscommit.operators.commit import PartitionCommitOperator
 from airflow_provider_fscommit.operators.compact import PartitionCompactOperator
 

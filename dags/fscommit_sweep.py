@@ -19,7 +19,7 @@ from pathlib import Path
 import pendulum
 from airflow.sdk import DAG
 
-from airflow_provider_fscommit.core.table_spec import TableSpec
+from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.operators.commit import PartitionCommitOperator, table_asset
 from airflow_provider_fscommit.operators.compact import PartitionCompactOperator
 from airflow_provider_fscommit.operators.discover import CommittablePartitionsOperator

@@ -12,8 +12,8 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from airflow_provider_fscommit.core.committable import PartitionState, TableStatusReader
-from airflow_provider_fscommit.core.table_spec import TableSpec
+from airflow_provider_fscommit.core.config.table_spec import TableSpec
+from airflow_provider_fscommit.core.status.committable import PartitionState, TableStatusReader
 
 FSCOMMIT = str(Path(sys.executable).parent / "fscommit")
 

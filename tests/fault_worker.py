@@ -13,19 +13,19 @@ from __future__ import annotations
 import os
 import sys
 
-from airflow_provider_fscommit.core import lock
-from airflow_provider_fscommit.core.committer import PartitionCommitter
-from airflow_provider_fscommit.core.compactor import compact_unit
-from airflow_provider_fscommit.core.coordinator import CompactionCoordinator
-from airflow_provider_fscommit.core.policy_factory import create_policies
-from airflow_provider_fscommit.core.table_spec import TableSpec
+from airflow_provider_fscommit.core.commit.committer import PartitionCommitter
+from airflow_provider_fscommit.core.commit.policy_factory import create_policies
+from airflow_provider_fscommit.core.compaction.compactor import compact_unit
+from airflow_provider_fscommit.core.compaction.publisher import CompactionPublisher
+from airflow_provider_fscommit.core.config.table_spec import TableSpec
+from airflow_provider_fscommit.core.ledger import lock
 
 
 def main(spec_json: str) -> int:
     if "FSCOMMIT_TEST_LEASE_TTL_S" in os.environ:
         lock.DEFAULT_TTL_S = float(os.environ["FSCOMMIT_TEST_LEASE_TTL_S"])
     spec = TableSpec.from_json(spec_json)
-    summary = CompactionCoordinator(spec).run(lambda tasks: [compact_unit(t) for t in tasks])
+    summary = CompactionPublisher(spec).run(lambda tasks: [compact_unit(t) for t in tasks])
     failed = [o for o in summary.outcomes if o.state == "failed"]
     if failed:
         print(f"{failed[0].partition}: {failed[0].error}", file=sys.stderr)

@@ -23,7 +23,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from airflow_provider_fscommit.core.faults import FAULT_POINTS
-from airflow_provider_fscommit.core.ledger import CommitLedger
+from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
 from tests.streams import ROOT, StreamingTable
 
 SOAK = os.environ.get("FSCOMMIT_SOAK") == "1"

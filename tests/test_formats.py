@@ -21,10 +21,10 @@ import pytest
 from pyspark.sql import functions as F
 
 from airflow_provider_fscommit.cli.main import main
-from airflow_provider_fscommit.core.compactor import compact_unit
-from airflow_provider_fscommit.core.coordinator import CompactionCoordinator
-from airflow_provider_fscommit.core.ledger import CommitLedger
-from airflow_provider_fscommit.core.table_spec import TableSpec
+from airflow_provider_fscommit.core.compaction.compactor import compact_unit
+from airflow_provider_fscommit.core.compaction.publisher import CompactionPublisher
+from airflow_provider_fscommit.core.config.table_spec import TableSpec
+from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
 from tests.cli.test_commit import commit
 from tests.cli.test_main import status_args
 from tests.compaction import FSCOMMIT, compact
@@ -325,8 +325,8 @@ def test_on_s3_each_format_is_published_with_exactly_its_logged_rows(
     sink, stream = sink_stream
     bucket = s3_env.create_bucket(f"formats-{sink.file_format}")
     s3 = place_on_s3(stream, s3_env, bucket, "events")
-    coordinator = CompactionCoordinator(TableSpec.from_options(s3.spec()))
-    summary = coordinator.run(lambda tasks: [compact_unit(t) for t in tasks])
+    publisher = CompactionPublisher(TableSpec.from_options(s3.spec()))
+    summary = publisher.run(lambda tasks: [compact_unit(t) for t in tasks])
     assert {o.partition: o.state for o in summary.outcomes} == {
         f"dt={DAY}/hour=00": "published",
         f"dt={DAY}/hour=01": "published",

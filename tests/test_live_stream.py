@@ -21,12 +21,12 @@ from pathlib import Path
 
 import pytest
 
-from airflow_provider_fscommit.core import checkpoint, sink_log
-from airflow_provider_fscommit.core.committable import PartitionState, TableStatusReader
-from airflow_provider_fscommit.core.metadata_log import list_log
-from airflow_provider_fscommit.core.partition_wait import check_partition
-from airflow_provider_fscommit.core.table_report import read_table_report
-from airflow_provider_fscommit.core.table_spec import TableSpec
+from airflow_provider_fscommit.core.config.table_spec import TableSpec
+from airflow_provider_fscommit.core.spark import checkpoint, sink_log
+from airflow_provider_fscommit.core.spark.metadata_log import list_log
+from airflow_provider_fscommit.core.status.committable import PartitionState, TableStatusReader
+from airflow_provider_fscommit.core.status.partition_wait import check_partition
+from airflow_provider_fscommit.core.status.table_report import read_table_report
 from tests.compaction import check_exactly_once, committable, compact, table_options
 from tests.streams import StreamingTable, kill_group, row
 

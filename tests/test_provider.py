@@ -68,7 +68,7 @@ def test_airflow_providers_list_shows_it(tmp_path):
 
 
 def test_readme_lists_every_flink_option_and_both_set_up_commands():
-    from airflow_provider_fscommit.core.options import OPTIONS
+    from airflow_provider_fscommit.core.config.options import OPTIONS
 
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
     for option in OPTIONS:
@@ -108,15 +108,31 @@ def test_readme_contents_link_every_section():
     assert linked == [h for h in headings if h != "Contents"]
 
 
+def core_layout(layout: str) -> dict[str, set[str]]:
+    """The README's core listing: each package (``*.py`` for the core's own modules) and
+    its modules; comments in parentheses are left out."""
+    listing: dict[str, set[str]] = {}
+    block = layout[layout.index("core/") : layout.index("cli/")].splitlines()[1:]
+    for line in block:
+        heading = re.match(r" {4}(\S+?)/?\s{2,}(.*)", line)
+        if heading:
+            package, line = heading.groups()
+        names = re.sub(r"\([^)]*\)", "", line)
+        listing.setdefault(package, set()).update(n for n in re.split(r"[\s,]+", names) if n)
+    return listing
+
+
 def test_readme_layout_names_every_module_and_package():
     root = Path(__file__).resolve().parents[1]
     layout = readme_section((root / "README.md").read_text(), "Layout")
     package = root / "airflow_provider_fscommit"
-    core = {p.stem for p in (package / "core").glob("*.py")} - {"__init__"}
-    # The core's list: modules, comments in parentheses, "(+ ...)" for a concept's family.
-    listed = layout[layout.index("core/") : layout.index("cli/")].split(":", 1)[1]
-    listed = re.sub(r"\([^+)][^)]*\)", "", listed.replace("(+", ","))
-    assert set(re.split(r"[\s,)]+", listed)) - {""} == core
+    assert core_layout(layout) == {
+        directory.name if directory.name != "core" else "*.py": {
+            module.stem for module in directory.glob("*.py") if module.name != "__init__.py"
+        }
+        for directory in [package / "core", *(package / "core").glob("*/")]
+        if (directory / "__init__.py").exists()
+    }
     for entry in package.iterdir():
         if entry.is_dir() and (entry / "__init__.py").exists():
             assert f"{entry.name}/" in layout, entry.name

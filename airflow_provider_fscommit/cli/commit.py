@@ -15,10 +15,10 @@ from airflow_provider_fscommit.cli.compact import (
     run_compact,
     submit_compaction,
 )
-from airflow_provider_fscommit.core.committer import PartitionCommitter
-from airflow_provider_fscommit.core.metastore_policy import ClientFactory
-from airflow_provider_fscommit.core.policy_factory import create_policies
-from airflow_provider_fscommit.core.table_spec import TableSpec
+from airflow_provider_fscommit.core.commit.committer import PartitionCommitter
+from airflow_provider_fscommit.core.commit.metastore_policy import ClientFactory
+from airflow_provider_fscommit.core.commit.policy_factory import create_policies
+from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.hooks.metastore import uri_metastore_client
 
 

@@ -13,10 +13,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from airflow_provider_fscommit.cli.progress import Progress
-from airflow_provider_fscommit.core.coordinator import CompactionCoordinator, PartitionOutcome
-from airflow_provider_fscommit.core.planner import CompactionPlan
-from airflow_provider_fscommit.core.table_spec import TableSpec
-from airflow_provider_fscommit.core.units import format_size
+from airflow_provider_fscommit.core.compaction.planner import CompactionPlan
+from airflow_provider_fscommit.core.compaction.publisher import (
+    CompactionPublisher,
+    PartitionOutcome,
+)
+from airflow_provider_fscommit.core.config.quantities import format_size
+from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.jobs.compact import (
     PLANNED_PREFIX,
     PROGRESS_PREFIX,
@@ -78,7 +81,7 @@ def run_compact(
 ) -> int:
     """Plan (dry run) or run the compaction; prints progress, then a summary."""
     if dry_run:
-        preview = CompactionCoordinator(spec, spark.codec).preview(partitions)
+        preview = CompactionPublisher(spec, spark.codec).preview(partitions)
         document = preview.to_dict()
         print(json.dumps(document, indent=2) if as_json else render_plans(document))
         selected = [*preview.plans, *preview.settled]

@@ -22,20 +22,24 @@ from typing import Any
 from airflow_provider_fscommit.cli.commit import metastore_client_factory, run_commit
 from airflow_provider_fscommit.cli.compact import SparkOptions, run_compact
 from airflow_provider_fscommit.console import messages_to_stderr
-from airflow_provider_fscommit.core import options as o
-from airflow_provider_fscommit.core.committable import iso_ms
+from airflow_provider_fscommit.core.commit.policy_factory import metastore_table_policy
+from airflow_provider_fscommit.core.config import options as o
+from airflow_provider_fscommit.core.config.quantities import (
+    format_duration,
+    format_size,
+    parse_duration,
+)
+from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.errors import FsCommitError
-from airflow_provider_fscommit.core.expiration import ExpirationReport, expire_partitions
-from airflow_provider_fscommit.core.policy_factory import metastore_table_policy
-from airflow_provider_fscommit.core.quarantine import QuarantinedFile, quarantine
-from airflow_provider_fscommit.core.retention import CleanupReport, clean_staging
-from airflow_provider_fscommit.core.table_report import (
+from airflow_provider_fscommit.core.ledger.expiration import ExpirationReport, expire_partitions
+from airflow_provider_fscommit.core.ledger.quarantine import QuarantinedFile, quarantine
+from airflow_provider_fscommit.core.ledger.retention import CleanupReport, clean_staging
+from airflow_provider_fscommit.core.status.committable import iso_ms
+from airflow_provider_fscommit.core.status.table_report import (
     DEFAULT_STALL_TIMEOUT,
     TableReport,
     read_table_report,
 )
-from airflow_provider_fscommit.core.table_spec import TableSpec
-from airflow_provider_fscommit.core.units import format_duration, format_size, parse_duration
 from airflow_provider_fscommit.jobs.connect import REMOTE_ENV
 
 # Flags that set a table option directly: (flag, option).

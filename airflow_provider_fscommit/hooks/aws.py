@@ -4,7 +4,8 @@ Every operator, sensor and trigger that touches storage takes an ``aws_conn_id``
 Amazon provider's ``AwsBaseHook`` resolves it exactly as Airflow's own S3 operators do
 (keys, a profile, an assumed role, the connection's ``endpoint_url`` and ``region_name``),
 and masks the secret and the session token in task logs. The resolved settings are put in
-effect for the core with :func:`~airflow_provider_fscommit.core.object_store.use_s3_settings`;
+effect for the core with
+:func:`~airflow_provider_fscommit.core.storage.object_store.use_s3_settings`;
 they never enter the table spec, XCom, a trigger's stored kwargs or the ledger.
 
 ``aws_conn_id=None`` (the default) uses the standard AWS chain of the process (its
@@ -17,7 +18,11 @@ import contextlib
 from collections.abc import Iterator
 
 from airflow_provider_fscommit.core.errors import FsCommitError
-from airflow_provider_fscommit.core.object_store import S3Credentials, S3Settings, use_s3_settings
+from airflow_provider_fscommit.core.storage.object_store import (
+    S3Credentials,
+    S3Settings,
+    use_s3_settings,
+)
 
 
 def s3_settings(aws_conn_id: str | None) -> S3Settings | None:

@@ -27,10 +27,10 @@ from airflow.providers.apache.spark.hooks.spark_connect import SparkConnectHook
 from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
 from airflow.sdk import BaseHook, Connection
 
+from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.errors import FsCommitError
-from airflow_provider_fscommit.core.ledger import CommitLedger
-from airflow_provider_fscommit.core.object_store import S3Settings
-from airflow_provider_fscommit.core.table_spec import TableSpec
+from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
+from airflow_provider_fscommit.core.storage.object_store import S3Settings
 from airflow_provider_fscommit.hooks.aws import aws_storage
 from airflow_provider_fscommit.jobs.connect import ConnectCompaction
 from airflow_provider_fscommit.jobs.launch import (

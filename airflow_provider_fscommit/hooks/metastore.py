@@ -14,8 +14,8 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlsplit
 
+from airflow_provider_fscommit.core.commit.metastore_policy import ClientFactory
 from airflow_provider_fscommit.core.errors import ConfigError
-from airflow_provider_fscommit.core.metastore_policy import ClientFactory
 
 
 def connection_metastore_client(metastore_conn_id: str) -> ClientFactory:

@@ -5,7 +5,7 @@ committable one), because starting a Spark application costs seconds; the driver
 inputs' footers while its Spark session starts. The units of all
 plans are balanced by input bytes over a few Spark tasks per core (a task costs tens of
 milliseconds of overhead, which hundreds of small units would pay each), so the work
-spreads over a cluster. The driver runs the core's :class:`CompactionCoordinator`;
+spreads over a cluster. The driver runs the core's :class:`CompactionPublisher`;
 executors run :func:`compact_unit` with pyarrow.
 
 It prints one ``FSCOMMIT_PROGRESS <json>`` line per partition as it is done, stores the
@@ -23,12 +23,15 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from airflow_provider_fscommit.console import messages_to_stderr
-from airflow_provider_fscommit.core.bin_packing import balance
-from airflow_provider_fscommit.core.compactor import UnitResult, UnitTask, compact_unit
-from airflow_provider_fscommit.core.coordinator import CompactionCoordinator, PartitionOutcome
+from airflow_provider_fscommit.core.compaction.bin_packing import balance
+from airflow_provider_fscommit.core.compaction.compactor import UnitResult, UnitTask, compact_unit
+from airflow_provider_fscommit.core.compaction.planner import CompactionPlan
+from airflow_provider_fscommit.core.compaction.publisher import (
+    CompactionPublisher,
+    PartitionOutcome,
+)
+from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.errors import FsCommitError
-from airflow_provider_fscommit.core.planner import CompactionPlan
-from airflow_provider_fscommit.core.table_spec import TableSpec
 
 PLANNED_PREFIX = "FSCOMMIT_PLANNED "
 PROGRESS_PREFIX = "FSCOMMIT_PROGRESS "
@@ -120,25 +123,25 @@ def run_and_record(
     ``error``; a failed partition is in its ``partitions``.
     """
     try:
-        coordinator = CompactionCoordinator(spec, codec)
+        publisher = CompactionPublisher(spec, codec)
     except FsCommitError as exc:
         return {"error": str(exc), "partitions": []}
     if start is not None:
-        _start_reading_ahead(coordinator, partitions, start)
+        _start_reading_ahead(publisher, partitions, start)
     try:
-        result = coordinator.run(run_units, partitions, progress, planned).to_dict()
+        result = publisher.run(run_units, partitions, progress, planned).to_dict()
     except FsCommitError as exc:
         return {"error": str(exc), "partitions": []}
-    coordinator.ledger.write_run(run_id, result)
+    publisher.ledger.write_run(run_id, result)
     return result
 
 
 def _start_reading_ahead(
-    coordinator: CompactionCoordinator, partitions: Sequence[str] | None, start: Callable[[], None]
+    publisher: CompactionPublisher, partitions: Sequence[str] | None, start: Callable[[], None]
 ) -> None:
     """``start()`` here while another thread reads the run's footers (it writes nothing)."""
     with ThreadPoolExecutor(1, thread_name_prefix="fscommit-read-ahead") as pool:
-        ahead = pool.submit(coordinator.read_ahead, partitions)
+        ahead = pool.submit(publisher.read_ahead, partitions)
         start()
         ahead.result()
 

@@ -36,11 +36,11 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
-from airflow_provider_fscommit.core.compactor import UnitResult, UnitTask
-from airflow_provider_fscommit.core.coordinator import PartitionOutcome
+from airflow_provider_fscommit.core.compaction.compactor import UnitResult, UnitTask
+from airflow_provider_fscommit.core.compaction.planner import CompactionPlan
+from airflow_provider_fscommit.core.compaction.publisher import PartitionOutcome
+from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.errors import FsCommitError
-from airflow_provider_fscommit.core.planner import CompactionPlan
-from airflow_provider_fscommit.core.table_spec import TableSpec
 from airflow_provider_fscommit.jobs.compact import run_and_record, run_group, unit_groups
 from airflow_provider_fscommit.jobs.launch import package_zip
 
@@ -222,7 +222,7 @@ def _import_compactor(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBa
     import pyarrow as pa
     from pyspark import TaskContext
 
-    import airflow_provider_fscommit.core.compactor  # noqa: F401 -- what a unit imports
+    import airflow_provider_fscommit.core.compaction.compactor  # noqa: F401 -- what a unit imports
 
     for _ in batches:
         pass

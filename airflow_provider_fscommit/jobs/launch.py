@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import airflow_provider_fscommit
-from airflow_provider_fscommit.core.coordinator import CompactionCoordinator
-from airflow_provider_fscommit.core.table_spec import TableSpec
+from airflow_provider_fscommit.core.compaction.publisher import CompactionPublisher
+from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.jobs.compact import run_group
 
 PACKAGE_DIR = Path(airflow_provider_fscommit.__file__).resolve().parent
@@ -84,7 +84,7 @@ def run_here_if_idle(
     late rows arrive between the two looks, their units run in this process, with the same
     code the executors run. Returns None when there is work for Spark.
     """
-    coordinator = CompactionCoordinator(spec, codec)
-    if coordinator.preview(partitions).plans:
+    publisher = CompactionPublisher(spec, codec)
+    if publisher.preview(partitions).plans:
         return None
-    return coordinator.run(run_group, partitions).to_dict()
+    return publisher.run(run_group, partitions).to_dict()

@@ -8,10 +8,10 @@ from typing import Any, ClassVar
 from airflow.sdk import Asset, BaseOperator
 from airflow.sdk.exceptions import AirflowSkipException
 
-from airflow_provider_fscommit.core.committer import PartitionCommitter
-from airflow_provider_fscommit.core.filesystem import normalize_uri
-from airflow_provider_fscommit.core.policy_factory import create_policies
-from airflow_provider_fscommit.core.table_spec import TableSpec
+from airflow_provider_fscommit.core.commit.committer import PartitionCommitter
+from airflow_provider_fscommit.core.commit.policy_factory import create_policies
+from airflow_provider_fscommit.core.config.table_spec import TableSpec
+from airflow_provider_fscommit.core.storage.filesystem import normalize_uri
 from airflow_provider_fscommit.hooks.aws import aws_storage
 from airflow_provider_fscommit.hooks.http_report import connection_http_target
 from airflow_provider_fscommit.hooks.metastore import connection_metastore_client

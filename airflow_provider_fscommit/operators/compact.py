@@ -7,8 +7,8 @@ from typing import Any, ClassVar
 
 from airflow.sdk import BaseOperator
 
-from airflow_provider_fscommit.core.coordinator import CompactionCoordinator
-from airflow_provider_fscommit.core.table_spec import TableSpec
+from airflow_provider_fscommit.core.compaction.publisher import CompactionPublisher
+from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.hooks.aws import aws_storage
 from airflow_provider_fscommit.hooks.compaction import CompactionHook
 
@@ -75,7 +75,7 @@ class PartitionCompactOperator(BaseOperator):
         partitions = None if self.partitions is None else spec.partition_paths(self.partitions)
         if _as_bool(self.dry_run, "dry_run"):
             with aws_storage(self.aws_conn_id):
-                preview = CompactionCoordinator(spec, self.codec).preview(partitions)
+                preview = CompactionPublisher(spec, self.codec).preview(partitions)
             for plan in preview.plans:
                 self.log.info(
                     "plan %s: %d file(s), %d bytes -> %d unit(s)",

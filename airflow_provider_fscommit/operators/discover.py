@@ -12,8 +12,8 @@ from typing import Any, ClassVar
 
 from airflow.sdk import BaseOperator
 
-from airflow_provider_fscommit.core.discovery import partitions_to_commit
-from airflow_provider_fscommit.core.table_spec import TableSpec
+from airflow_provider_fscommit.core.config.table_spec import TableSpec
+from airflow_provider_fscommit.core.status.discovery import partitions_to_commit
 from airflow_provider_fscommit.hooks.aws import aws_storage
 
 

@@ -14,13 +14,13 @@ from datetime import UTC, datetime
 from html import escape
 from urllib.parse import quote
 
-from airflow_provider_fscommit.core.table_report import (
+from airflow_provider_fscommit.core.config.quantities import format_duration, format_size
+from airflow_provider_fscommit.core.status.table_report import (
     CommitOrigin,
     PartitionReport,
     ReportState,
     TableReport,
 )
-from airflow_provider_fscommit.core.units import format_duration, format_size
 
 # Partitions shown in the chart: the latest ones with something published.
 CHART_PARTITIONS = 24

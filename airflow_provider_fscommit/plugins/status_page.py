@@ -29,10 +29,13 @@ from airflow.configuration import conf
 from fastapi import Depends, FastAPI, HTTPException, Request, status
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
+from airflow_provider_fscommit.core.config.quantities import format_duration, parse_duration
+from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.errors import FsCommitError
-from airflow_provider_fscommit.core.table_report import DEFAULT_STALL_TIMEOUT, read_table_report
-from airflow_provider_fscommit.core.table_spec import TableSpec
-from airflow_provider_fscommit.core.units import format_duration, parse_duration
+from airflow_provider_fscommit.core.status.table_report import (
+    DEFAULT_STALL_TIMEOUT,
+    read_table_report,
+)
 from airflow_provider_fscommit.hooks.aws import aws_storage
 from airflow_provider_fscommit.plugins.render import TableCard, render_page
 

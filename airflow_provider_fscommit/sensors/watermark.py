@@ -11,8 +11,8 @@ from airflow.configuration import conf
 from airflow.sdk import BaseSensorOperator, PokeReturnValue
 from airflow.sdk.exceptions import AirflowException
 
-from airflow_provider_fscommit.core.partition_wait import PartitionCheck, check_partition
-from airflow_provider_fscommit.core.table_spec import TableSpec
+from airflow_provider_fscommit.core.config.table_spec import TableSpec
+from airflow_provider_fscommit.core.status.partition_wait import PartitionCheck, check_partition
 from airflow_provider_fscommit.hooks.aws import aws_storage
 from airflow_provider_fscommit.triggers.watermark import PartitionWatermarkTrigger
 

@@ -17,8 +17,8 @@ from zoneinfo import ZoneInfo
 import pendulum
 from airflow.sdk import TaskGroup
 
-from airflow_provider_fscommit.core.commit_trigger import parse_time_zone
-from airflow_provider_fscommit.core.table_spec import TableSpec
+from airflow_provider_fscommit.core.config.table_spec import TableSpec
+from airflow_provider_fscommit.core.partition.commit_trigger import parse_time_zone
 from airflow_provider_fscommit.operators.commit import PartitionCommitOperator
 from airflow_provider_fscommit.operators.compact import PartitionCompactOperator
 from airflow_provider_fscommit.sensors.watermark import PartitionWatermarkSensor

@@ -13,9 +13,9 @@ from typing import Any
 
 from airflow.triggers.base import BaseTrigger, TriggerEvent
 
-from airflow_provider_fscommit.core.object_store import use_s3_settings
-from airflow_provider_fscommit.core.partition_wait import check_partition
-from airflow_provider_fscommit.core.table_spec import TableSpec
+from airflow_provider_fscommit.core.config.table_spec import TableSpec
+from airflow_provider_fscommit.core.status.partition_wait import check_partition
+from airflow_provider_fscommit.core.storage.object_store import use_s3_settings
 from airflow_provider_fscommit.hooks.aws import s3_settings
 
 

@@ -8,8 +8,8 @@ import threading
 from pathlib import Path
 
 from airflow_provider_fscommit.cli.main import main
-from airflow_provider_fscommit.core.ledger import CommitLedger
-from airflow_provider_fscommit.core.lock import TableLock
+from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
+from airflow_provider_fscommit.core.ledger.lock import TableLock
 from airflow_provider_fscommit.operators.retention import CleanStagingOperator
 from tests.compaction import compact, table_options
 

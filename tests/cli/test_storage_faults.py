@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from airflow_provider_fscommit.cli.main import main
-from airflow_provider_fscommit.core.ledger import CommitLedger
+from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
 from tests.compaction import compact
 
 

@@ -19,10 +19,10 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from airflow_provider_fscommit.core.ledger import CommitLedger
+from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
 from tests.airflow_env import AIRFLOW, AirflowEnv
 from tests.compaction import check_exactly_once
-from tests.core.test_policies import create_table
+from tests.core.commit.test_policies import create_table
 from tests.dags.test_examples import DAY, example_airflow_extra_env, example_spec
 from tests.metastore import hive_sql
 from tests.streams import StreamingTable, hourly_batches

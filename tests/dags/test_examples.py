@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from airflow_provider_fscommit.core.ledger import CommitLedger
+from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
 from tests.airflow_env import AirflowEnv
-from tests.core.test_policies import create_table
+from tests.core.commit.test_policies import create_table
 from tests.metastore import hive_sql
 from tests.streams import StreamingTable, hourly_batches
 

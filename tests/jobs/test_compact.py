@@ -9,7 +9,7 @@ import pyarrow.parquet as pq
 import pytest
 from pyspark.sql import functions as F
 
-from airflow_provider_fscommit.core.ledger import CommitLedger
+from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
 from tests.compaction import check_exactly_once, committable, compact, visible_data_files
 from tests.streams import StreamingTable, TypedTable, row
 

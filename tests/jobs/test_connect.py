@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
+from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.faults import FAULT_ENV, STALL_ENV
-from airflow_provider_fscommit.core.ledger import CommitLedger
-from airflow_provider_fscommit.core.table_spec import TableSpec
+from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
 from airflow_provider_fscommit.jobs.connect import ConnectCompaction, _with_session, code_session_id
 from airflow_provider_fscommit.jobs.launch import package_zip
 from tests.compaction import (

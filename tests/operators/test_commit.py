@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from airflow_provider_fscommit.core.ledger import CommitLedger
-from airflow_provider_fscommit.core.table_spec import TableSpec
+from airflow_provider_fscommit.core.config.table_spec import TableSpec
+from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
 from tests.airflow_env import AirflowEnv
 from tests.compaction import committable, compact
-from tests.core.test_policies import create_table, published_ledger
+from tests.core.commit.test_policies import create_table, published_ledger
 from tests.http_server import HttpServer
 
 DAGS = """

@@ -16,9 +16,9 @@ from urllib.parse import quote
 import pytest
 import requests
 
-from airflow_provider_fscommit.core.ledger import CommitLedger
+from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
 from tests.airflow_services import login_required_env, running_services, services_airflow_env
-from tests.core.test_policies import create_table
+from tests.core.commit.test_policies import create_table
 from tests.dags.test_examples import DAY, example_airflow_extra_env, example_spec
 from tests.streams import StreamingTable, hourly_batches, row
 

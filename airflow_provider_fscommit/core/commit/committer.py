@@ -1,0 +1,128 @@
+"""The partition committer (Flink's ``PartitionCommitter``): runs the policy chain.
+
+A partition is committed once its published files are in the ledger; the policies run
+for all partitions of a call together (the metastore in one batch), and only when every
+policy succeeded is the commit recorded in the ledger. A partition whose latest
+compaction is already recorded as committed is skipped, so retries, backfills and
+re-triggers change nothing; late data makes a new compaction, which is committed again
+(statistics and success file refreshed), as Flink does.
+
+An hour in which the stream wrote nothing still has to be marked done, or downstream
+waits forever (a known Flink gap): with ``commit_empty``, a partition with nothing
+published is committed empty (its directory, metastore partition and success file).
+A partition past its expiration (:mod:`expiration`) is never committed again.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from airflow_provider_fscommit.core.commit.policy import CommitContext, PartitionCommitPolicy
+from airflow_provider_fscommit.core.config.table_spec import TableSpec
+from airflow_provider_fscommit.core.faults import fault_point
+from airflow_provider_fscommit.core.ledger.expiration import expired_reason
+from airflow_provider_fscommit.core.ledger.ledger import CommitLedger, PartitionLedger
+from airflow_provider_fscommit.core.ledger.lock import TableLock
+from airflow_provider_fscommit.core.partition.partition_spec import PartitionSpec
+from airflow_provider_fscommit.core.storage.object_store import store_errors
+
+
+@dataclass(frozen=True)
+class CommitOutcome:
+    partition: str
+    state: str  # committed | committed-empty | up-to-date | nothing-published | expired
+    summary: dict[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"partition": self.partition, "state": self.state, **self.summary}
+
+
+class PartitionCommitter:
+    def __init__(self, spec: TableSpec, policies: Sequence[PartitionCommitPolicy]) -> None:
+        self.spec = spec
+        self.policies = list(policies)
+        self.table_path = spec.require_table_path()
+        self.ledger = CommitLedger(self.table_path, spec.single_writer)
+
+    @store_errors
+    def commit(
+        self,
+        partitions: Sequence[str],
+        commit_empty: bool = False,
+        origin: Mapping[str, Any] | None = None,
+    ) -> list[CommitOutcome]:
+        """Run the policies for the partitions that have something new to commit.
+
+        Under the table lock, so that two runs committing the same partition at once
+        (a scheduled run and a backfill) record it once. ``origin`` says who commits (an
+        Airflow task: ``dag_id``, ``run_id``, ``task_id``); the ledger keeps it with each
+        commit so the status page can link the run that committed a partition.
+        """
+        with TableLock(self.table_path, "commit", single_writer=self.spec.single_writer) as lock:
+            return self._commit(partitions, commit_empty, lock, origin)
+
+    def _commit(
+        self,
+        partitions: Sequence[str],
+        commit_empty: bool,
+        lock: TableLock,
+        origin: Mapping[str, Any] | None,
+    ) -> list[CommitOutcome]:
+        outcomes: list[CommitOutcome] = []
+        pending: list[CommitContext] = []
+        now_ms = int(time.time() * 1000)
+        for path in dict.fromkeys(partitions):
+            spec = PartitionSpec.parse(
+                path, self.spec.partition_keys, self.spec.partition_default_name
+            )
+            records = self.ledger.read(path)
+            expired = expired_reason(self.spec, path, records, now_ms)
+            if expired:
+                outcomes.append(CommitOutcome(path, "expired", {"reason": expired}))
+                continue
+            if not records.commits and not commit_empty:
+                outcomes.append(CommitOutcome(path, "nothing-published", {}))
+                continue
+            summary = _summary(records, now_ms)
+            if records.policies_current:
+                outcomes.append(CommitOutcome(path, "up-to-date", summary))
+                continue
+            location = f"{self.table_path.rstrip('/')}/{path}"
+            self.ledger.filesystem.create_dir(self.ledger.partition_dir(path), recursive=True)
+            files = tuple(o["name"] for r in records.commits.values() for o in r["outputs"])
+            pending.append(CommitContext(self.spec, spec, path, location, summary, origin, files))
+        for policy in self.policies:
+            policy.commit_all(pending)
+            if pending:
+                fault_point("after-policy")
+        if pending:
+            fault_point("after-policies")
+        lock.check()
+        for context in pending:
+            record = context.summary | ({"origin": dict(origin)} if origin else {})
+            self.ledger.write_policy_commit(context.path, record)
+            state = (
+                "committed" if context.summary["compaction_seq"] is not None else "committed-empty"
+            )
+            outcomes.append(CommitOutcome(context.path, state, context.summary))
+        return sorted(outcomes, key=lambda o: o.partition)
+
+
+def _summary(records: PartitionLedger, now_ms: int) -> dict[str, Any]:
+    """The commit facts of everything published for a partition so far (maybe nothing)."""
+    outputs = [o for record in records.commits.values() for o in record["outputs"]]
+    latest = records.latest_commit
+    latest_plan = records.plans[latest] if latest is not None else None
+    return {
+        "files": len(outputs),
+        "bytes": sum(o["bytes"] for o in outputs),
+        "rows": sum(o["rows"] for o in outputs),
+        "watermark_ms": latest_plan.watermark_ms if latest_plan else None,
+        "max_batch_id": latest_plan.sink_latest_batch if latest_plan else None,
+        "compaction_seq": latest,
+        "committed_at_ms": now_ms,
+        "format": latest_plan.format.value if latest_plan else None,
+    }

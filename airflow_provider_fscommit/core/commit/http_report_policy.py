@@ -1,0 +1,137 @@
+"""The ``http-report`` policy: POST each committed partition to an HTTP endpoint.
+
+Paimon's ``http-report`` mark-done action, for consumers that are neither Hive nor
+Airflow (a data catalog, a quality service, a webhook of another scheduler). One JSON
+document per partition (:func:`report_document`); any answer but 2xx, a redirect included,
+and a timeout fail the policy. The partition is then not recorded as committed, so the
+next run reports it again; the policies before it ran and are idempotent, nothing is lost.
+A receiver may see a partition twice (a run that failed on a later partition, or a later
+policy failing): ``compaction_seq`` tells a repeat from late data committed again.
+
+The target comes from the table spec (Paimon's ``partition.mark-done-action.http.*``
+keys) or, in DAGs, from an Airflow HTTP connection that the hook layer turns into an
+:class:`HttpTarget`; its headers (tokens) are sent, never written to a message.
+"""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+from airflow_provider_fscommit.core.commit.policy import CommitContext, PartitionCommitPolicy
+from airflow_provider_fscommit.core.errors import ConfigError, HttpReportError
+from airflow_provider_fscommit.core.status.committable import iso_ms
+
+_ANSWER_SHOWN = 200  # characters of a failing answer's body kept in the message
+
+
+@dataclass(frozen=True)
+class HttpTarget:
+    """Where and how to POST: the URL, extra headers, the timeout and the fixed params."""
+
+    url: str
+    timeout: timedelta
+    params: Mapping[str, Any] = field(default_factory=dict)
+    headers: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        parts = urlsplit(self.url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ConfigError(
+                f"http-report: {shown_url(self.url)!r} is not an http:// or https:// URL; set "
+                "partition.mark-done-action.http.url (or the HTTP connection's host) to one"
+            )
+        if self.timeout <= timedelta(0):
+            raise ConfigError(
+                "http-report: the timeout must be positive, e.g. "
+                "partition.mark-done-action.http.timeout: '5 s'"
+            )
+
+    @property
+    def shown(self) -> str:
+        return shown_url(self.url)
+
+
+def shown_url(url: str) -> str:
+    """The URL for a message: no user, password, query or fragment (they may hold tokens)."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    netloc = f"{host}:{parts.port}" if parts.port else host
+    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+
+
+class _RefuseRedirects(urllib.request.HTTPRedirectHandler):
+    """A redirect is an answer other than 2xx: urllib would re-send the POST as a GET."""
+
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+
+_OPENER = urllib.request.build_opener(_RefuseRedirects())
+
+
+class HttpReportCommitPolicy(PartitionCommitPolicy):
+    def __init__(self, target: HttpTarget) -> None:
+        self.target = target
+
+    def commit(self, context: CommitContext) -> None:
+        body = json.dumps(report_document(context, self.target.params)).encode()
+        request = urllib.request.Request(
+            self.target.url,
+            data=body,
+            method="POST",
+            headers={"Content-Type": "application/json", **self.target.headers},
+        )
+        failed = f"http-report of {context.path} to {self.target.shown} failed"
+        retry = (
+            "the partition is not recorded as committed and the next run reports it again; "
+            "fix the endpoint or partition.mark-done-action.http.* and rerun"
+        )
+        try:
+            with _OPENER.open(request, timeout=self.target.timeout.total_seconds()) as answer:
+                answer.read()
+        except urllib.error.HTTPError as exc:
+            text = exc.read(_ANSWER_SHOWN).decode(errors="replace").strip()
+            raise HttpReportError(
+                f"{failed}: HTTP {exc.code} {exc.reason}{f' ({text})' if text else ''}; {retry}"
+            ) from None
+        except OSError as exc:  # URLError too: refused, unresolved, timed out
+            reason = exc.reason if isinstance(exc, urllib.error.URLError) else exc
+            if isinstance(reason, TimeoutError):
+                reason = (
+                    f"no answer within {self.target.timeout.total_seconds():g} s "
+                    "(partition.mark-done-action.http.timeout)"
+                )
+            raise HttpReportError(f"{failed}: {reason}; {retry}") from None
+
+
+def report_document(context: CommitContext, params: Mapping[str, Any]) -> dict[str, Any]:
+    """What a receiver learns of a committed partition (times in ms and ISO-8601 UTC)."""
+    spec, summary = context.spec, context.summary
+    origin = context.origin or {}
+    return {
+        "table": f"{spec.metastore_database}.{spec.metastore_table}"
+        if spec.metastore_table
+        else None,
+        "table_path": spec.table_path,
+        "partition": context.path,
+        "values": dict(zip(context.partition.keys, context.values, strict=True)),
+        "location": context.location,
+        "rows": summary.get("rows"),
+        "files": summary.get("files"),
+        "bytes": summary.get("bytes"),
+        "watermark_ms": summary.get("watermark_ms"),
+        "watermark": iso_ms(summary.get("watermark_ms")),
+        "committed_at_ms": summary.get("committed_at_ms"),
+        "committed_at": iso_ms(summary.get("committed_at_ms")),
+        "compaction_seq": summary.get("compaction_seq"),
+        "run_id": origin.get("run_id"),
+        "dag_id": origin.get("dag_id"),
+        "params": dict(params),
+    }

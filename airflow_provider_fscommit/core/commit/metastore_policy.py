@@ -1,0 +1,308 @@
+"""The ``metastore`` policy: add or alter the partition in a Hive metastore.
+
+All partitions of a commit go through one ``add_partitions_req`` (``ifNotExists``) call,
+and existing ones whose location or statistics changed through one ``alter_partitions``
+call; values travel as Thrift fields, never as SQL text. The partition's storage
+descriptor is the table's with ``LOCATION`` set to the published partition directory; its
+parameters carry Hive's statistics (``numFiles``, ``totalSize``, ``numRows``) and our commit
+facts (``fscommit.watermark``, ``fscommit.max-batch-id``, ``fscommit.committed-at``). With
+``metastore.column-statistics``, one ``set_aggr_stats_for`` call then writes every
+partition's column statistics (:mod:`column_statistics`).
+
+The client comes from a factory (the operator and CLI pass the Airflow Hive provider's
+``HiveMetastoreHook`` client), so this module needs no Airflow.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
+from typing import Any
+
+from hmsclient.genthrift.hive_metastore import ttypes
+from thrift.Thrift import TException
+
+from airflow_provider_fscommit.core.commit.policy import CommitContext, PartitionCommitPolicy
+from airflow_provider_fscommit.core.config.table_spec import TableSpec
+from airflow_provider_fscommit.core.errors import FsCommitError
+from airflow_provider_fscommit.core.formats.column_statistics import (
+    HIVE_KINDS,
+    ColumnStatistics,
+    StatsKind,
+    partition_column_statistics,
+)
+from airflow_provider_fscommit.core.formats.file_format import FileFormat
+from airflow_provider_fscommit.core.storage.filesystem import resolve_filesystem
+
+ClientFactory = Callable[[], AbstractContextManager[Any]]
+
+
+class MetastoreError(FsCommitError):
+    """The metastore refused the commit or could not be reached; retrying is safe."""
+
+
+class MetastoreTablePolicy(PartitionCommitPolicy):
+    """A policy that commits all partitions of a call to one metastore table, batched."""
+
+    def __init__(self, client_factory: ClientFactory, database: str, table: str) -> None:
+        self.client_factory = client_factory
+        self.database = database
+        self.table = table
+        self.name = f"{database}.{table}"
+
+    def commit(self, context: CommitContext) -> None:
+        self.commit_all([context])
+
+    def _connect(self) -> AbstractContextManager[Any]:
+        """A client connection, or the one error a user fixes by starting or pointing it."""
+        try:
+            return self.client_factory()
+        except Exception as exc:  # the hook raises its own types for an unreachable server
+            raise MetastoreError(
+                f"cannot reach the metastore for {self.name} ({exc}); check that it runs and "
+                "the connection (metastore_default or --metastore-uri) points at it; nothing "
+                "was recorded as committed, and a retry is safe"
+            ) from exc
+
+
+def metastore_values(spec: TableSpec, values: Sequence[str | None]) -> list[str]:
+    """A partition's values as the metastore holds them (null: the default name)."""
+    return [v if v is not None else spec.partition_default_name for v in values]
+
+
+class MetastoreCommitPolicy(MetastoreTablePolicy):
+    def commit_all(self, contexts: Sequence[CommitContext]) -> None:
+        if not contexts:
+            return
+        # Footers are read before connecting: file I/O does not hold a metastore session.
+        columns = [(c, _file_statistics(c)) for c in contexts if c.spec.metastore_column_statistics]
+        connection = self._connect()
+        try:
+            with connection as client:
+                table = self._table(client, contexts[0].spec)
+                _check_format(table, self.name, contexts)
+                names = [c.path for c in contexts]
+                existing = {
+                    tuple(p.values): p
+                    for p in client.get_partitions_by_names(self.database, self.table, names)
+                }
+                new, changed = [], []
+                for context in contexts:
+                    values = metastore_values(context.spec, context.values)
+                    partition = existing.get(tuple(values))
+                    if partition is None:
+                        new.append(self._partition(table, values, context))
+                    else:
+                        partition.sd.location = context.location
+                        partition.parameters = (partition.parameters or {}) | _parameters(context)
+                        changed.append(partition)
+                if new:
+                    client.add_partitions_req(
+                        ttypes.AddPartitionsRequest(
+                            dbName=self.database,
+                            tblName=self.table,
+                            parts=new,
+                            ifNotExists=True,
+                            needResult=False,
+                        )
+                    )
+                if changed:
+                    # Keep our statistics: without this the server recounts the files.
+                    client.alter_partitions_with_environment_context(
+                        self.database,
+                        self.table,
+                        changed,
+                        ttypes.EnvironmentContext({"DO_NOT_UPDATE_STATS": "true"}),
+                    )
+                statistics = [s for c, found in columns if (s := self._statistics(table, c, found))]
+                if statistics:
+                    client.set_aggr_stats_for(ttypes.SetPartitionsStatsRequest(statistics))
+        except MetastoreError:
+            raise
+        except ttypes.MetaException as exc:
+            raise _location_error(exc, contexts[0].location) or MetastoreError(
+                f"committing {len(contexts)} partition(s) of {self.name} to the metastore failed "
+                f"(MetaException: {exc}); nothing after the metastore policy ran, and a retry "
+                "commits them again safely"
+            ) from exc
+        except (TException, OSError) as exc:
+            raise MetastoreError(
+                f"committing {len(contexts)} partition(s) of {self.name} to the metastore failed "
+                f"({type(exc).__name__}: {exc}); nothing after the metastore policy ran, and "
+                "a retry commits them again safely"
+            ) from exc
+
+    def _statistics(
+        self, table: Any, context: CommitContext, found: Sequence[ColumnStatistics]
+    ) -> Any:
+        """The partition's column statistics for the table's columns of a matching type."""
+        declared = {c.name.lower(): c.type.lower() for c in table.sd.cols or []}
+        objects = [
+            ttypes.ColumnStatisticsObj(s.name.lower(), declared[s.name.lower()], _stats_data(s))
+            for s in found
+            if HIVE_KINDS.get(declared.get(s.name.lower(), "")) == s.kind
+        ]
+        if not objects:
+            return None
+        analyzed_s = (context.summary.get("committed_at_ms") or 0) // 1000
+        description = ttypes.ColumnStatisticsDesc(
+            isTblLevel=False,
+            dbName=self.database,
+            tableName=self.table,
+            partName=context.path,
+            lastAnalyzed=analyzed_s,
+        )
+        return ttypes.ColumnStatistics(description, objects)
+
+    def drop(self, spec: TableSpec, partitions: Sequence[Sequence[str | None]]) -> int:
+        """Drop partitions given by their values: partition expiration undoes the add.
+
+        The files stay (``deleteData`` false): expiration deletes them itself, after the
+        drop, so a reader never finds a partition whose files are gone. A partition the
+        metastore does not have is dropped already (a rerun after a crash). Returns how
+        many existed.
+        """
+        if not partitions:
+            return 0
+        dropped = 0
+        connection = self._connect()
+        try:
+            with connection as client:
+                self._table(client, spec)
+                for values in partitions:
+                    try:
+                        client.drop_partition(
+                            self.database, self.table, metastore_values(spec, values), False
+                        )
+                    except ttypes.NoSuchObjectException:
+                        continue
+                    dropped += 1
+        except MetastoreError:
+            raise
+        except (TException, OSError) as exc:
+            raise MetastoreError(
+                f"dropping {len(partitions)} expired partition(s) of {self.name} from the "
+                f"metastore failed ({type(exc).__name__}: {exc}); no file was deleted, and a "
+                "rerun expires them again safely"
+            ) from exc
+        return dropped
+
+    def _table(self, client: Any, spec: TableSpec) -> Any:
+        try:
+            table = client.get_table(self.database, self.table)
+        except ttypes.NoSuchObjectException:
+            raise MetastoreError(
+                f"table {self.name} does not exist in the metastore; create it (partitioned by "
+                f"{', '.join(spec.partition_keys)}) or fix the database/table name"
+            ) from None
+        keys = [k.name for k in table.partitionKeys or []]
+        if keys != list(spec.partition_keys):
+            raise MetastoreError(
+                f"table {self.name} is partitioned by {keys}, but the table spec's partition keys "
+                f"are {list(spec.partition_keys)}; make them agree"
+            )
+        return table
+
+    def _partition(self, table: Any, values: list[str], context: CommitContext) -> Any:
+        sd = copy.deepcopy(table.sd)
+        sd.location = context.location
+        return ttypes.Partition(
+            values=values,
+            dbName=self.database,
+            tableName=self.table,
+            sd=sd,
+            parameters=_parameters(context),
+        )
+
+
+# How a Hive table declares its storage: Spark's own tables name their provider; Hive
+# tables their serde (the input format alone cannot tell JSON from CSV from text).
+_PROVIDER = "spark.sql.sources.provider"
+_SERDE_FORMATS = {
+    "orc": {"orc"},
+    "parquet": {"parquet"},
+    "jsonserde": {"json"},
+    "opencsvserde": {"csv"},
+    "lazysimpleserde": {"csv", "text"},
+}
+
+
+def _check_format(table: Any, name: str, contexts: Sequence[CommitContext]) -> None:
+    """Refuse partitions whose files the table's declared format cannot read.
+
+    A partition inherits the table's storage descriptor, so ORC files added to a Parquet
+    table would be committed and then fail every query. A format the table does not name
+    in a way known here is not checked.
+    """
+    provider = (table.parameters or {}).get(_PROVIDER, "").lower()
+    serde = ((table.sd.serdeInfo and table.sd.serdeInfo.serializationLib) or "").lower()
+    readable = (
+        {provider}
+        if provider in set(FileFormat)
+        else next((formats for key, formats in _SERDE_FORMATS.items() if key in serde), None)
+    )
+    for context in contexts:
+        staged = context.summary.get("format") or context.spec.format
+        if readable is not None and staged is not None and staged not in readable:
+            declared = provider or table.sd.inputFormat or serde
+            raise MetastoreError(
+                f"table {name} is declared as {declared} ({'/'.join(sorted(readable))}), but "
+                f"the staged files of {context.path} are {staged}; nothing was committed. "
+                f"Create the table STORED AS / USING {str(staged).upper()}, or point the "
+                "spec at the table that holds this stream"
+            )
+
+
+def _location_error(exc: Exception, location: str) -> MetastoreError | None:
+    """The metastore server checks every partition location with its own Hadoop client."""
+    text = str(exc)
+    if "S3AFileSystem not found" not in text and "No FileSystem for scheme" not in text:
+        return None
+    scheme = location.split("://", 1)[0] if "://" in location else "file"
+    return MetastoreError(
+        f"the metastore cannot use the partition location {location}: its server has no "
+        f"Hadoop filesystem for {scheme}:// ({text.strip()[:160]}). A metastore that "
+        "registers S3 tables needs the S3A connector on its classpath (hadoop-aws and the "
+        "AWS SDK bundle of its Hadoop version) and its own S3 credentials (an instance role, "
+        "or fs.s3a.* settings); write the table path as s3a://. Nothing after the metastore "
+        "policy ran; rerun once the metastore has them"
+    )
+
+
+def _file_statistics(context: CommitContext) -> list[ColumnStatistics]:
+    """Column statistics of a partition's published Parquet or ORC files (others: none)."""
+    file_format = context.summary.get("format")
+    if file_format is None or not context.files:
+        return []
+    filesystem, root = resolve_filesystem(context.location)
+    paths = [f"{root.rstrip('/')}/{name}" for name in context.files]
+    return partition_column_statistics(filesystem, paths, FileFormat(file_format))
+
+
+def _stats_data(stats: ColumnStatistics) -> Any:
+    """Hive's statistics object of one column (``numDVs`` 0: unknown)."""
+    if stats.kind == StatsKind.LONG:
+        data = ttypes.LongColumnStatsData(stats.low, stats.high, stats.nulls, 0)
+        return ttypes.ColumnStatisticsData(longStats=data)
+    if stats.kind == StatsKind.DOUBLE:
+        data = ttypes.DoubleColumnStatsData(stats.low, stats.high, stats.nulls, 0)
+        return ttypes.ColumnStatisticsData(doubleStats=data)
+    low, high = (None if v is None else ttypes.Date(int(v)) for v in (stats.low, stats.high))
+    return ttypes.ColumnStatisticsData(
+        dateStats=ttypes.DateColumnStatsData(low, high, stats.nulls, 0)
+    )
+
+
+def _parameters(context: CommitContext) -> dict[str, str]:
+    """Hive statistics and our commit facts (an empty partition has no watermark yet)."""
+    summary = context.summary
+    facts = {
+        "numFiles": summary["files"],
+        "totalSize": summary["bytes"],
+        "numRows": summary["rows"],
+        "fscommit.watermark": summary["watermark_ms"],
+        "fscommit.max-batch-id": summary["max_batch_id"],
+        "fscommit.committed-at": summary["committed_at_ms"],
+    }
+    return {key: str(value) for key, value in facts.items() if value is not None}

@@ -1,0 +1,485 @@
+"""Every table option in one place: its Flink key, Python name, default and meaning.
+
+Mirrors Flink's ``FileSystemConnectorOptions``. A user coming from Flink can paste the
+table options verbatim (``sink.partition-commit.delay = '1 h'``); Python code, the CLI and
+DAG Params use the Python names. The CLI help, the DAG Params and the docs read the
+descriptions from here, so they never disagree.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from airflow_provider_fscommit.core.config.quantities import parse_duration, parse_memory_size
+from airflow_provider_fscommit.core.errors import ConfigError, shown
+from airflow_provider_fscommit.core.formats.file_format import parse_format
+from airflow_provider_fscommit.core.partition.partition_spec import DEFAULT_PARTITION_NAME
+
+
+def _text(value: Any, option: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise ConfigError(f"{option}: expected a non-empty string, got {value!r}")
+    return value.strip()
+
+
+def _optional_text(value: Any, option: str) -> str | None:
+    return None if value is None or value == "" else _text(value, option)
+
+
+def _names(value: Any, option: str) -> tuple[str, ...]:
+    """A list given as ``'a,b'`` (Flink's form) or as a sequence of strings."""
+    if isinstance(value, str):
+        items: Any = value.split(",") if value.strip() else []
+        if any(not part.strip() for part in items):
+            raise ConfigError(f"{option}: {value!r} has an empty entry; write e.g. 'dt,hour'")
+    elif isinstance(value, list | tuple):
+        items = value
+    else:
+        raise ConfigError(f"{option}: expected a comma-separated list, got {value!r}")
+    names = tuple(_text(item, option) for item in items)
+    if len(set(names)) != len(names):
+        raise ConfigError(f"{option}: {list(names)} names an entry twice")
+    return names
+
+
+def _parameters(value: Any, option: str) -> tuple[str, ...]:
+    """Flink's ``policy.class.parameters``: ``;``-separated strings, kept verbatim."""
+    if value is None or value == "":
+        return ()
+    if isinstance(value, str):
+        return tuple(value.split(";"))
+    if isinstance(value, Sequence) and all(isinstance(v, str) for v in value):
+        return tuple(value)
+    raise ConfigError(f"{option}: expected ';'-separated parameters, got {value!r}")
+
+
+def _boolean(value: Any, option: str) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+        return value.strip().lower() == "true"
+    raise ConfigError(f"{option}: expected true or false, got {value!r}")
+
+
+def _choice(*allowed: str) -> Callable[[Any, str], str]:
+    """One of ``allowed`` in any case, as Flink reads its enum options; kept lower-case."""
+
+    def parse(value: Any, option: str) -> str:
+        text = _text(value, option)
+        if text.lower() not in allowed:
+            raise ConfigError(f"{option}: {text!r} is not one of {', '.join(allowed)}")
+        return text.lower()
+
+    return parse
+
+
+def _json_object(value: Any, option: str) -> str | None:
+    """A JSON object, given as its text (Paimon's form) or as a mapping; kept as compact text.
+
+    Text, so that a spec stays plain JSON values and pastes between Paimon, YAML and Params.
+    """
+    if value is None or value == "" or value == {}:
+        return None
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError as exc:
+            raise ConfigError(
+                f"{option}: {shown(value)} is not valid JSON ({exc.msg} at character "
+                f'{exc.pos}); write an object such as \'{{"team": "ads"}}\''
+            ) from None
+    if not isinstance(value, Mapping):
+        raise ConfigError(
+            f'{option}: expected a JSON object such as \'{{"team": "ads"}}\', got {shown(value)}'
+        )
+    try:
+        return json.dumps(dict(value), sort_keys=True, separators=(",", ":"))
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"{option}: {shown(value)} cannot be sent as JSON ({exc})") from None
+
+
+def _positive_duration(value: Any, option: str) -> timedelta:
+    refused = ConfigError(f"{option}: expected a positive duration such as '5 s', got {value!r}")
+    if isinstance(value, str) and value.strip().startswith("-"):
+        raise refused  # a minus sign, not an unknown unit
+    duration = parse_duration(value, option)
+    if duration <= timedelta(0):
+        raise refused
+    return duration
+
+
+def _optional_positive_duration(value: Any, option: str) -> timedelta | None:
+    return None if value in (None, "") else _positive_duration(value, option)
+
+
+def _kinds(value: Any, option: str) -> tuple[str, ...]:
+    """Policy kinds in any case, as Flink's ``PartitionCommitPolicyFactory``; kept lower-case.
+
+    Which kinds exist is checked with the other options (``TableSpec.validate``).
+    """
+    return _names(tuple(name.lower() for name in _names(value, option)), option)
+
+
+@dataclass(frozen=True)
+class ConfigOption:
+    """One table option. ``key`` is Flink's name (None when Flink has no such option)."""
+
+    name: str
+    key: str | None
+    default: Any
+    parse: Callable[[Any, str], Any]
+    description: str
+    required: bool = False
+    aliases: tuple[str, ...] = ()  # other systems' keys meaning the same (Paimon's)
+
+    def convert(self, value: Any) -> Any:
+        return self.parse(value, self.key or self.name)
+
+
+STAGING_PATH = ConfigOption(
+    "staging_path",
+    None,
+    None,
+    _text,
+    required=True,
+    description="The streaming query's file sink directory (holds _spark_metadata). "
+    "Read-only for fscommit.",
+)
+CHECKPOINT_PATH = ConfigOption(
+    "checkpoint_path",
+    None,
+    None,
+    _text,
+    required=True,
+    description="The streaming query's checkpointLocation (holds offsets/ and commits/).",
+)
+TABLE_PATH = ConfigOption(
+    "table_path",
+    None,
+    None,
+    _optional_text,
+    description="The published table directory that compaction and commit write into.",
+)
+PARTITION_KEYS = ConfigOption(
+    "partition_keys",
+    None,
+    (),
+    _names,
+    required=True,
+    description="The partition columns in path order, e.g. dt,hour (Spark's partitionBy).",
+)
+SINK_PARTITION_COMMIT_TRIGGER = ConfigOption(
+    "trigger",
+    "sink.partition-commit.trigger",
+    "partition-time",
+    _choice("partition-time", "process-time", "idle-time"),
+    description="partition-time: commit when the watermark passes the partition time plus "
+    "the delay; process-time: when the wall clock passes the partition's creation plus the "
+    "delay; idle-time: when no file has been committed to it for "
+    "partition.idle-time-to-done (the default when that is set).",
+)
+SINK_PARTITION_COMMIT_DELAY = ConfigOption(
+    "delay",
+    "sink.partition-commit.delay",
+    timedelta(0),
+    parse_duration,
+    description="How long after its time a partition is complete, e.g. '1 h' for hourly "
+    "partitions.",
+)
+SINK_PARTITION_COMMIT_WATERMARK_TIME_ZONE = ConfigOption(
+    "watermark_time_zone",
+    "sink.partition-commit.watermark-time-zone",
+    "UTC",
+    _text,
+    description="The time zone of the partition values' wall clock, as Flink accepts it: a "
+    "TZDB id such as 'Asia/Shanghai' (with its daylight saving time), a fixed offset such "
+    "as 'GMT+08:00', or 'UTC'.",
+)
+PARTITION_IDLE_TIME_TO_DONE = ConfigOption(
+    "idle_time_to_done",
+    "partition.idle-time-to-done",
+    None,
+    _optional_positive_duration,
+    description="The idle-time trigger's wait: a partition is done when no new file has "
+    "been committed to it for this long, e.g. '30 min'.",
+)
+SINK_PARTITION_COMMIT_POLICY_KIND = ConfigOption(
+    "policy_kind",
+    "sink.partition-commit.policy.kind",
+    (),
+    _kinds,
+    description="Commit policies applied in order: metastore, mark-event, success-file, "
+    "http-report, custom.",
+    aliases=("partition.mark-done-action",),
+)
+SINK_PARTITION_COMMIT_POLICY_CLASS = ConfigOption(
+    "policy_class",
+    "sink.partition-commit.policy.class",
+    None,
+    _optional_text,
+    description="Dotted Python path of the custom commit policy class.",
+    aliases=("partition.mark-done-action.custom.class",),
+)
+SINK_PARTITION_COMMIT_POLICY_CLASS_PARAMETERS = ConfigOption(
+    "policy_class_parameters",
+    "sink.partition-commit.policy.class.parameters",
+    (),
+    _parameters,
+    description="';'-separated string parameters passed to the custom policy's constructor.",
+)
+METASTORE_DATABASE = ConfigOption(
+    "metastore_database",
+    None,
+    "default",
+    _text,
+    description="Hive database of the table the metastore policy commits to.",
+)
+METASTORE_TABLE = ConfigOption(
+    "metastore_table",
+    None,
+    None,
+    _optional_text,
+    description="Hive table the metastore policy adds partitions to (it must exist).",
+)
+SINK_PARTITION_COMMIT_SUCCESS_FILE_NAME = ConfigOption(
+    "success_file_name",
+    "sink.partition-commit.success-file.name",
+    "_SUCCESS",
+    _text,
+    description="Name of the success-file policy's marker file.",
+)
+HTTP_REPORT_URL = ConfigOption(
+    "http_report_url",
+    "partition.mark-done-action.http.url",
+    None,
+    _optional_text,
+    description="The http-report policy's endpoint: each committed partition is POSTed "
+    "there as JSON (in DAGs, an HTTP connection may give it instead).",
+)
+HTTP_REPORT_PARAMS = ConfigOption(
+    "http_report_params",
+    "partition.mark-done-action.http.params",
+    None,
+    _json_object,
+    description="A JSON object sent as 'params' in every http-report document, e.g. "
+    '\'{"team": "ads"}\'.',
+)
+HTTP_REPORT_TIMEOUT = ConfigOption(
+    "http_report_timeout",
+    "partition.mark-done-action.http.timeout",
+    timedelta(seconds=5),
+    _positive_duration,
+    description="How long the http-report policy waits for an answer; past it the "
+    "partition is not committed and the next run reports it again.",
+)
+
+PARTITION_EXPIRATION_TIME = ConfigOption(
+    "expiration_time",
+    "partition.expiration-time",
+    None,
+    _optional_positive_duration,
+    description="Published partitions older than this are expired (fscommit expire, "
+    "PartitionExpireOperator): dropped from the metastore, their files deleted, and late "
+    "data for them never published again, e.g. '30 d'.",
+)
+PARTITION_EXPIRATION_STRATEGY = ConfigOption(
+    "expiration_strategy",
+    "partition.expiration-strategy",
+    "values-time",
+    _choice("values-time", "update-time"),
+    description="What a partition's age is measured from: values-time, its partition time "
+    "(the time extractor's, in the watermark time zone); update-time, its last commit.",
+)
+PARTITION_EXPIRATION_CHECK_INTERVAL = ConfigOption(
+    "expiration_check_interval",
+    "partition.expiration-check-interval",
+    timedelta(hours=1),
+    _positive_duration,
+    description="An applied expiration runs at most once per this interval (a more frequent "
+    "schedule finds nothing to do; --force checks anyway).",
+)
+METASTORE_COLUMN_STATISTICS = ConfigOption(
+    "metastore_column_statistics",
+    "metastore.column-statistics",
+    False,
+    _boolean,
+    description="The metastore policy also writes each partition's column statistics "
+    "(min, max, null count from the published files' footers) for Hive's and Spark's "
+    "cost-based optimizers.",
+)
+PARTITION_TIME_EXTRACTOR_KIND = ConfigOption(
+    "time_extractor_kind",
+    "partition.time-extractor.kind",
+    "default",
+    _choice("default", "custom"),
+    description="default: timestamp pattern and formatter; custom: a user class.",
+)
+PARTITION_TIME_EXTRACTOR_CLASS = ConfigOption(
+    "time_extractor_class",
+    "partition.time-extractor.class",
+    None,
+    _optional_text,
+    description="Dotted Python path of a PartitionTimeExtractor subclass (kind custom).",
+)
+PARTITION_TIME_EXTRACTOR_TIMESTAMP_PATTERN = ConfigOption(
+    "timestamp_pattern",
+    "partition.time-extractor.timestamp-pattern",
+    None,
+    _optional_text,
+    description="How to build the partition time from values, e.g. '$dt $hour:00:00'; "
+    "default: the first partition value.",
+)
+PARTITION_TIME_EXTRACTOR_TIMESTAMP_FORMATTER = ConfigOption(
+    "timestamp_formatter",
+    "partition.time-extractor.timestamp-formatter",
+    None,
+    _optional_text,
+    description="Java DateTimeFormatter pattern for the filled timestamp, e.g. 'yyyyMMdd'; "
+    "default: lenient y-M-d[ H:m:s[.f]].",
+)
+AUTO_COMPACTION = ConfigOption(
+    "auto_compaction",
+    "auto-compaction",
+    True,
+    _boolean,
+    description="Compact a partition's small files before committing it.",
+)
+COMPACTION_FILE_SIZE = ConfigOption(
+    "compaction_file_size",
+    "compaction.file-size",
+    128 * 1024 * 1024,
+    parse_memory_size,
+    description="Target size of compacted files, e.g. '128MB'.",
+)
+PARTITION_DEFAULT_NAME = ConfigOption(
+    "partition_default_name",
+    "partition.default-name",
+    DEFAULT_PARTITION_NAME,
+    _text,
+    description="Directory value Spark writes for a null partition value.",
+)
+FORMAT = ConfigOption(
+    "format",
+    "format",
+    None,
+    lambda value, option: None if value in (None, "") else parse_format(value, option),
+    description="The staged files' format as Spark names it (parquet, orc, json, csv, "
+    "text); unset: detected from the files. A spec that disagrees with the files is refused.",
+)
+CSV_HEADER = ConfigOption(
+    "csv_header",
+    "csv.header",
+    False,
+    _boolean,
+    description="The stream writes CSV with option header=true: every staged file starts "
+    "with the header line, and a merged file keeps the first one only.",
+)
+SINGLE_WRITER = ConfigOption(
+    "single_writer",
+    None,
+    False,
+    _boolean,
+    description="Declare that one run at a time changes this table (e.g. the DAG's "
+    "max_active_runs=1 and an Airflow pool of one slot): needed on object stores without "
+    "conditional writes (If-None-Match), where fscommit cannot keep two runs from "
+    "publishing a partition twice by itself.",
+)
+
+OPTIONS: tuple[ConfigOption, ...] = (
+    STAGING_PATH,
+    CHECKPOINT_PATH,
+    TABLE_PATH,
+    PARTITION_KEYS,
+    SINK_PARTITION_COMMIT_TRIGGER,
+    SINK_PARTITION_COMMIT_DELAY,
+    SINK_PARTITION_COMMIT_WATERMARK_TIME_ZONE,
+    PARTITION_IDLE_TIME_TO_DONE,
+    PARTITION_EXPIRATION_TIME,
+    PARTITION_EXPIRATION_STRATEGY,
+    PARTITION_EXPIRATION_CHECK_INTERVAL,
+    SINK_PARTITION_COMMIT_POLICY_KIND,
+    SINK_PARTITION_COMMIT_POLICY_CLASS,
+    SINK_PARTITION_COMMIT_POLICY_CLASS_PARAMETERS,
+    METASTORE_DATABASE,
+    METASTORE_TABLE,
+    METASTORE_COLUMN_STATISTICS,
+    SINK_PARTITION_COMMIT_SUCCESS_FILE_NAME,
+    HTTP_REPORT_URL,
+    HTTP_REPORT_PARAMS,
+    HTTP_REPORT_TIMEOUT,
+    PARTITION_TIME_EXTRACTOR_KIND,
+    PARTITION_TIME_EXTRACTOR_CLASS,
+    PARTITION_TIME_EXTRACTOR_TIMESTAMP_PATTERN,
+    PARTITION_TIME_EXTRACTOR_TIMESTAMP_FORMATTER,
+    AUTO_COMPACTION,
+    COMPACTION_FILE_SIZE,
+    PARTITION_DEFAULT_NAME,
+    FORMAT,
+    CSV_HEADER,
+    SINGLE_WRITER,
+)
+
+# The rest of Flink's filesystem connector keys (FileSystemTableFactory's required and
+# optional options, FileSystemConnectorOptions' Hive streaming-source ones, and
+# FactoryUtil's 'connector'): they mean nothing for a Spark stream, but are accepted so
+# that a whole WITH (...) clause pastes in; the table spec names them in one warning.
+FLINK_ONLY_KEYS = frozenset(
+    {
+        "connector",
+        "path",
+        "source.monitor-interval",
+        "source.report-statistics",
+        "source.path.regex-pattern",
+        "sink.rolling-policy.file-size",
+        "sink.rolling-policy.rollover-interval",
+        "sink.rolling-policy.inactivity-interval",
+        "sink.rolling-policy.check-interval",
+        "sink.shuffle-by-partition.enable",
+        "sink.parallelism",
+        "compaction.parallelism",
+        "streaming-source.enable",
+        "streaming-source.partition.include",
+        "streaming-source.monitor-interval",
+        "streaming-source.partition-order",
+        "streaming-source.consume-order",
+        "streaming-source.consume-start-offset",
+        "lookup.join.cache.ttl",
+    }
+)
+
+
+def flink_only(options: Mapping[str, Any]) -> list[str]:
+    """The keys of ``options`` that only Flink uses, in the order given.
+
+    As Flink, a key under the format's prefix (``parquet.compression`` with format
+    ``parquet``) is the format's own, unless it is one of ours (``csv.header``).
+    """
+    fmt = options.get("format")
+    fmt = fmt.strip().lower() if isinstance(fmt, str) else None
+    return [
+        key
+        for key in options
+        if key in FLINK_ONLY_KEYS or (fmt and key.startswith(f"{fmt}.") and key not in _BY_ANY_NAME)
+    ]
+
+
+_BY_ANY_NAME: dict[str, ConfigOption] = (
+    {o.name: o for o in OPTIONS}
+    | {o.key: o for o in OPTIONS if o.key}
+    | {alias: o for o in OPTIONS for alias in o.aliases}
+)
+
+
+def lookup(name: str) -> ConfigOption:
+    """Find an option by its Python name or its Flink key."""
+    try:
+        return _BY_ANY_NAME[name]
+    except KeyError:
+        close = difflib.get_close_matches(name, [*_BY_ANY_NAME, *FLINK_ONLY_KEYS], n=3)
+        hint = f"; did you mean {', '.join(close)}?" if close else ""
+        raise ConfigError(f"unknown table option {name!r}{hint}") from None

@@ -1,0 +1,334 @@
+"""The table spec: everything fscommit needs to know about one streaming table.
+
+It travels: the CLI builds it from flags or a file, DAGs from a file or Variable, and it
+crosses process boundaries through XCom and trigger kwargs, so it round-trips through
+plain JSON (:meth:`TableSpec.to_dict` / :meth:`TableSpec.from_options`).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, fields
+from datetime import timedelta
+from functools import cached_property
+from typing import Any
+
+from airflow_provider_fscommit.core.config import options as o
+from airflow_provider_fscommit.core.config.quantities import format_duration
+from airflow_provider_fscommit.core.errors import ConfigError
+from airflow_provider_fscommit.core.formats.file_format import FileFormat
+from airflow_provider_fscommit.core.partition.commit_trigger import (
+    IdleTimeCommitTrigger,
+    PartitionCommitTrigger,
+    PartitionTimeCommitTrigger,
+    ProcTimeCommitTrigger,
+    parse_time_zone,
+)
+from airflow_provider_fscommit.core.partition.partition_spec import PartitionSpec
+from airflow_provider_fscommit.core.partition.time_extractor import (
+    PartitionTimeExtractor,
+    create_time_extractor,
+)
+from airflow_provider_fscommit.core.storage.filesystem import is_within, normalize_uri
+
+log = logging.getLogger(__name__)
+
+# The commit policies a chain may name, in the order the docs list them.
+POLICY_KINDS = ("metastore", "mark-event", "success-file", "http-report", "custom")
+# Policies that announce a partition: they follow the metastore policy that adds it.
+_AFTER_METASTORE = ("mark-event", "success-file", "http-report")
+
+_PATH_HINT = (
+    " (Flink's 'path' is where the sink writes and readers read; here those are "
+    "staging_path and table_path)"
+)
+
+
+@dataclass(frozen=True)
+class TableSpec:
+    """A validated table configuration; build it with :meth:`from_options`."""
+
+    staging_path: str
+    checkpoint_path: str
+    partition_keys: tuple[str, ...]
+    table_path: str | None = o.TABLE_PATH.default
+    trigger: str = o.SINK_PARTITION_COMMIT_TRIGGER.default
+    idle_time_to_done: timedelta | None = o.PARTITION_IDLE_TIME_TO_DONE.default
+    delay: timedelta = o.SINK_PARTITION_COMMIT_DELAY.default
+    expiration_time: timedelta | None = o.PARTITION_EXPIRATION_TIME.default
+    expiration_strategy: str = o.PARTITION_EXPIRATION_STRATEGY.default
+    expiration_check_interval: timedelta = o.PARTITION_EXPIRATION_CHECK_INTERVAL.default
+    watermark_time_zone: str = o.SINK_PARTITION_COMMIT_WATERMARK_TIME_ZONE.default
+    policy_kind: tuple[str, ...] = o.SINK_PARTITION_COMMIT_POLICY_KIND.default
+    policy_class: str | None = o.SINK_PARTITION_COMMIT_POLICY_CLASS.default
+    policy_class_parameters: tuple[str, ...] = (
+        o.SINK_PARTITION_COMMIT_POLICY_CLASS_PARAMETERS.default
+    )
+    metastore_database: str = o.METASTORE_DATABASE.default
+    metastore_table: str | None = o.METASTORE_TABLE.default
+    metastore_column_statistics: bool = o.METASTORE_COLUMN_STATISTICS.default
+    success_file_name: str = o.SINK_PARTITION_COMMIT_SUCCESS_FILE_NAME.default
+    http_report_url: str | None = o.HTTP_REPORT_URL.default
+    http_report_params: str | None = o.HTTP_REPORT_PARAMS.default
+    http_report_timeout: timedelta = o.HTTP_REPORT_TIMEOUT.default
+    time_extractor_kind: str = o.PARTITION_TIME_EXTRACTOR_KIND.default
+    time_extractor_class: str | None = o.PARTITION_TIME_EXTRACTOR_CLASS.default
+    timestamp_pattern: str | None = o.PARTITION_TIME_EXTRACTOR_TIMESTAMP_PATTERN.default
+    timestamp_formatter: str | None = o.PARTITION_TIME_EXTRACTOR_TIMESTAMP_FORMATTER.default
+    auto_compaction: bool = o.AUTO_COMPACTION.default
+    compaction_file_size: int = o.COMPACTION_FILE_SIZE.default
+    partition_default_name: str = o.PARTITION_DEFAULT_NAME.default
+    format: FileFormat | None = o.FORMAT.default
+    csv_header: bool = o.CSV_HEADER.default
+    single_writer: bool = o.SINGLE_WRITER.default
+
+    @classmethod
+    def from_options(cls, options: Mapping[str, Any]) -> TableSpec:
+        """Build from Python names and/or Flink keys; every value is parsed and checked.
+
+        Flink keys that mean nothing here (``connector``, ``sink.rolling-policy.*``, ...)
+        are left out with one warning naming them; :meth:`to_dict` does not carry them.
+        """
+        ignored = o.flink_only(options)
+        if ignored:
+            log.warning(
+                "ignoring Flink option(s) that do not apply to a Spark stream: %s%s",
+                ", ".join(ignored),
+                _PATH_HINT if "path" in ignored else "",
+            )
+        values: dict[str, Any] = {}
+        for name, raw in options.items():
+            if name in ignored:
+                continue
+            option = o.lookup(name)
+            if option.name in values:
+                raise ConfigError(
+                    f"table option {option.name!r} is given twice (as {name!r} and under "
+                    "another name); keep one"
+                )
+            values[option.name] = option.convert(raw)
+        missing = [
+            opt.key or opt.name for opt in o.OPTIONS if opt.required and not values.get(opt.name)
+        ]
+        if missing:
+            raise ConfigError(f"the table spec lacks required option(s) {', '.join(missing)}")
+        if values.get("idle_time_to_done") and "trigger" not in values:
+            values["trigger"] = "idle-time"  # Paimon's key alone means this trigger
+        spec = cls(**values)
+        spec.validate()
+        return spec
+
+    @classmethod
+    def options_of(cls, table: Mapping[str, Any] | TableSpec) -> dict[str, Any]:
+        """Plain options for a spec given either way (what operators keep and template)."""
+        return table.to_dict() if isinstance(table, TableSpec) else dict(table)
+
+    @classmethod
+    def from_json(cls, text: str) -> TableSpec:
+        return cls.from_options(json.loads(text))
+
+    @classmethod
+    def from_file(cls, path: str) -> TableSpec:
+        """Read a spec file: one YAML or JSON mapping of options (JSON is YAML too).
+
+        The one place a table is described: the CLI (``--spec``) and DAGs read the same
+        file, so what an operator runs is what ``fscommit status`` shows.
+        """
+        return cls.from_options(cls.options_from_file(path))
+
+    @staticmethod
+    def options_from_file(path: str) -> dict[str, Any]:
+        """The raw options of a spec file, for callers that override some of them."""
+        import yaml
+
+        try:
+            with open(path, encoding="utf-8") as handle:
+                options = yaml.safe_load(handle)
+        except OSError as exc:
+            raise ConfigError(f"cannot read the table spec file {path}: {exc.strerror}") from exc
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"the table spec file {path} is not valid YAML/JSON: {exc}") from exc
+        if not isinstance(options, Mapping):
+            raise ConfigError(
+                f"the table spec file {path} must hold a mapping of table options "
+                "(e.g. staging_path: ..., partition_keys: dt,hour)"
+            )
+        return dict(options)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON values under the Python names; :meth:`from_options` reads it back."""
+        out: dict[str, Any] = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, tuple):
+                value = list(value)
+            elif isinstance(value, timedelta):
+                value = format_duration(value)
+            elif isinstance(value, FileFormat):  # a plain string for Airflow's serializers
+                value = value.value
+            out[f.name] = value
+        return out
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), sort_keys=True)
+
+    def _validate_trigger(self) -> None:
+        """The idle-time trigger and its idle time come together, and without a delay."""
+        if self.trigger == "idle-time" and self.idle_time_to_done is None:
+            raise ConfigError(
+                "the idle-time trigger needs partition.idle-time-to-done, how long a partition "
+                "must go without new files to be done, e.g. '30 min'"
+            )
+        if self.trigger != "idle-time" and self.idle_time_to_done is not None:
+            raise ConfigError(
+                f"partition.idle-time-to-done is set but the trigger is {self.trigger}; it only "
+                "applies to the idle-time trigger: drop one of them"
+            )
+        if self.trigger == "idle-time" and self.delay:
+            raise ConfigError(
+                "sink.partition-commit.delay is set with the idle-time trigger, which waits "
+                "partition.idle-time-to-done after the newest file instead: drop the delay"
+            )
+
+    def _validate_policies(self) -> None:
+        """The chain names known policies, each with what it needs, in an order that holds.
+
+        Whatever reads the metastore's partition (the success file, the event, a report)
+        must come after the ``metastore`` policy that adds it.
+        """
+        kinds = list(self.policy_kind)
+        if "done-partition" in kinds:
+            raise ConfigError(
+                "policy 'done-partition' (Paimon's) is not supported: a Hive table has no "
+                "done partitions; use mark-event (the metastore's LOAD_DONE event) or "
+                "success-file to mark a partition done"
+            )
+        unknown = sorted(set(kinds) - set(POLICY_KINDS))
+        if unknown:
+            raise ConfigError(
+                f"sink.partition-commit.policy.kind names unknown policies {unknown}; "
+                f"use {', '.join(POLICY_KINDS)}"
+            )
+        for kind in ("metastore", "mark-event"):
+            if kind in kinds and not self.metastore_table:
+                raise ConfigError(
+                    f"sink.partition-commit.policy.kind includes '{kind}' but no metastore "
+                    "table is set; give metastore_table (--table-name)"
+                )
+        if "metastore" in kinds:
+            before = [k for k in kinds[: kinds.index("metastore")] if k in _AFTER_METASTORE]
+            if before:
+                order = ",".join(["metastore", *(k for k in kinds if k != "metastore")])
+                raise ConfigError(
+                    f"sink.partition-commit.policy.kind lists {before[0]} before metastore; "
+                    f"{before[0]} must only happen once the metastore has the partition: "
+                    f"write e.g. '{order}'"
+                )
+        if self.metastore_column_statistics and "metastore" not in kinds:
+            raise ConfigError(
+                "metastore.column-statistics is set but the policy chain has no 'metastore' "
+                "policy to write them with; add metastore to sink.partition-commit.policy.kind"
+            )
+        if "custom" in kinds and not self.policy_class:
+            raise ConfigError(
+                "sink.partition-commit.policy.kind includes 'custom' but "
+                "sink.partition-commit.policy.class is not set"
+            )
+
+    def validate(self) -> None:
+        """Cross-option checks, done once so every later step can rely on them."""
+        parse_time_zone(self.watermark_time_zone)
+        values_time_expiry = self.expiration_time and self.expiration_strategy == "values-time"
+        if self.trigger == "partition-time" or values_time_expiry:
+            self.time_extractor.validate(self.partition_keys)
+        self._validate_trigger()
+        self._validate_policies()
+        if self.csv_header and self.format not in (None, "csv"):
+            raise ConfigError(
+                f"csv.header is set but the format is {self.format}; it only applies to CSV "
+                "files (remove it, or set format to csv)"
+            )
+        if self.table_path is not None:
+            table = normalize_uri(self.table_path)
+            for name, path in (
+                ("staging_path", self.staging_path),
+                ("checkpoint_path", self.checkpoint_path),
+            ):
+                other = normalize_uri(path)
+                if is_within(other, table) or is_within(table, other):
+                    raise ConfigError(
+                        f"table_path {self.table_path!r} and {name} {path!r} overlap; the "
+                        "published table must be a directory of its own, apart from the "
+                        "streaming query's output and checkpoint"
+                    )
+
+    def partition_path(self, partition: str | Mapping[str, str | None]) -> str:
+        """The escaped path of a partition given as a path or as ``{key: value}``.
+
+        Values are escaped the way Spark names directories, so a value can never become
+        a path separator or a parent reference; a path is checked against the keys.
+        """
+        if isinstance(partition, str):
+            PartitionSpec.parse(partition, self.partition_keys, self.partition_default_name)
+            return partition
+        values = {k: None if v is None else str(v) for k, v in partition.items()}
+        return PartitionSpec.of(self.partition_keys, values).path(self.partition_default_name)
+
+    def partition_paths(
+        self, partitions: str | Mapping[str, str | None] | Sequence[Any]
+    ) -> list[str]:
+        """:meth:`partition_path` of one partition or of each of a list of them."""
+        if isinstance(partitions, str | Mapping):
+            return [self.partition_path(partitions)]
+        return [self.partition_path(p) for p in partitions]
+
+    def require_table_path(self) -> str:
+        """The published table directory; compaction and commit cannot run without it."""
+        if not self.table_path:
+            raise ConfigError(
+                "the table spec has no table_path: set the published table directory "
+                "(--table, or the table_path option) to compact and publish into"
+            )
+        return self.table_path
+
+    @cached_property
+    def time_extractor(self) -> PartitionTimeExtractor:
+        return create_time_extractor(
+            self.time_extractor_kind,
+            self.time_extractor_class,
+            self.timestamp_pattern,
+            self.timestamp_formatter,
+        )
+
+    @property
+    def trigger_summary(self) -> str:
+        """The trigger and the settings it uses, as the status views show it."""
+        if self.trigger == "idle-time":
+            return f"idle-time, idle {format_duration(self.idle_time_to_done or timedelta(0))}"
+        summary = f"{self.trigger}, delay {format_duration(self.delay)}"
+        if self.trigger == "partition-time":
+            summary += f", time zone {self.watermark_time_zone}"
+        return summary
+
+    @property
+    def expiration_summary(self) -> str | None:
+        """Partition expiration as the status views show it (None: partitions never expire)."""
+        if self.expiration_time is None:
+            return None
+        since = "partition time" if self.expiration_strategy == "values-time" else "last commit"
+        expiration = format_duration(self.expiration_time)
+        return f"{expiration} after the {since} ({self.expiration_strategy})"
+
+    @cached_property
+    def commit_trigger(self) -> PartitionCommitTrigger:
+        """The trigger the options describe, ready to judge partitions."""
+        if self.trigger == "process-time":
+            return ProcTimeCommitTrigger(self.delay)
+        if self.trigger == "idle-time":
+            assert self.idle_time_to_done is not None  # validate() checked
+            return IdleTimeCommitTrigger(self.idle_time_to_done)
+        return PartitionTimeCommitTrigger(
+            self.time_extractor, self.delay, parse_time_zone(self.watermark_time_zone)
+        )

@@ -1,0 +1,1 @@
+"""File formats of staged files: detection, exact merging, ORC tails, column statistics."""

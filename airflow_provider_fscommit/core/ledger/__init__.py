@@ -1,0 +1,1 @@
+"""The ledger and what keeps it: the table lock, quarantine, staging retention, expiration."""

@@ -1,0 +1,215 @@
+"""Partition expiration (Paimon's ``partition.expiration-time``): retire old partitions.
+
+A published partition older than the expiration time is dropped from the metastore, its
+published files are deleted, and the ledger records it as expired; in that order, under
+the table lock, so that a reader never finds a partition whose files are gone. Each step
+is idempotent: a run that dies in between leaves the partition unrecorded, and the next
+run does it again (the drop finds nothing to drop, the delete nothing to delete).
+
+Age is measured, as ``partition.expiration-strategy`` says, from the partition's time
+(``values-time``: the time extractor's, on the watermark time zone's clock) or from its
+last commit (``update-time``). Only partitions the ledger knows are expired: the staging
+directory is never touched (that is ``clean-staging``'s job), nor a partition younger than
+the limit.
+
+Once a partition is past the limit, compaction and the commit policies refuse it
+(:func:`expired_reason`), recorded or not: late data for it is never published again, and
+a crash halfway through an expiration cannot be undone by a commit before the next run.
+"""
+
+from __future__ import annotations
+
+import enum
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any
+
+import pyarrow.fs as pafs
+
+from airflow_provider_fscommit.core.config.quantities import format_duration
+from airflow_provider_fscommit.core.config.table_spec import TableSpec
+from airflow_provider_fscommit.core.errors import ConfigError, PartitionTimeError
+from airflow_provider_fscommit.core.faults import fault_point
+from airflow_provider_fscommit.core.ledger.ledger import CommitLedger, LedgerError, PartitionLedger
+from airflow_provider_fscommit.core.ledger.lock import TableLock
+from airflow_provider_fscommit.core.partition.commit_trigger import (
+    at_zone_epoch_ms,
+    parse_time_zone,
+)
+from airflow_provider_fscommit.core.partition.partition_spec import PartitionSpec
+from airflow_provider_fscommit.core.status.committable import iso_ms
+from airflow_provider_fscommit.core.storage.filesystem import exists, read_json, write_json
+from airflow_provider_fscommit.core.storage.object_store import store_errors
+
+if TYPE_CHECKING:  # the compaction job imports this module: no Thrift client there
+    from airflow_provider_fscommit.core.commit.metastore_policy import MetastoreCommitPolicy
+
+_MS = timedelta(milliseconds=1)
+# When an applied expiration last looked at the table (partition.expiration-check-interval).
+_CHECK_RECORD = "expiration-check.json"
+
+
+class ExpirationStrategy(enum.StrEnum):
+    VALUES_TIME = "values-time"
+    UPDATE_TIME = "update-time"
+
+
+def age_start_ms(spec: TableSpec, partition: str, records: PartitionLedger) -> int | None:
+    """The instant a partition's age counts from (None: it has none yet, never committed).
+
+    ``values-time`` raises ``PartitionTimeError`` for a path the extractor cannot read.
+    """
+    if spec.expiration_strategy == ExpirationStrategy.VALUES_TIME:
+        values = PartitionSpec.parse(partition, spec.partition_keys, spec.partition_default_name)
+        local = spec.time_extractor.extract(values.keys, values.values)
+        return at_zone_epoch_ms(local, parse_time_zone(spec.watermark_time_zone))
+    return records.last_update_ms
+
+
+def expired_reason(
+    spec: TableSpec, partition: str, records: PartitionLedger, now_ms: int
+) -> str | None:
+    """Why nothing of ``partition`` may be published or committed again (None: it may)."""
+    record = records.expired
+    if record is not None:
+        return f"expired at {iso_ms(record['expired_at_ms'])}; late data for it is not published"
+    if spec.expiration_time is None:
+        return None
+    try:
+        start = age_start_ms(spec, partition, records)
+    except PartitionTimeError:
+        return None  # compaction reports the partition's time error itself
+    if start is None or now_ms - start <= spec.expiration_time // _MS:
+        return None
+    return (
+        f"past partition.expiration-time ({format_duration(spec.expiration_time)} after "
+        f"{iso_ms(start)}); it is expired, not published"
+    )
+
+
+@dataclass
+class ExpirationReport:
+    """What an expiration dropped and deleted (or, in a dry run, would)."""
+
+    expiration_time: timedelta
+    strategy: str
+    dry_run: bool
+    now_ms: int
+    partitions: list[dict[str, Any]] = field(default_factory=list)
+    errors: list[dict[str, str]] = field(default_factory=list)
+    # Set when the check interval had not passed since the last applied expiration.
+    skipped_until_ms: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "expiration_time_s": self.expiration_time.total_seconds(),
+            "strategy": self.strategy,
+            "dry_run": self.dry_run,
+            "now": iso_ms(self.now_ms),
+            "partitions": self.partitions,
+            "count": len(self.partitions),
+            "files": sum(p["files"] for p in self.partitions),
+            "bytes": sum(p["bytes"] for p in self.partitions),
+            "errors": self.errors,
+            "skipped_until": iso_ms(self.skipped_until_ms),
+        }
+
+
+@store_errors
+def expire_partitions(
+    spec: TableSpec,
+    *,
+    dry_run: bool = True,
+    metastore: MetastoreCommitPolicy | None = None,
+    force: bool = False,
+    now_ms: int | None = None,
+    origin: Mapping[str, Any] | None = None,
+) -> ExpirationReport:
+    """Expire (unless ``dry_run``) the published partitions past the expiration time.
+
+    ``metastore`` (``policy_factory.metastore_table_policy``) drops them from the table
+    the chain's ``metastore`` policy adds them to. ``force`` runs within the check
+    interval.
+    """
+    if spec.expiration_time is None:
+        raise ConfigError(
+            "partition expiration needs partition.expiration-time (--expiration-time), how "
+            "old a partition may get before it is dropped, e.g. '30 d'"
+        )
+    now_ms = int(time.time() * 1000) if now_ms is None else now_ms
+    report = ExpirationReport(spec.expiration_time, spec.expiration_strategy, dry_run, now_ms)
+    ledger = CommitLedger(spec.require_table_path(), spec.single_writer)
+    if dry_run:
+        _find(spec, ledger, report)
+        return report
+    with TableLock(ledger.table_path, "expire", single_writer=spec.single_writer) as lock:
+        checked = _last_check_ms(ledger)
+        interval_ms = spec.expiration_check_interval // _MS
+        if not force and checked is not None and 0 <= now_ms - checked < interval_ms:
+            report.skipped_until_ms = checked + interval_ms
+            return report
+        _find(spec, ledger, report)
+        if metastore is not None and report.partitions:
+            metastore.drop(spec, [list(p["values"].values()) for p in report.partitions])
+            fault_point("after-expire-drop")
+        for partition in report.partitions:
+            directory = ledger.partition_dir(partition["partition"])
+            if exists(ledger.filesystem, directory):
+                ledger.filesystem.delete_dir(directory)
+            fault_point("after-expire-delete")
+            lock.check()
+            record = partition | {"expired_at_ms": now_ms, "strategy": spec.expiration_strategy}
+            ledger.write_expiration(
+                partition["partition"], record | ({"origin": dict(origin)} if origin else {})
+            )
+        write_json(ledger.filesystem, f"{ledger.ledger_root}/{_CHECK_RECORD}", {"at_ms": now_ms})
+    return report
+
+
+def _find(spec: TableSpec, ledger: CommitLedger, report: ExpirationReport) -> None:
+    """Add the partitions past the limit and not expired yet, with their published files."""
+    assert spec.expiration_time is not None
+    limit_ms = spec.expiration_time // _MS
+    for path in ledger.partitions():
+        try:
+            records = ledger.read(path)
+            if records.expired is not None:
+                continue
+            start = age_start_ms(spec, path, records)
+        except (LedgerError, PartitionTimeError) as exc:
+            report.errors.append({"partition": path, "error": str(exc)})
+            continue
+        if start is None or report.now_ms - start <= limit_ms:
+            continue
+        files = _files(ledger, path)
+        report.partitions.append(
+            {
+                "partition": path,
+                "values": PartitionSpec.parse(
+                    path, spec.partition_keys, spec.partition_default_name
+                ).as_dict(),
+                "age_from_ms": start,
+                "age_from": iso_ms(start),
+                "files": len(files),
+                "bytes": sum(files.values()),
+            }
+        )
+
+
+def _files(ledger: CommitLedger, partition: str) -> dict[str, int]:
+    """Every file under the partition's published directory, with its size."""
+    selector = pafs.FileSelector(ledger.partition_dir(partition), recursive=True)
+    try:
+        infos = ledger.filesystem.get_file_info(selector)
+    except FileNotFoundError:
+        return {}
+    return {i.path: i.size or 0 for i in infos if i.type == pafs.FileType.File}
+
+
+def _last_check_ms(ledger: CommitLedger) -> int | None:
+    path = f"{ledger.ledger_root}/{_CHECK_RECORD}"
+    if not exists(ledger.filesystem, path):
+        return None
+    return int(read_json(ledger.filesystem, path)["at_ms"])

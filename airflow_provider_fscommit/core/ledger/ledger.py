@@ -1,0 +1,268 @@
+"""The commit ledger: what has been published, kept next to the published data.
+
+Like the ``max-committed-checkpoint-id`` an Iceberg sink keeps in its snapshots, it makes
+every step idempotent: retries, backfills and re-triggers consult it before doing anything.
+It lives in ``<table>/_fscommit/`` (names starting with ``_`` are hidden from Spark, Hive and
+Trino). Per partition, ``plan-<seq>.json`` is the write-ahead intent of one compaction and
+``commit-<seq>.json`` its commit point: once that file exists, the plan's inputs are
+published into its outputs, whatever happens afterwards. A plan without a commit record
+is unfinished; the next run abandons it by creating its ``commit-<seq>.json`` as an
+*abandoned* mark, and deletes its hidden outputs.
+
+Every record is **created once** (:mod:`conditional_writes`), never overwritten, so the
+commit point decides between a run that finishes a plan and a run that abandons it: of
+the two, exactly one creates ``commit-<seq>.json``. Sequence numbers are never reused.
+``policy-<n>.json`` records that the commit policies made a compaction visible (``n``
+counts commits, the record names the compaction). ``quarantine-<n>.json`` records staged
+files a user excluded (``fscommit quarantine``): unreadable ones whose rows cannot be
+recovered, so that the rest of the partition can be published; they are never published
+afterwards. ``expire-<n>.json`` records that partition expiration dropped the partition and
+deleted its published files (:mod:`expiration`): nothing of it is published again.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import pyarrow.fs as pafs
+
+from airflow_provider_fscommit.core.compaction.planner import CompactionPlan
+from airflow_provider_fscommit.core.errors import FsCommitError
+from airflow_provider_fscommit.core.storage.conditional_writes import (
+    ConditionalStore,
+    conditional_store,
+)
+from airflow_provider_fscommit.core.storage.filesystem import (
+    exists,
+    list_names,
+    read_json,
+    resolve_filesystem,
+    write_json,
+)
+
+LEDGER_DIR = "_fscommit"
+_APPEND_ATTEMPTS = 10
+_RECORD = re.compile(r"(plan|commit|policy|quarantine|expire)-(\d{8})\.json")
+
+
+class LedgerError(FsCommitError):
+    """The ledger is unreadable or contradicts the published files."""
+
+
+@dataclass
+class PartitionLedger:
+    """The ledger records of one partition."""
+
+    plans: dict[int, CompactionPlan] = field(default_factory=dict)
+    commits: dict[int, dict[str, Any]] = field(default_factory=dict)
+    abandoned: dict[int, dict[str, Any]] = field(default_factory=dict)
+    policy_commits: dict[int, dict[str, Any]] = field(default_factory=dict)
+    quarantines: dict[int, dict[str, Any]] = field(default_factory=dict)
+    expirations: dict[int, dict[str, Any]] = field(default_factory=dict)
+
+    @property
+    def open_plans(self) -> list[CompactionPlan]:
+        """Plans neither committed nor abandoned: a crashed run's, or one still running."""
+        closed = self.commits.keys() | self.abandoned.keys()
+        return [p for seq, p in sorted(self.plans.items()) if seq not in closed]
+
+    @property
+    def committed_plans(self) -> list[CompactionPlan]:
+        return [p for seq, p in sorted(self.plans.items()) if seq in self.commits]
+
+    @property
+    def published_inputs(self) -> set[str]:
+        return {f.uri for plan in self.committed_plans for f in plan.inputs}
+
+    @property
+    def quarantined_inputs(self) -> set[str]:
+        return {f["uri"] for record in self.quarantines.values() for f in record["files"]}
+
+    @property
+    def settled_inputs(self) -> set[str]:
+        """Staged files that need no more work: published, or excluded by a user."""
+        return self.published_inputs | self.quarantined_inputs
+
+    @property
+    def expired(self) -> dict[str, Any] | None:
+        """The expiration record, once the partition is expired (for good)."""
+        return self.expirations[min(self.expirations)] if self.expirations else None
+
+    @property
+    def last_update_ms(self) -> int | None:
+        """When the partition last changed: its latest policy commit, else publication."""
+        times = [r.get("committed_at_ms") for r in self.policy_commits.values()] or [
+            r.get("committed_ms") for r in self.commits.values()
+        ]
+        return max((t for t in times if t is not None), default=None)
+
+    @property
+    def latest_commit(self) -> int | None:
+        """The seq of the latest published compaction (None: nothing published)."""
+        return max(self.commits, default=None)
+
+    @property
+    def policies_current(self) -> bool:
+        """Whether the policies have committed the latest publication (or the empty one)."""
+        latest = self.latest_commit
+        return any(r.get("compaction_seq") == latest for r in self.policy_commits.values())
+
+    @property
+    def next_seq(self) -> int:
+        """A sequence number no record has used (an abandoned plan's is never reused)."""
+        return max(self.plans.keys() | self.commits.keys() | self.abandoned.keys(), default=-1) + 1
+
+
+class CommitLedger:
+    """Reads and writes the ledger of one published table.
+
+    :param single_writer: the table spec's declaration that runs never overlap, for
+        stores without conditional writes (see :mod:`conditional_writes`).
+    """
+
+    def __init__(self, table_path: str, single_writer: bool = False) -> None:
+        self.table_path = table_path
+        self.single_writer = single_writer
+        self.filesystem, root = resolve_filesystem(table_path)
+        self.root = root.rstrip("/")
+        self.ledger_root = f"{self.root}/{LEDGER_DIR}"
+        self._store: ConditionalStore | None = None
+
+    @property
+    def store(self) -> ConditionalStore:
+        """The create-once writes of the ledger's store (looked up on the first write)."""
+        if self._store is None:
+            self._store = conditional_store(self.filesystem, self.ledger_root, self.single_writer)
+        return self._store
+
+    def partition_dir(self, partition: str) -> str:
+        """Where the partition's published files live."""
+        return f"{self.root}/{partition}"
+
+    def _records_dir(self, partition: str) -> str:
+        return f"{self.ledger_root}/partitions/{partition}"
+
+    def read(self, partition: str) -> PartitionLedger:
+        ledger = PartitionLedger()
+        directory = self._records_dir(partition)
+        for name in list_names(self.filesystem, directory):
+            match = _RECORD.fullmatch(name)
+            if not match:
+                continue
+            kind, seq = match.group(1), int(match.group(2))
+            try:
+                document = read_json(self.filesystem, f"{directory}/{name}")
+            except (ValueError, KeyError) as exc:
+                raise LedgerError(
+                    f"ledger record {directory}/{name} is unreadable ({exc}); restore it from "
+                    "a backup (never edit the ledger by hand)"
+                ) from None
+            if kind == "plan":
+                ledger.plans[seq] = CompactionPlan.from_dict(document)
+            elif kind == "commit" and document.get("abandoned"):
+                ledger.abandoned[seq] = document
+            elif kind == "commit":
+                ledger.commits[seq] = document
+            elif kind == "policy":
+                ledger.policy_commits[seq] = document
+            elif kind == "expire":
+                ledger.expirations[seq] = document
+            else:
+                ledger.quarantines[seq] = document
+        orphaned = sorted(set(ledger.commits) - set(ledger.plans))
+        if orphaned:
+            raise LedgerError(
+                f"ledger of {partition} has commit records {orphaned} without their plans in "
+                f"{directory}; restore the missing plan files from a backup"
+            )
+        return ledger
+
+    def partitions(self) -> list[str]:
+        """Every partition the ledger has records of, sorted (committed empty ones too).
+
+        The status report needs them: a partition may be committed with nothing staged (an
+        idle hour committed empty) or its staged files deleted by retention.
+        """
+        root = f"{self.ledger_root}/partitions"
+        try:
+            infos = self.filesystem.get_file_info(pafs.FileSelector(root, recursive=True))
+        except FileNotFoundError:
+            return []
+        found = {
+            info.path.rpartition("/")[0][len(root) + 1 :]
+            for info in infos
+            if info.type == pafs.FileType.File and _RECORD.fullmatch(info.base_name)
+        }
+        return sorted(found)
+
+    def write_plan(self, plan: CompactionPlan) -> bool:
+        """Record the intent; False when another run created this plan number first."""
+        return self._create(self._path(plan.partition, "plan", plan.seq), plan.to_dict())
+
+    def write_commit(self, plan: CompactionPlan, record: dict[str, Any]) -> bool:
+        """The commit point; False when another run abandoned the plan first."""
+        return self._create(self._path(plan.partition, "commit", plan.seq), record)
+
+    def abandon(self, plan: CompactionPlan, reason: str) -> bool:
+        """Close an open plan unpublished; False when its run committed it first."""
+        record = {
+            "seq": plan.seq,
+            "plan_id": plan.plan_id,
+            "abandoned": True,
+            "abandoned_ms": int(time.time() * 1000),
+            "reason": reason,
+        }
+        return self._create(self._path(plan.partition, "commit", plan.seq), record)
+
+    def write_policy_commit(self, partition: str, record: dict[str, Any]) -> None:
+        """Record that the policies made the partition's latest compaction visible."""
+        self._append(partition, "policy", record, lambda ledger: ledger.policy_commits)
+
+    def write_quarantine(self, partition: str, record: dict[str, Any]) -> None:
+        """Record staged files of ``partition`` excluded from publication (call under the lock)."""
+        self._append(partition, "quarantine", record, lambda ledger: ledger.quarantines)
+
+    def write_expiration(self, partition: str, record: dict[str, Any]) -> None:
+        """Record that ``partition`` is expired (call under the lock, after the deletes)."""
+        self._append(partition, "expire", record, lambda ledger: ledger.expirations)
+
+    def _append(
+        self,
+        partition: str,
+        kind: str,
+        record: dict[str, Any],
+        existing: Callable[[PartitionLedger], dict[int, dict[str, Any]]],
+    ) -> None:
+        """Create the next ``kind-<n>.json``; a number taken meanwhile moves to the next."""
+        for _ in range(_APPEND_ATTEMPTS):
+            n = max(existing(self.read(partition)), default=-1) + 1
+            if self._create(self._path(partition, kind, n), record):
+                return
+        raise LedgerError(
+            f"could not add a {kind} record to the ledger of {partition}: other runs kept "
+            "adding records at the same time; rerun"
+        )
+
+    def _create(self, path: str, document: dict[str, Any]) -> bool:
+        data = json.dumps(document, indent=1, sort_keys=True).encode()
+        return self.store.create(path, data) is not None
+
+    def write_run(self, run_id: str, result: dict[str, Any]) -> None:
+        """Keep a run's summary, so a caller in another process (or host) can read it."""
+        write_json(self.filesystem, self._run_path(run_id), result)
+
+    def read_run(self, run_id: str) -> dict[str, Any] | None:
+        if not exists(self.filesystem, self._run_path(run_id)):
+            return None
+        return read_json(self.filesystem, self._run_path(run_id))
+
+    def _run_path(self, run_id: str) -> str:
+        return f"{self.ledger_root}/runs/{run_id}.json"
+
+    def _path(self, partition: str, kind: str, seq: int) -> str:
+        return f"{self._records_dir(partition)}/{kind}-{seq:08d}.json"

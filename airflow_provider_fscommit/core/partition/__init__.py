@@ -1,0 +1,1 @@
+"""Partitions and their time: Hive paths, time extraction, formatters, commit triggers."""

@@ -1,0 +1,171 @@
+"""Commit triggers: when a partition is complete and may be committed.
+
+``partition-time`` (Flink's ``PartitionTimeCommitPredicate``): the safe watermark has
+passed the partition's commit time, strictly. The commit time is the partition time plus
+the delay *on the wall clock of the watermark time zone*, placed on the timeline as Java's
+``LocalDateTime.atZone`` does (a time in a DST gap moves forward by the gap, in an overlap
+the earlier offset wins). Flink converts first and adds the delay after, which commits the
+US fall-back ``hour=01`` (two real hours in one directory) an hour early; outside DST
+transitions the two rules agree.
+
+``process-time`` (Flink's ``ProcTimeCommitPredicate``): the wall clock has passed the
+partition's creation time (its first committed file) plus the delay; with no delay (under
+a millisecond, as Flink reads it) at once.
+
+``idle-time`` (Paimon's ``partition.idle-time-to-done``): the wall clock has passed the
+partition's newest committed file's time plus the idle time. For streams without event
+time, and for trickling ones whose partition time says little about when the data stops:
+a partition is done when nothing new has arrived for that long. Late data restarts the
+clock, and the partition is committed again once it is idle again.
+"""
+
+from __future__ import annotations
+
+import abc
+import functools
+import re
+from datetime import UTC, datetime, timedelta, timezone, tzinfo
+from zoneinfo import ZoneInfo, available_timezones
+
+from airflow_provider_fscommit.core.errors import ConfigError
+from airflow_provider_fscommit.core.partition.partition_spec import PartitionSpec
+from airflow_provider_fscommit.core.partition.time_extractor import PartitionTimeExtractor
+
+_EPOCH = datetime(1970, 1, 1)
+_MS = timedelta(milliseconds=1)
+# Flink's rule (FileSystemTableFactory.validateTimeZone): java.util.TimeZone and
+# java.time.ZoneId must read the id alike. That leaves TZDB ids, 'UTC' and fixed offsets
+# written 'GMT+h', 'GMT+hh', 'GMT+hhmm' or 'GMT+hh:mm' up to 18 hours; it refuses 'Z',
+# '+08:00', 'UTC+8', 'UT', and the TZDB ids EST, MST and HST, which TimeZone reads as
+# ZoneId.SHORT_IDS offsets (so the zone cannot mean two things). Java's TZDB also lacks
+# a few names of the system's database.
+_GMT_OFFSET = re.compile(r"GMT([+-])(?:([0-9]{1,2})|([0-9]{2}):?([0-9]{2}))")
+_REFUSED_BY_JAVA = frozenset({"EST", "MST", "HST", "Factory", "localtime", "posixrules", "ROC"})
+
+
+@functools.cache
+def _tzdb_ids() -> frozenset[str]:
+    """Read once, on first use: listing the zone database takes some 20 ms."""
+    return frozenset(available_timezones() - _REFUSED_BY_JAVA)
+
+
+def parse_time_zone(name: str) -> tzinfo:
+    """Resolve a zone id as Flink validates it: a TZDB id, ``UTC``, or ``GMT-08:00``."""
+    if name in ("UTC", "GMT"):
+        return UTC
+    fixed = _GMT_OFFSET.fullmatch(name)
+    if fixed:
+        sign, short_hours, hours, minutes = fixed.groups()
+        offset = timedelta(hours=int(short_hours or hours), minutes=int(minutes or 0))
+        if offset <= timedelta(hours=18) and int(minutes or 0) < 60:
+            return timezone(-offset if sign == "-" else offset)
+    elif name in _tzdb_ids():
+        return ZoneInfo(name)
+    raise ConfigError(
+        f"sink.partition-commit.watermark-time-zone {name!r} is not a valid time zone; as "
+        "in Flink, use a TZDB id such as 'America/Los_Angeles' or 'Asia/Shanghai' to "
+        "include daylight saving time, a fixed offset written 'GMT-08:00' or 'GMT+03:00', "
+        "or 'UTC'"
+    )
+
+
+def at_zone_epoch_ms(local: datetime, zone: tzinfo) -> int:
+    """Epoch milliseconds of a naive local date-time in ``zone``, as Java's ``atZone``.
+
+    Python's ``fold=0`` applies the offset in force *before* a transition: in a gap that
+    lands the time later by the gap's length, and in an overlap it picks the earlier
+    offset, which is exactly what ``LocalDateTime.atZone`` documents.
+    """
+    offset = local.replace(tzinfo=zone, fold=0).utcoffset() or timedelta(0)
+    return (local - _EPOCH - offset) // _MS
+
+
+class PartitionCommitTrigger(abc.ABC):
+    """Decides whether a partition may be committed, strictly after its commit time."""
+
+    kind: str
+
+    @abc.abstractmethod
+    def commit_time_ms(
+        self, partition: PartitionSpec, creation_time_ms: int, last_modified_ms: int = 0
+    ) -> int:
+        """The instant (epoch ms) that this trigger's clock must pass.
+
+        ``creation_time_ms`` and ``last_modified_ms`` are the partition's first and newest
+        committed files' times (0: the partition has no files).
+        """
+
+    @abc.abstractmethod
+    def clock_ms(self, watermark_ms: int | None, now_ms: int) -> int | None:
+        """This trigger's clock: the safe watermark or the wall clock (None: unknown)."""
+
+    def is_committable(self, commit_time_ms: int, watermark_ms: int | None, now_ms: int) -> bool:
+        """Strictly after: a watermark equal to the commit time is not enough (as Flink)."""
+        clock = self.clock_ms(watermark_ms, now_ms)
+        return clock is not None and clock > commit_time_ms
+
+
+class PartitionTimeCommitTrigger(PartitionCommitTrigger):
+    """``partition-time``: watermark > partition time + delay, on the zone's wall clock."""
+
+    kind = "partition-time"
+
+    def __init__(self, extractor: PartitionTimeExtractor, delay: timedelta, zone: tzinfo):
+        self.extractor = extractor
+        self.delay = delay
+        self.zone = zone
+
+    def partition_time(self, partition: PartitionSpec) -> datetime:
+        return self.extractor.extract(partition.keys, partition.values)
+
+    def commit_time_ms(
+        self, partition: PartitionSpec, creation_time_ms: int, last_modified_ms: int = 0
+    ) -> int:
+        return at_zone_epoch_ms(self.partition_time(partition) + self.delay, self.zone)
+
+    def clock_ms(self, watermark_ms: int | None, now_ms: int) -> int | None:
+        return watermark_ms
+
+
+class ProcTimeCommitTrigger(PartitionCommitTrigger):
+    """``process-time``: now > the partition's first committed file's time + delay."""
+
+    kind = "process-time"
+
+    def __init__(self, delay: timedelta):
+        self.delay = delay
+
+    def is_committable(self, commit_time_ms: int, watermark_ms: int | None, now_ms: int) -> bool:
+        """No delay commits at once, as Flink: a file's time from another host's clock may
+        be ahead of ours, and a committed file is complete whatever the clocks say."""
+        no_delay = self.delay // _MS == 0
+        return no_delay or super().is_committable(commit_time_ms, watermark_ms, now_ms)
+
+    def commit_time_ms(
+        self, partition: PartitionSpec, creation_time_ms: int, last_modified_ms: int = 0
+    ) -> int:
+        return creation_time_ms + self.delay // _MS
+
+    def clock_ms(self, watermark_ms: int | None, now_ms: int) -> int | None:
+        return now_ms
+
+
+class IdleTimeCommitTrigger(PartitionCommitTrigger):
+    """``idle-time``: now > the partition's newest committed file's time + the idle time.
+
+    File times come from the clocks of the hosts that wrote them, as for ``process-time``;
+    the idle time (minutes, not milliseconds) absorbs ordinary clock skew.
+    """
+
+    kind = "idle-time"
+
+    def __init__(self, idle: timedelta):
+        self.idle = idle
+
+    def commit_time_ms(
+        self, partition: PartitionSpec, creation_time_ms: int, last_modified_ms: int = 0
+    ) -> int:
+        return last_modified_ms + self.idle // _MS
+
+    def clock_ms(self, watermark_ms: int | None, now_ms: int) -> int | None:
+        return now_ms

@@ -1,0 +1,1 @@
+"""What Spark wrote: its metadata logs, the checkpoint, the file sink log, the staging table."""

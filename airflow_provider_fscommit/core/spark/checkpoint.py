@@ -1,0 +1,161 @@
+"""The streaming query's checkpoint: its latest committed batch and its safe watermark.
+
+A micro-batch N is planned in ``offsets/N`` (with the watermark it runs with, in
+``batchWatermarkMs``) and finished in ``commits/N`` (with ``nextBatchWatermarkMs``, the
+watermark batch N+1 will run with). The *safe* watermark is ``batchWatermarkMs`` of the
+latest committed batch: it is what Spark has actually applied to data that is now in the
+sink. ``nextBatchWatermarkMs`` is one batch too optimistic, since batch N+1 may still be
+running and write rows between the two watermarks.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow.fs as pafs
+
+from airflow_provider_fscommit.core.errors import CheckpointError
+from airflow_provider_fscommit.core.spark.metadata_log import (
+    LogChanged,
+    LogFile,
+    list_log,
+    read_consistently,
+    split_version,
+)
+from airflow_provider_fscommit.core.storage.filesystem import resolve_filesystem
+
+# Spark 4.x writes offsets v1 or v2 (sourceMetadataInfo) and commits v1-v3 (state ids,
+# sink metadata); every version keeps the watermark fields we read.
+_MAX_OFFSET_VERSION = 2
+_MAX_COMMIT_VERSION = 3
+
+
+@dataclass(frozen=True)
+class CheckpointState:
+    """What the checkpoint says about progress, read at one moment."""
+
+    path: str
+    latest_committed_batch: int | None
+    latest_planned_batch: int | None
+    watermark_ms: int | None
+    next_batch_watermark_ms: int | None
+    last_commit_time_ms: int | None
+
+    @property
+    def has_watermark(self) -> bool:
+        """False when no committed batch carries a watermark (e.g. no ``withWatermark``)."""
+        return bool(self.watermark_ms or self.next_batch_watermark_ms)
+
+    @property
+    def watermark_advanced(self) -> bool:
+        """Whether the safe watermark has left 0.
+
+        Spark runs a query's first batch with watermark 0, and every batch after it too
+        until a batch has seen event times; until then no partition is complete.
+        """
+        return bool(self.watermark_ms)
+
+
+def read_checkpoint(checkpoint_uri: str) -> CheckpointState:
+    """Read the latest committed batch and its watermark from a checkpoint directory."""
+    filesystem, root = resolve_filesystem(checkpoint_uri)
+    if filesystem.get_file_info(root).type != pafs.FileType.Directory:
+        raise CheckpointError(
+            f"checkpoint {checkpoint_uri} does not exist; point the checkpoint path at the "
+            "streaming query's checkpointLocation"
+        )
+    return read_consistently(
+        lambda: _read_checkpoint(checkpoint_uri, filesystem, root), CheckpointError
+    )
+
+
+def _read_checkpoint(
+    checkpoint_uri: str, filesystem: pafs.FileSystem, root: str
+) -> CheckpointState:
+    # Commits are listed before offsets: offsets/N is written before commits/N, so every
+    # commit listed has its offsets file in the later listing (unless purged meanwhile).
+    commits = list_log(filesystem, f"{root}/commits")
+    offsets = list_log(filesystem, f"{root}/offsets")
+    if offsets is None:
+        raise CheckpointError(
+            f"{checkpoint_uri} is not a Structured Streaming checkpoint (it has no offsets/ "
+            "directory); point the checkpoint path at the query's checkpointLocation"
+        )
+    latest_planned = offsets[-1].batch_id if offsets else None
+    if not commits:
+        return CheckpointState(checkpoint_uri, None, latest_planned, None, None, None)
+    committed = commits[-1]
+    offset_file = next((f for f in offsets if f.batch_id == committed.batch_id), None)
+    if offset_file is None:
+        raise LogChanged(
+            f"{committed.path} exists but offsets/{committed.batch_id} does not: the "
+            "checkpoint is damaged (a partial copy?); restore the whole checkpoint directory"
+        )
+    offset_meta = _read_metadata(filesystem, offset_file, _MAX_OFFSET_VERSION)
+    commit_meta = _read_metadata(filesystem, committed, _MAX_COMMIT_VERSION)
+    return CheckpointState(
+        path=checkpoint_uri,
+        latest_committed_batch=committed.batch_id,
+        latest_planned_batch=latest_planned,
+        watermark_ms=_int_field(offset_meta, "batchWatermarkMs", offset_file),
+        next_batch_watermark_ms=_int_field(commit_meta, "nextBatchWatermarkMs", committed),
+        last_commit_time_ms=committed.mtime_ms,
+    )
+
+
+def watermark_since_ms(checkpoint_uri: str, state: CheckpointState) -> int | None:
+    """When the checkpoint's safe watermark reached its current value (epoch ms).
+
+    That is when the first retained batch running with this watermark was planned: the
+    stream has not advanced event time since. Purged batches make it a lower bound.
+    """
+    if state.latest_committed_batch is None:
+        return None
+    filesystem, root = resolve_filesystem(checkpoint_uri)
+    offsets = read_consistently(
+        lambda: list_log(filesystem, f"{root}/offsets") or [], CheckpointError
+    )
+    since = None
+    for log_file in reversed(offsets):
+        if log_file.batch_id > state.latest_committed_batch:
+            continue
+        try:
+            metadata = _read_metadata(filesystem, log_file, _MAX_OFFSET_VERSION)
+        except FileNotFoundError:
+            break  # purged since the listing: older than what is kept, a lower bound
+        if _int_field(metadata, "batchWatermarkMs", log_file) != state.watermark_ms:
+            break
+        since = log_file.mtime_ms
+    return since
+
+
+def _read_metadata(
+    filesystem: pafs.FileSystem, log_file: LogFile, max_version: int
+) -> dict[str, Any]:
+    """The JSON metadata line that follows the version header of an offsets/commits file.
+
+    A file the query purged since it was listed raises ``FileNotFoundError``.
+    """
+    with filesystem.open_input_stream(log_file.path) as stream:
+        content = stream.read()
+    _, body = split_version(content, log_file.path, max_version, CheckpointError)
+    line = body.partition(b"\n")[0]
+    try:
+        metadata = json.loads(line)
+    except ValueError:
+        metadata = None
+    if not isinstance(metadata, dict):
+        raise CheckpointError(
+            f"{log_file.path} has no JSON metadata line; the file is corrupt or truncated: "
+            "restore the checkpoint from a backup"
+        )
+    return metadata
+
+
+def _int_field(metadata: dict[str, Any], name: str, log_file: LogFile) -> int:
+    value = metadata.get(name, 0)
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise CheckpointError(f"{log_file.path}: field {name} is {value!r}, not a number")
+    return value

@@ -1,0 +1,197 @@
+"""The staging table: the committed files of a Spark file sink, grouped by partition.
+
+Built on the sink log, so files of failed batches (orphans) never take part; they are
+found by comparing a listing with the log, using Spark's own rule for hidden names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.fs as pafs
+
+from airflow_provider_fscommit.core.errors import SinkLogError
+from airflow_provider_fscommit.core.partition.partition_spec import PartitionSpec
+from airflow_provider_fscommit.core.spark.sink_log import FileSinkLog, SinkLogSnapshot
+from airflow_provider_fscommit.core.storage.filesystem import (
+    normalize_uri,
+    relative_path,
+    resolve_filesystem,
+)
+
+
+@dataclass(frozen=True)
+class StagedFile:
+    """A committed file in staging, named by the URI its sink log records."""
+
+    uri: str
+    size: int
+
+
+@dataclass(frozen=True)
+class StagingPartition:
+    """One partition's committed files in staging, summarized."""
+
+    spec: PartitionSpec
+    path: str
+    files: int
+    bytes: int
+    creation_time_ms: int  # the first committed file's modification time
+    last_modified_ms: int  # the newest committed file's: the idle-time trigger's clock
+
+
+@dataclass(frozen=True)
+class OrphanReport:
+    """Differences between the staging directory and its log, as relative paths.
+
+    ``in_flight_files`` are not in the log yet but younger than the latest committed
+    batch: the running batch's files, or those of a batch that failed and has not been
+    redone yet. Once a later batch commits, the ones still unlogged are orphans.
+    """
+
+    orphan_files: list[str]
+    missing_files: list[str]
+    in_flight_files: list[str]
+
+
+def is_hidden(name: str) -> bool:
+    """Spark's rule for names its file index skips (``_x`` unless ``_x=v``, ``.x``)."""
+    return (
+        (name.startswith("_") and "=" not in name)
+        or name.startswith(".")
+        or name.endswith("._COPYING_")
+    )
+
+
+class StagingTable:
+    """A file sink's committed output, read incrementally through its sink log."""
+
+    def __init__(
+        self, staging_uri: str, partition_keys: tuple[str, ...], default_name: str
+    ) -> None:
+        self.staging_uri = staging_uri
+        self.partition_keys = partition_keys
+        self.default_name = default_name
+        self._root = normalize_uri(staging_uri)
+        self._log = FileSinkLog(staging_uri)
+        # Logged directory URI -> (relative path, parsed spec), or None when outside the
+        # root: parsed once per partition, not on every poll. Bounded by the partitions.
+        self._directories: dict[str, tuple[str, PartitionSpec] | None] = {}
+        # Directory URI -> its partition as last read: reused while unchanged, so a poll
+        # of a big table creates objects only for the partitions that got new files.
+        self._partitions: dict[str, StagingPartition] = {}
+
+    def snapshot(self) -> SinkLogSnapshot:
+        return self._log.read()
+
+    def partitions(self, snapshot: SinkLogSnapshot) -> list[StagingPartition]:
+        """Every partition with committed files, sorted by path."""
+        summary = snapshot.directories
+        current: dict[str, StagingPartition] = {}
+        outside: list[str] = []
+        for directory, *facts in zip(
+            *(summary[name].to_pylist() for name in summary.column_names), strict=True
+        ):
+            cached = self._partitions.get(directory)
+            if cached is None or (
+                cached.files,
+                cached.bytes,
+                cached.creation_time_ms,
+                cached.last_modified_ms,
+            ) != tuple(facts):
+                known = self._directory(directory)
+                if known is None:
+                    outside.append(directory)
+                    continue
+                cached = StagingPartition(known[1], known[0], *facts)
+            current[directory] = cached
+        self._partitions = current
+        if outside:
+            raise SinkLogError(
+                f"the sink log of {self.staging_uri} lists committed files outside it, e.g. "
+                f"under {min(outside)}: the directory was moved or copied after the query "
+                "wrote it (the log holds absolute paths). Point the staging path at the "
+                "directory the query writes, or restart the query on the new location"
+            )
+        return sorted(current.values(), key=lambda p: p.path)
+
+    def committed_files(
+        self, snapshot: SinkLogSnapshot, partitions: set[str]
+    ) -> dict[str, list[StagedFile]]:
+        """The committed files of the given partitions (relative paths), by partition."""
+        out: dict[str, list[StagedFile]] = {p: [] for p in partitions}
+        wanted: dict[str, str] = {}
+        for directory in snapshot.directories["dir"].to_pylist():
+            known = self._directory(directory)
+            if known is not None and known[0] in out:
+                wanted[directory] = known[0]
+        if not wanted:
+            return out
+        files = snapshot.files.filter(
+            pc.is_in(snapshot.files["dir"], value_set=pa.array(list(wanted), pa.string()))
+        )
+        for uri, size, directory in zip(
+            *(files[name].to_pylist() for name in ("path", "size", "dir")), strict=True
+        ):
+            out[wanted[directory]].append(StagedFile(uri, size))
+        return out
+
+    def _directory(self, directory: str) -> tuple[str, PartitionSpec] | None:
+        """A logged directory's partition path and values (None: outside the root)."""
+        if directory not in self._directories:
+            relative = relative_path(normalize_uri(directory), self._root)
+            self._directories[directory] = (
+                None
+                if relative is None
+                else (
+                    relative,
+                    PartitionSpec.parse(relative, self.partition_keys, self.default_name),
+                )
+            )
+        return self._directories[directory]
+
+    def logged_relative_paths(self, snapshot: SinkLogSnapshot) -> list[str]:
+        """Committed files as paths relative to the staging root (as named on disk)."""
+        out = []
+        for uri in snapshot.files["path"].to_pylist():
+            relative = relative_path(normalize_uri(uri), self._root)
+            if relative is not None:
+                out.append(relative)
+        return out
+
+    def orphans(
+        self,
+        snapshot: SinkLogSnapshot,
+        settle: Callable[[], tuple[SinkLogSnapshot, int | None]],
+    ) -> OrphanReport:
+        """Data files on disk the log does not list, and logged files that are gone.
+
+        The listing comes after ``snapshot``, so a logged file it lacks is truly gone. A
+        file it has and the snapshot lacks may have been committed since, or belong to
+        the batch running now: ``settle`` reads the log again, after the checkpoint, and
+        returns it with the latest commit's time. Batches run one after another, so an
+        unlogged file written before that commit belongs to an attempt that failed.
+        """
+        filesystem, root = resolve_filesystem(self.staging_uri)
+        root = root.rstrip("/")
+        on_disk: dict[str, int] = {}
+        for info in filesystem.get_file_info(pafs.FileSelector(root, recursive=True)):
+            relative = info.path[len(root) + 1 :]
+            if info.type == pafs.FileType.File and not any(
+                is_hidden(part) for part in relative.split("/")
+            ):
+                on_disk[relative] = (info.mtime_ns or 0) // 1_000_000
+        logged = set(self.logged_relative_paths(snapshot))
+        missing = sorted(logged - on_disk.keys())
+        unlogged = on_disk.keys() - logged
+        if not unlogged:
+            return OrphanReport([], missing, [])
+        later, last_commit_ms = settle()
+        unlogged -= set(self.logged_relative_paths(later))
+        orphans = {
+            f for f in unlogged if last_commit_ms is not None and on_disk[f] < last_commit_ms
+        }
+        return OrphanReport(sorted(orphans), missing, sorted(unlogged - orphans))

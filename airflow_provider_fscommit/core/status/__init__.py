@@ -1,0 +1,2 @@
+"""What a user asks about a table: each partition's state, one partition's wait, the
+partitions a sweep commits, and the table report the status page shows."""

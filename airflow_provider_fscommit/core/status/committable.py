@@ -1,0 +1,242 @@
+"""Committable partitions: the state of every partition of a staging table.
+
+Data flows one way: checkpoint (safe watermark) → sink log (committed files per
+partition) → commit trigger → state. The checkpoint is read *before* the sink log, so
+the watermark a partition is judged by is never newer than the files seen for it.
+"""
+
+from __future__ import annotations
+
+import enum
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from airflow_provider_fscommit.core.config.table_spec import TableSpec
+from airflow_provider_fscommit.core.errors import CheckpointError, PartitionTimeError
+from airflow_provider_fscommit.core.formats.file_format import FileFormat, table_format
+from airflow_provider_fscommit.core.partition.partition_spec import PartitionSpec
+from airflow_provider_fscommit.core.spark.checkpoint import CheckpointState, read_checkpoint
+from airflow_provider_fscommit.core.spark.sink_log import SinkLogSnapshot
+from airflow_provider_fscommit.core.spark.staging import StagingPartition, StagingTable
+from airflow_provider_fscommit.core.storage.object_store import store_errors
+
+
+class PartitionState(enum.StrEnum):
+    """Where a partition stands. ``committed`` arrives with the commit ledger."""
+
+    PENDING = "pending"
+    COMMITTABLE = "committable"
+    ERROR = "error"
+
+
+@dataclass(frozen=True)
+class PartitionStatus:
+    """One partition, its committed files and whether it may be committed."""
+
+    staged: StagingPartition
+    state: PartitionState
+    commit_time_ms: int | None = None
+    error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "partition": self.staged.path,
+            "values": self.staged.spec.as_dict(),
+            "files": self.staged.files,
+            "bytes": self.staged.bytes,
+            "state": self.state.value,
+            "commit_time_ms": self.commit_time_ms,
+            "commit_time": iso_ms(self.commit_time_ms),
+            "created_ms": self.staged.creation_time_ms,
+            "last_file_ms": self.staged.last_modified_ms,
+            "error": self.error,
+        }
+
+
+@dataclass(frozen=True)
+class TableStatus:
+    """A table's commit status at one moment."""
+
+    spec: TableSpec
+    checkpoint: CheckpointState
+    sink_latest_batch: int | None
+    now_ms: int
+    partitions: list[PartitionStatus]
+    snapshot: SinkLogSnapshot | None = None
+    orphan_files: list[str] = field(default_factory=list)
+    missing_files: list[str] = field(default_factory=list)
+    in_flight_files: list[str] = field(default_factory=list)
+
+    @property
+    def watermark_pending(self) -> bool:
+        """Batches are committed but the watermark partition-time waits for is still 0."""
+        return (
+            self.spec.trigger == "partition-time"
+            and self.checkpoint.latest_committed_batch is not None
+            and not self.checkpoint.watermark_advanced
+        )
+
+    @property
+    def file_format(self) -> tuple[FileFormat | None, str | None]:
+        """The staged files' format as their names give it, and any conflict with the spec."""
+        if self.snapshot is None:
+            return self.spec.format, None
+        return table_format(self.snapshot.files["path"], self.spec.format)
+
+    def in_state(self, state: PartitionState) -> list[PartitionStatus]:
+        return [p for p in self.partitions if p.state == state]
+
+    def find(self, partition: str) -> PartitionStatus | None:
+        return next((p for p in self.partitions if p.staged.path == partition), None)
+
+    def judge(self, partition: str) -> tuple[int | None, bool]:
+        """Commit time and committability of any partition path, staged files or not.
+
+        A partition the stream wrote nothing to (an idle hour) is judged by its time alone
+        under ``partition-time``; ``process-time`` and ``idle-time`` cannot judge it (no
+        file to time). A path that does not match the partition keys raises
+        ``PartitionPathError``.
+        """
+        values = PartitionSpec.parse(
+            partition, self.spec.partition_keys, self.spec.partition_default_name
+        )
+        staged = self.find(partition)
+        if staged is not None:
+            return staged.commit_time_ms, staged.state == PartitionState.COMMITTABLE
+        if self.spec.trigger != "partition-time":
+            return None, False
+        trigger = self.spec.commit_trigger
+        commit_time = trigger.commit_time_ms(values, 0)
+        return commit_time, trigger.is_committable(
+            commit_time, self.checkpoint.watermark_ms, self.now_ms
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        cp = self.checkpoint
+        file_format, format_error = self.file_format
+        return {
+            "staging_path": self.spec.staging_path,
+            "checkpoint_path": self.spec.checkpoint_path,
+            "trigger": self.spec.trigger,
+            "format": file_format,
+            "format_error": format_error,
+            "latest_committed_batch": cp.latest_committed_batch,
+            "latest_planned_batch": cp.latest_planned_batch,
+            "watermark_ms": cp.watermark_ms,
+            "watermark": iso_ms(cp.watermark_ms),
+            "watermark_pending": self.watermark_pending,
+            "next_batch_watermark_ms": cp.next_batch_watermark_ms,
+            "last_batch_time_ms": cp.last_commit_time_ms,
+            "last_batch_age_s": (
+                None
+                if cp.last_commit_time_ms is None
+                else round((self.now_ms - cp.last_commit_time_ms) / 1000, 3)
+            ),
+            "sink_latest_batch": self.sink_latest_batch,
+            "now_ms": self.now_ms,
+            "partitions": [p.to_dict() for p in self.partitions],
+            "orphan_files": self.orphan_files,
+            "missing_files": self.missing_files,
+            "in_flight_files": self.in_flight_files,
+        }
+
+
+def iso_ms(epoch_ms: int | None) -> str | None:
+    """Epoch milliseconds as an ISO-8601 UTC string (None stays None)."""
+    if epoch_ms is None:
+        return None
+    return datetime.fromtimestamp(epoch_ms / 1000, UTC).isoformat(timespec="milliseconds")
+
+
+class TableStatusReader:
+    """Reads a table's status; keep one per table to make repeated reads incremental."""
+
+    def __init__(self, spec: TableSpec) -> None:
+        self.spec = spec
+        self.staging = StagingTable(
+            spec.staging_path, spec.partition_keys, spec.partition_default_name
+        )
+        # Partition path -> its status at the last read. A partition's time is extracted
+        # again only when its files change, and an unchanged status is reused: sensors
+        # poll tables of thousands of partitions every few seconds.
+        self._statuses: dict[str, PartitionStatus] = {}
+
+    @store_errors
+    def read(self, now_ms: int | None = None, find_orphans: bool = True) -> TableStatus:
+        """The state of every partition; ``find_orphans`` adds a listing of staging."""
+        now_ms = int(time.time() * 1000) if now_ms is None else now_ms
+        checkpoint = read_checkpoint(self.spec.checkpoint_path)
+        snapshot = self.staging.snapshot()
+        self._check_watermark(checkpoint, snapshot)
+        partitions = [self._judge(p, checkpoint, now_ms) for p in self.staging.partitions(snapshot)]
+        self._statuses = {p.staged.path: p for p in partitions}
+        orphans = self.staging.orphans(snapshot, self._settle) if find_orphans else None
+        return TableStatus(
+            spec=self.spec,
+            checkpoint=checkpoint,
+            sink_latest_batch=snapshot.latest_batch,
+            now_ms=now_ms,
+            partitions=partitions,
+            snapshot=snapshot,
+            orphan_files=orphans.orphan_files if orphans else [],
+            missing_files=orphans.missing_files if orphans else [],
+            in_flight_files=orphans.in_flight_files if orphans else [],
+        )
+
+    def _settle(self) -> tuple[SinkLogSnapshot, int | None]:
+        """The log read again after the checkpoint, and the latest commit's time."""
+        checkpoint = read_checkpoint(self.spec.checkpoint_path)
+        return self.staging.snapshot(), checkpoint.last_commit_time_ms
+
+    def _check_watermark(self, checkpoint: CheckpointState, snapshot: SinkLogSnapshot) -> None:
+        """Refuse ``partition-time`` on a query that evidently has no event-time watermark.
+
+        Every query's first batch runs with watermark 0, and so does each batch until one
+        has seen event times: that is a watermark that has not advanced yet, and every
+        partition is simply pending. Only a query that has committed two batches or more,
+        with files in the sink, and still reports 0 both as its watermark and as the next
+        batch's has certainly none (or event times that are all null): the batch that
+        wrote those files would have set the next watermark. A stream that stops before
+        that is the stall timeout's business, not an error.
+        """
+        if (
+            self.spec.trigger == "partition-time"
+            and (checkpoint.latest_committed_batch or 0) >= 1
+            and not checkpoint.has_watermark
+            and snapshot.files.num_rows
+        ):
+            raise CheckpointError(
+                f"checkpoint {checkpoint.path} has committed batches 0 to "
+                f"{checkpoint.latest_committed_batch}, and files in the sink, without an "
+                "event-time watermark: the query does not call withWatermark() (or its event "
+                "times are all null), so partition-time cannot tell when a partition is "
+                "complete. Add .withWatermark('<event time column>', '<delay>') to the "
+                "query, or use the process-time trigger"
+            )
+
+    def _judge(
+        self, staged: StagingPartition, checkpoint: CheckpointState, now_ms: int
+    ) -> PartitionStatus:
+        trigger = self.spec.commit_trigger
+        previous = self._statuses.get(staged.path)
+        if (
+            previous is not None
+            and previous.commit_time_ms is not None
+            and previous.staged.creation_time_ms == staged.creation_time_ms
+            and previous.staged.last_modified_ms == staged.last_modified_ms
+        ):
+            commit_time = previous.commit_time_ms
+        else:
+            try:
+                commit_time = trigger.commit_time_ms(
+                    staged.spec, staged.creation_time_ms, staged.last_modified_ms
+                )
+            except PartitionTimeError as exc:
+                return PartitionStatus(staged, PartitionState.ERROR, error=str(exc))
+        committable = trigger.is_committable(commit_time, checkpoint.watermark_ms, now_ms)
+        state = PartitionState.COMMITTABLE if committable else PartitionState.PENDING
+        if previous is not None and previous.staged is staged and previous.state is state:
+            return previous
+        return PartitionStatus(staged, state, commit_time)

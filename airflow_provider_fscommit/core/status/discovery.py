@@ -1,0 +1,46 @@
+"""Discovery: every partition that has something to commit, for a sweep or task mapping.
+
+A partition needs work when it is committable and either some of its committed staged
+files are not published yet (new, or late data for a committed partition) or its latest
+publication has not gone through the commit policies. An expired partition (or one past
+its expiration) needs none: its late data is never published.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from airflow_provider_fscommit.core.config.table_spec import TableSpec
+from airflow_provider_fscommit.core.ledger.expiration import expired_reason
+from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
+from airflow_provider_fscommit.core.status.committable import PartitionState, TableStatusReader
+from airflow_provider_fscommit.core.storage.object_store import store_errors
+
+
+@dataclass(frozen=True)
+class PendingCommit:
+    partition: str
+    reason: str  # new | late-data | policies-pending
+
+
+@store_errors
+def partitions_to_commit(spec: TableSpec) -> list[PendingCommit]:
+    """Committable partitions not committed yet, plus committed ones with late data."""
+    reader = TableStatusReader(spec)
+    status = reader.read(find_orphans=False)
+    ready = [p.staged.path for p in status.in_state(PartitionState.COMMITTABLE)]
+    files = reader.staging.committed_files(status.snapshot, set(ready))
+    ledger = CommitLedger(spec.require_table_path())
+    pending = []
+    now_ms = int(time.time() * 1000)
+    for partition in ready:
+        records = ledger.read(partition)
+        if expired_reason(spec, partition, records, now_ms):
+            continue
+        unpublished = {f.uri for f in files[partition]} - records.settled_inputs
+        if unpublished:
+            pending.append(PendingCommit(partition, "late-data" if records.commits else "new"))
+        elif not records.policies_current:
+            pending.append(PendingCommit(partition, "policies-pending"))
+    return pending

@@ -1,0 +1,132 @@
+"""Waiting for one partition: is it committable now, and is the stream still moving?
+
+Shared by the sensor (poke and reschedule) and its deferrable trigger. Besides the
+trigger's verdict it reports a *stalled* stream: a watermark that has not moved for
+``stall_timeout`` means the query is stopped, failing or receiving no data, and waiting
+silently for it is the pain every Flink user knows. An opt-in process-time fallback
+commits anyway once the wall clock is past the commit time plus a further delay.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass
+from datetime import timedelta
+from typing import Any
+
+from airflow_provider_fscommit.core.config.quantities import format_duration
+from airflow_provider_fscommit.core.config.table_spec import TableSpec
+from airflow_provider_fscommit.core.spark.checkpoint import CheckpointState, watermark_since_ms
+from airflow_provider_fscommit.core.status.committable import TableStatusReader, iso_ms
+
+_MS = timedelta(milliseconds=1)
+
+
+@dataclass(frozen=True)
+class PartitionCheck:
+    """One look at a partition; ``committable`` or ``stalled`` ends the wait."""
+
+    partition: str
+    committable: bool
+    stalled: bool
+    watermark_ms: int | None
+    batch_id: int | None
+    commit_time_ms: int | None
+    reason: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def check_partition(
+    spec: TableSpec,
+    partition: str,
+    stall_timeout: timedelta | None = None,
+    process_time_fallback: timedelta | None = None,
+    now_ms: int | None = None,
+) -> PartitionCheck:
+    """Judge ``partition`` (an escaped path such as ``dt=2026-11-20/hour=03``) now."""
+    now_ms = int(time.time() * 1000) if now_ms is None else now_ms
+    status = TableStatusReader(spec).read(now_ms=now_ms, find_orphans=False)
+    cp = status.checkpoint
+    commit_time, committable = status.judge(partition)
+
+    def verdict(committable: bool, stalled: bool, reason: str) -> PartitionCheck:
+        return PartitionCheck(
+            partition,
+            committable,
+            stalled,
+            cp.watermark_ms,
+            cp.latest_committed_batch,
+            commit_time,
+            reason,
+        )
+
+    clock = (
+        f"watermark {iso_ms(cp.watermark_ms)}"
+        if spec.trigger == "partition-time"
+        else f"wall clock {iso_ms(now_ms)}"
+    )
+    if committable:
+        return verdict(
+            True, False, f"{spec.trigger}: {clock} passed the commit time {iso_ms(commit_time)}"
+        )
+    if (
+        process_time_fallback is not None
+        and commit_time is not None
+        and now_ms > commit_time + process_time_fallback // _MS
+    ):
+        return verdict(
+            True,
+            False,
+            "process-time fallback: the wall clock passed the commit "
+            f"time {iso_ms(commit_time)} plus {process_time_fallback}",
+        )
+    if stall_timeout is not None:
+        since = progress_since_ms(spec, cp)
+        if is_stalled(since, stall_timeout, now_ms):
+            return verdict(
+                False,
+                True,
+                (
+                    "the stream looks stalled or idle: its watermark "
+                    f"{iso_ms(cp.watermark_ms)} has not moved since {iso_ms(since)} (more than "
+                    f"{stall_timeout}), so partition {partition} (commit time "
+                    f"{iso_ms(commit_time)}) may never become committable. "
+                    f"Check the streaming query (checkpoint {spec.checkpoint_path}): stopped, "
+                    "failing, or receiving no data? Or set process_time_fallback to commit anyway"
+                ),
+            )
+    if status.watermark_pending:
+        return verdict(
+            False,
+            False,
+            "waiting: the stream's watermark has not advanced yet (a query runs its first "
+            f"batches with 0 until it has seen event times), commit time {iso_ms(commit_time)}",
+        )
+    if spec.trigger == "idle-time" and commit_time is not None:
+        return verdict(
+            False,
+            False,
+            f"waiting: no new file for {format_duration(spec.idle_time_to_done)} since the "
+            f"newest, until {iso_ms(commit_time)} (late files move it)",
+        )
+    return verdict(False, False, f"waiting: {clock}, commit time {iso_ms(commit_time)}")
+
+
+def progress_since_ms(spec: TableSpec, checkpoint: CheckpointState) -> int | None:
+    """Since when the stream has made no progress (epoch ms), None before its first batch.
+
+    Progress is the watermark moving; a query without a watermark (process-time) counts
+    its committed batches instead. The sensor's stall check and the status page share it.
+    """
+    if checkpoint.has_watermark:
+        since = watermark_since_ms(spec.checkpoint_path, checkpoint)
+        if since is not None:
+            return since
+    return checkpoint.last_commit_time_ms
+
+
+def is_stalled(since_ms: int | None, stall_timeout: timedelta, now_ms: int) -> bool:
+    """Whether no progress since ``since_ms`` has lasted longer than ``stall_timeout``."""
+    return since_ms is not None and now_ms - since_ms > stall_timeout // _MS

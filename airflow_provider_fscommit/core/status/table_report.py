@@ -1,0 +1,302 @@
+"""The table report: the stream's progress and every partition's commit state, in one view.
+
+``TableStatus`` knows what the stream wrote and what the trigger allows; the ledger knows
+what was published and committed, and by whom. A person (``fscommit status``) and the
+status page in the Airflow UI both need the two merged, with the same states, so they
+are merged once, here:
+
+- ``pending``: the trigger's clock has not passed the commit time;
+- ``committable``: it has, and the partition was never committed;
+- ``committed``: committed once, nothing new staged since;
+- ``late-data``: committed, but files staged since (or a publication the policies have
+  not committed yet) wait for the next run to commit it again;
+- ``re-committed``: committed more than once (late data), nothing new since;
+- ``expired``: partition expiration dropped it and deleted its published files; staged
+  files (late data included) are never published again;
+- ``error``: the partition's time cannot be extracted, or its ledger is unreadable.
+"""
+
+from __future__ import annotations
+
+import enum
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from airflow_provider_fscommit.core.config.table_spec import TableSpec
+from airflow_provider_fscommit.core.ledger.ledger import CommitLedger, LedgerError, PartitionLedger
+from airflow_provider_fscommit.core.partition.partition_spec import PartitionSpec
+from airflow_provider_fscommit.core.spark.staging import StagedFile
+from airflow_provider_fscommit.core.status.committable import (
+    PartitionState,
+    PartitionStatus,
+    TableStatus,
+    TableStatusReader,
+    iso_ms,
+)
+from airflow_provider_fscommit.core.status.partition_wait import is_stalled, progress_since_ms
+from airflow_provider_fscommit.core.storage.object_store import explain, store_errors
+
+# The sensor has no default stall timeout; a page needs one to say "stalled" at all.
+DEFAULT_STALL_TIMEOUT = timedelta(minutes=30)
+
+
+class ReportState(enum.StrEnum):
+    """A partition's place in the commit life cycle (see the module docstring)."""
+
+    PENDING = "pending"
+    COMMITTABLE = "committable"
+    COMMITTED = "committed"
+    LATE_DATA = "late-data"
+    RECOMMITTED = "re-committed"
+    EXPIRED = "expired"
+    ERROR = "error"
+
+
+@dataclass(frozen=True)
+class CommitOrigin:
+    """The Airflow task that committed a partition (absent for the CLI and old ledgers)."""
+
+    dag_id: str
+    run_id: str
+    task_id: str | None = None
+
+    @classmethod
+    def from_record(cls, record: dict[str, Any]) -> CommitOrigin | None:
+        origin = record.get("origin")
+        if not isinstance(origin, dict) or not origin.get("dag_id") or not origin.get("run_id"):
+            return None
+        return cls(str(origin["dag_id"]), str(origin["run_id"]), origin.get("task_id"))
+
+
+@dataclass(frozen=True)
+class PartitionReport:
+    """One partition: what is staged, what is published, and its commits."""
+
+    partition: str
+    values: dict[str, str | None]
+    state: ReportState
+    staged_files: int = 0
+    staged_bytes: int = 0
+    unpublished_files: int = 0
+    quarantined_files: int = 0
+    published_inputs: int = 0
+    published_files: int = 0
+    published_bytes: int = 0
+    published_rows: int = 0
+    commits: int = 0
+    commit_time_ms: int | None = None
+    last_commit_ms: int | None = None
+    last_origin: CommitOrigin | None = None
+    expired_ms: int | None = None
+    error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "partition": self.partition,
+            "values": self.values,
+            "state": self.state.value,
+            # "files"/"bytes" are the staged ones, as `fscommit status --json` always said.
+            "files": self.staged_files,
+            "bytes": self.staged_bytes,
+            "unpublished_files": self.unpublished_files,
+            "quarantined_files": self.quarantined_files,
+            "published_inputs": self.published_inputs,
+            "published_files": self.published_files,
+            "published_bytes": self.published_bytes,
+            "published_rows": self.published_rows,
+            "commits": self.commits,
+            "commit_time_ms": self.commit_time_ms,
+            "commit_time": iso_ms(self.commit_time_ms),
+            "last_commit_ms": self.last_commit_ms,
+            "last_commit": iso_ms(self.last_commit_ms),
+            "committed_by": (
+                None
+                if self.last_origin is None
+                else {
+                    "dag_id": self.last_origin.dag_id,
+                    "run_id": self.last_origin.run_id,
+                    "task_id": self.last_origin.task_id,
+                }
+            ),
+            "expired_ms": self.expired_ms,
+            "expired": iso_ms(self.expired_ms),
+            "error": self.error,
+        }
+
+
+@dataclass(frozen=True)
+class TableReport:
+    """A table at one moment: the stream's progress and every partition's state."""
+
+    status: TableStatus
+    partitions: list[PartitionReport]
+    stall_timeout: timedelta
+    progress_since_ms: int | None
+    ledger_error: str | None = None
+
+    @property
+    def spec(self) -> TableSpec:
+        return self.status.spec
+
+    @property
+    def now_ms(self) -> int:
+        return self.status.now_ms
+
+    @property
+    def watermark_lag_ms(self) -> int | None:
+        """How far the safe watermark is behind the wall clock (None without one)."""
+        watermark = self.status.checkpoint.watermark_ms
+        return None if not watermark else self.now_ms - watermark
+
+    @property
+    def last_batch_ms(self) -> int | None:
+        return self.status.checkpoint.last_commit_time_ms
+
+    @property
+    def stalled(self) -> bool:
+        """No watermark progress (or no batch, without a watermark) for the stall timeout."""
+        return is_stalled(self.progress_since_ms, self.stall_timeout, self.now_ms)
+
+    def in_state(self, state: ReportState) -> list[PartitionReport]:
+        return [p for p in self.partitions if p.state == state]
+
+    def counts(self) -> dict[str, int]:
+        """Partitions per state, in life-cycle order, only states that occur."""
+        return {s.value: len(self.in_state(s)) for s in ReportState if self.in_state(s)}
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.status.to_dict() | {
+            "table_path": self.spec.table_path,
+            "watermark_lag_s": _seconds(self.watermark_lag_ms),
+            "stalled": self.stalled,
+            "stall_timeout_s": self.stall_timeout.total_seconds(),
+            "progress_since": iso_ms(self.progress_since_ms),
+            "states": self.counts(),
+            "partitions": [p.to_dict() for p in self.partitions],
+            "ledger_error": self.ledger_error,
+        }
+
+
+@store_errors
+def read_table_report(
+    spec: TableSpec,
+    stall_timeout: timedelta = DEFAULT_STALL_TIMEOUT,
+    now_ms: int | None = None,
+    find_orphans: bool = True,
+) -> TableReport:
+    """Read the stream's status and the ledger (when the spec has a table path) together.
+
+    Read-only. The checkpoint and sink log are read first, then the ledger, so a commit
+    that lands in between shows as committed rather than as a partition gone missing.
+    """
+    now_ms = int(time.time() * 1000) if now_ms is None else now_ms
+    reader = TableStatusReader(spec)
+    status = reader.read(now_ms=now_ms, find_orphans=find_orphans)
+    since = progress_since_ms(spec, status.checkpoint)
+    if not spec.table_path:
+        partitions = [_from_status(p) for p in status.partitions]
+        return TableReport(status, partitions, stall_timeout, since)
+    ledger = CommitLedger(spec.table_path)
+    try:
+        ledger_partitions = ledger.partitions()
+    except OSError as exc:
+        # An unreachable table directory must not hide what the stream says.
+        partitions = [_from_status(p) for p in status.partitions]
+        error = f"cannot list the ledger of {spec.table_path}: {explain(exc) or exc}"
+        return TableReport(status, partitions, stall_timeout, since, error)
+    staged = {p.staged.path: p for p in status.partitions}
+    paths = sorted(set(staged) | set(ledger_partitions))
+    files = reader.staging.committed_files(status.snapshot, set(staged))
+    partitions = []
+    for path in paths:
+        try:
+            records = ledger.read(path)
+        except LedgerError as exc:
+            partitions.append(_errored(spec, path, staged.get(path), str(exc)))
+            continue
+        partitions.append(_merge(spec, path, staged.get(path), files.get(path, []), records))
+    return TableReport(status, partitions, stall_timeout, since)
+
+
+def _from_status(status: PartitionStatus) -> PartitionReport:
+    """A partition without a ledger to consult: the trigger's verdict only."""
+    return PartitionReport(
+        partition=status.staged.path,
+        values=status.staged.spec.as_dict(),
+        state=ReportState(status.state.value),
+        staged_files=status.staged.files,
+        staged_bytes=status.staged.bytes,
+        unpublished_files=status.staged.files,
+        commit_time_ms=status.commit_time_ms,
+        error=status.error,
+    )
+
+
+def _errored(
+    spec: TableSpec, path: str, status: PartitionStatus | None, error: str
+) -> PartitionReport:
+    return PartitionReport(
+        partition=path,
+        values=_values(spec, path),
+        state=ReportState.ERROR,
+        staged_files=status.staged.files if status else 0,
+        staged_bytes=status.staged.bytes if status else 0,
+        error=error,
+    )
+
+
+def _merge(
+    spec: TableSpec,
+    path: str,
+    status: PartitionStatus | None,
+    staged_files: Iterable[StagedFile],
+    records: PartitionLedger,
+) -> PartitionReport:
+    published_inputs = records.published_inputs
+    unpublished = {f.uri for f in staged_files} - records.settled_inputs
+    outputs = [o for record in records.commits.values() for o in record.get("outputs", [])]
+    policy = [records.policy_commits[seq] for seq in sorted(records.policy_commits)]
+    latest = max(policy, key=lambda r: r.get("committed_at_ms") or 0, default=None)
+    if records.expired is not None:
+        state, outputs = ReportState.EXPIRED, []  # its published files are deleted
+    elif status is not None and status.state == PartitionState.ERROR:
+        state = ReportState.ERROR
+    elif not policy:
+        committable = status is not None and status.state == PartitionState.COMMITTABLE
+        state = ReportState.COMMITTABLE if committable or records.commits else ReportState.PENDING
+    elif unpublished or not records.policies_current:
+        state = ReportState.LATE_DATA
+    elif len(policy) > 1:
+        state = ReportState.RECOMMITTED
+    else:
+        state = ReportState.COMMITTED
+    return PartitionReport(
+        partition=path,
+        values=status.staged.spec.as_dict() if status else _values(spec, path),
+        state=state,
+        staged_files=status.staged.files if status else 0,
+        staged_bytes=status.staged.bytes if status else 0,
+        unpublished_files=len(unpublished),
+        quarantined_files=len(records.quarantined_inputs),
+        published_inputs=len(published_inputs),
+        published_files=len(outputs),
+        published_bytes=sum(o.get("bytes", 0) for o in outputs),
+        published_rows=sum(o.get("rows", 0) for o in outputs),
+        commits=len(policy),
+        commit_time_ms=status.commit_time_ms if status else None,
+        last_commit_ms=latest.get("committed_at_ms") if latest else None,
+        last_origin=CommitOrigin.from_record(latest) if latest else None,
+        expired_ms=records.expired["expired_at_ms"] if records.expired else None,
+        error=status.error if status else None,
+    )
+
+
+def _values(spec: TableSpec, path: str) -> dict[str, str | None]:
+    return PartitionSpec.parse(path, spec.partition_keys, spec.partition_default_name).as_dict()
+
+
+def _seconds(ms: int | None) -> float | None:
+    return None if ms is None else round(ms / 1000, 3)

@@ -1,0 +1,1 @@
+"""Storage: locations, filesystems, object stores and conditional (create-once) writes."""

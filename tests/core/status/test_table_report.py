@@ -1,0 +1,143 @@
+"""The table report on a real stream and a real ledger: every state a partition goes through.
+
+The stream is a real Spark query; compaction runs the real ``compact_unit`` in this process
+(the unit Spark's executors run) and the real committer writes the ledger, with and
+without an Airflow origin. ``fscommit status`` must say the same as the report.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from datetime import timedelta
+
+import pytest
+
+from airflow_provider_fscommit.cli.main import main
+from airflow_provider_fscommit.core.commit.committer import PartitionCommitter
+from airflow_provider_fscommit.core.commit.policy_factory import create_policies
+from airflow_provider_fscommit.core.compaction.compactor import compact_unit
+from airflow_provider_fscommit.core.compaction.publisher import CompactionPublisher
+from airflow_provider_fscommit.core.config.table_spec import TableSpec
+from airflow_provider_fscommit.core.status.table_report import ReportState, read_table_report
+from tests.compaction import table_options
+from tests.streams import StreamingTable, hourly_batches, row
+
+DAY = "dt=2026-11-20"
+RUN_1 = {"dag_id": "fscommit_sweep", "run_id": "scheduled__2026-11-20T05:00:00+00:00"}
+RUN_2 = {"dag_id": "fscommit_manual", "run_id": "manual__2026-11-20T06:00:00+00:00"}
+
+
+def commit(spec: TableSpec, partitions: list[str], origin: dict | None = None) -> None:
+    CompactionPublisher(spec).run(lambda tasks: [compact_unit(t) for t in tasks], partitions)
+    PartitionCommitter(spec, create_policies(spec)).commit(partitions, origin=origin)
+
+
+def states(report) -> dict[str, str]:
+    return {p.partition: p.state.value for p in report.partitions}
+
+
+@pytest.fixture
+def stream(spark, tmp_path) -> StreamingTable:
+    """Hours 00 to 04 of three rows each; safe watermark 03:10 (00 to 02 committable)."""
+    stream = StreamingTable(tmp_path / "stream")
+    stream.add_batches(*hourly_batches("2026-11-20", range(5)))
+    stream.run(spark)
+    return stream
+
+
+def test_states_follow_a_partition_from_pending_to_re_committed(stream, spark, tmp_path, capsys):
+    table = tmp_path / "table"
+    spec = TableSpec.from_options(
+        table_options(stream, str(table)) | {"sink.partition-commit.policy.kind": "success-file"}
+    )
+    before = read_table_report(spec)
+    assert states(before) == {
+        f"{DAY}/hour=00": "committable",
+        f"{DAY}/hour=01": "committable",
+        f"{DAY}/hour=02": "committable",
+        f"{DAY}/hour=03": "pending",
+        f"{DAY}/hour=04": "pending",
+    }
+
+    # 00 committed by an Airflow run, 01 from the CLI (no origin), 2026-11-19 23 empty.
+    commit(spec, [f"{DAY}/hour=00"], RUN_1)
+    commit(spec, [f"{DAY}/hour=01"])
+    PartitionCommitter(spec, create_policies(spec)).commit(
+        ["dt=2026-11-19/hour=23"], commit_empty=True
+    )
+    # Late rows for 00 (and 01's hour moves the watermark to 04:10).
+    stream.add_batches([row(900, "2026-11-20T00:50:00Z"), row(901, "2026-11-20T04:50:00Z")])
+    stream.run(spark)
+    late = read_table_report(spec)
+    assert states(late) == {
+        "dt=2026-11-19/hour=23": "committed",
+        f"{DAY}/hour=00": "late-data",
+        f"{DAY}/hour=01": "committed",
+        f"{DAY}/hour=02": "committable",
+        f"{DAY}/hour=03": "committable",
+        f"{DAY}/hour=04": "pending",
+    }
+    hour_00 = next(p for p in late.partitions if p.partition == f"{DAY}/hour=00")
+    assert (hour_00.staged_files, hour_00.unpublished_files, hour_00.published_rows) == (2, 1, 3)
+    assert hour_00.last_origin is not None and hour_00.last_origin.run_id == RUN_1["run_id"]
+
+    # The CLI says the same, as a table and as JSON.
+    args = ["status", "--spec", _spec_file(tmp_path, spec)]
+    assert main(args) == 0
+    human = capsys.readouterr().out
+    assert f"{DAY}/hour=00  late-data" in human
+    assert f"{RUN_1['dag_id']} {RUN_1['run_id']}" in human
+    assert "6 partition(s): 1 pending, 2 committable, 2 committed, 1 late-data" in human
+    assert main([*args, "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert {p["partition"]: p["state"] for p in out["partitions"]} == states(late)
+    assert out["states"] == late.counts()
+
+    # The next run commits the late rows: 00 is committed a second time, by RUN_2.
+    commit(spec, [f"{DAY}/hour=00"], RUN_2)
+    again = read_table_report(spec)
+    hour_00 = next(p for p in again.partitions if p.partition == f"{DAY}/hour=00")
+    assert hour_00.state == ReportState.RECOMMITTED
+    assert (hour_00.commits, hour_00.unpublished_files, hour_00.published_rows) == (2, 0, 4)
+    assert hour_00.published_inputs == 2 and hour_00.published_files == 2
+    assert hour_00.published_bytes == sum(
+        p.stat().st_size for p in (table / DAY / "hour=00").glob("*.parquet")
+    )
+    assert hour_00.to_dict()["committed_by"] == RUN_2 | {"task_id": None}
+    hour_01 = next(p for p in again.partitions if p.partition == f"{DAY}/hour=01")
+    assert hour_01.state == ReportState.COMMITTED and hour_01.last_origin is None
+    assert hour_01.last_commit_ms is not None and hour_01.published_rows == 3
+
+    # Stalled: the watermark has not moved for longer than the timeout.
+    since = again.progress_since_ms
+    assert since is not None and not again.stalled
+    later = read_table_report(spec, timedelta(hours=1), now_ms=since + 2 * 3600 * 1000)
+    assert later.stalled
+    assert later.watermark_lag_ms == since + 7200_000 - stream.last_watermark_ms
+    time.sleep(max(0.0, since / 1000 + 1.5 - time.time()))  # let one second pass
+    assert main([*args, "--stall-timeout", "1 s"]) == 0
+    assert "Stalled    no progress since" in capsys.readouterr().out
+
+    # One unreadable ledger record fails its partition only, with the file named.
+    records = table / "_fscommit" / "partitions" / DAY / "hour=01"
+    (records / "policy-00000009.json").write_text("{")
+    broken = read_table_report(spec)
+    hour_01 = next(p for p in broken.partitions if p.partition == f"{DAY}/hour=01")
+    assert hour_01.state == ReportState.ERROR and "policy-00000009.json" in hour_01.error
+    assert states(broken)[f"{DAY}/hour=00"] == "re-committed"
+
+
+def test_without_a_table_path_the_trigger_decides_alone(stream):
+    options = table_options(stream, "")
+    del options["table_path"]
+    report = read_table_report(TableSpec.from_options(options))
+    assert set(states(report).values()) == {"committable", "pending"}
+    assert report.watermark_lag_ms is not None and report.watermark_lag_ms > 0
+    assert all(p.commits == 0 and p.last_commit_ms is None for p in report.partitions)
+
+
+def _spec_file(tmp_path, spec: TableSpec) -> str:
+    path = tmp_path / "table.json"
+    path.write_text(spec.to_json())
+    return str(path)
