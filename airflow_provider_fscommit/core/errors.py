@@ -1,4 +1,8 @@
-"""Errors a user can hit, each naming the thing that is wrong and the way to fix it."""
+"""Errors a user can hit, each naming the thing that is wrong and the way to fix it.
+
+Every error class of the project is here, grouped by what it is about, so a caller (the
+command line, a task, a test) finds what it can catch in one place.
+"""
 
 
 class FsCommitError(Exception):
@@ -7,6 +11,9 @@ class FsCommitError(Exception):
     The command line prints these as one line and exits with status 1; the Airflow tasks
     let them fail the task with the same message.
     """
+
+
+# Configuration and partitions.
 
 
 class ConfigError(FsCommitError):
@@ -21,6 +28,9 @@ class PartitionTimeError(FsCommitError):
     """A partition's time cannot be extracted from its values."""
 
 
+# What Spark wrote.
+
+
 class CheckpointError(FsCommitError):
     """The streaming query's checkpoint is missing, corrupt or has no usable watermark."""
 
@@ -29,12 +39,85 @@ class SinkLogError(FsCommitError):
     """The file sink log (``_spark_metadata``) is missing, corrupt or inconsistent."""
 
 
+# Stores and files.
+
+
+class StoreError(FsCommitError):
+    """A store refused or could not be reached: credentials, bucket, permission, network."""
+
+
+class FormatMismatchError(FsCommitError):
+    """The spec's format and the staged files disagree, or a partition mixes formats."""
+
+
+class SchemaMismatchError(FsCommitError):
+    """Files of one partition have schemas that cannot be merged."""
+
+
+class LineFileError(FsCommitError):
+    """A line-oriented file cannot be merged: its name, its content or its header."""
+
+
+class UnreadableLineFileError(LineFileError):
+    """An input does not decode with its codec; ``uri`` names it for the caller's message."""
+
+    def __init__(self, uri: str, codec: str, reason: str) -> None:
+        super().__init__(f"{uri} is not a readable {codec} file: {reason}")
+        self.uri = uri
+
+
+class HeaderMismatchError(LineFileError):
+    """A CSV file's header differs from the first file's: merging would mix columns."""
+
+    def __init__(self, first_uri: str, first: bytes, uri: str, header: bytes) -> None:
+        super().__init__(
+            f"CSV header of {uri} ({shown(header.decode(errors='replace'))}) differs from "
+            f"the header of {first_uri} ({shown(first.decode(errors='replace'))}); files "
+            "written with different columns cannot be merged into one"
+        )
+
+
+class OrcTailError(FsCommitError):
+    """An ORC file's PostScript or Footer does not parse."""
+
+
+class OrcUserMetadataError(OrcTailError):
+    """The ORC tail cannot be rewritten: it is not in the held window or the new one would
+    not fit (a tail that does not parse is an ``OrcTailError``)."""
+
+
+class ColumnStatisticsError(FsCommitError):
+    """A published file's footer could not be read for its statistics."""
+
+
+# The ledger and the table lock.
+
+
+class LedgerError(FsCommitError):
+    """The ledger is unreadable or contradicts the published files."""
+
+
+class LockTimeout(FsCommitError):
+    """Another live run kept the table for longer than we wait."""
+
+
 class ExpirationError(FsCommitError):
     """Some partitions could not be judged for expiration; the others were handled."""
 
 
+# Where partitions are committed and compacted.
+
+
+class MetastoreError(FsCommitError):
+    """The metastore refused the commit or could not be reached; retrying is safe."""
+
+
 class HttpReportError(FsCommitError):
     """The ``http-report`` endpoint did not accept a report; the next run sends it again."""
+
+
+class ConnectError(FsCommitError):
+    """The Spark Connect server could not be reached or failed the run's units."""
 
 
 def shown(value: object, limit: int = 80) -> str:

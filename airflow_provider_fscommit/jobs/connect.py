@@ -40,7 +40,7 @@ from airflow_provider_fscommit.core.compaction.compactor import UnitResult, Unit
 from airflow_provider_fscommit.core.compaction.planner import CompactionPlan
 from airflow_provider_fscommit.core.compaction.publisher import PartitionOutcome
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
-from airflow_provider_fscommit.core.errors import FsCommitError
+from airflow_provider_fscommit.core.errors import ConnectError
 from airflow_provider_fscommit.jobs.compact import run_and_record, run_group, unit_groups
 from airflow_provider_fscommit.jobs.launch import package_zip
 
@@ -54,10 +54,6 @@ REMOTE_ENV = "SPARK_REMOTE"
 # run fails and leaves its plan to the next run's recovery.
 PROBE_RETRIES = 2
 RUN_RETRIES = 6
-
-
-class ConnectError(FsCommitError):
-    """The Spark Connect server could not be reached or failed the run's units."""
 
 
 class ConnectCompaction:

@@ -20,11 +20,11 @@ from hmsclient.genthrift.hive_metastore import ttypes
 from thrift.Thrift import TException
 
 from airflow_provider_fscommit.core.commit.metastore_policy import (
-    MetastoreError,
     MetastoreTablePolicy,
     metastore_values,
 )
 from airflow_provider_fscommit.core.commit.policy import CommitContext
+from airflow_provider_fscommit.core.errors import MetastoreError
 
 LOAD_DONE = ttypes.PartitionEventType.LOAD_DONE
 

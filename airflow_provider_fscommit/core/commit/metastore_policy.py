@@ -25,7 +25,7 @@ from thrift.Thrift import TException
 
 from airflow_provider_fscommit.core.commit.policy import CommitContext, PartitionCommitPolicy
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
-from airflow_provider_fscommit.core.errors import FsCommitError
+from airflow_provider_fscommit.core.errors import MetastoreError
 from airflow_provider_fscommit.core.formats.column_statistics import (
     HIVE_KINDS,
     ColumnStatistics,
@@ -36,10 +36,6 @@ from airflow_provider_fscommit.core.formats.file_format import FileFormat
 from airflow_provider_fscommit.core.storage.filesystem import resolve_filesystem
 
 ClientFactory = Callable[[], AbstractContextManager[Any]]
-
-
-class MetastoreError(FsCommitError):
-    """The metastore refused the commit or could not be reached; retrying is safe."""
 
 
 class MetastoreTablePolicy(PartitionCommitPolicy):

@@ -36,14 +36,14 @@ import pyarrow.fs as pafs
 import pyarrow.orc as po
 import pyarrow.parquet as pq
 
-from airflow_provider_fscommit.core.errors import FsCommitError
+from airflow_provider_fscommit.core.errors import (
+    FsCommitError,
+    SchemaMismatchError,
+    UnreadableLineFileError,
+)
 from airflow_provider_fscommit.core.faults import fault_point
 from airflow_provider_fscommit.core.formats.file_format import FileFormat
-from airflow_provider_fscommit.core.formats.line_files import (
-    UnreadableLineFileError,
-    codec_of,
-    merge_lines,
-)
+from airflow_provider_fscommit.core.formats.line_files import codec_of, merge_lines
 from airflow_provider_fscommit.core.formats.orc_user_metadata import OrcUserMetadataSink
 from airflow_provider_fscommit.core.storage.filesystem import renames_atomically, resolve_filesystem
 from airflow_provider_fscommit.core.storage.object_store import S3Settings, explain, use_s3_settings
@@ -54,10 +54,6 @@ _BATCH_ROWS = 64 * 1024
 # Object stores: inputs fetched ahead per unit, and the size up to which one is read whole.
 _PREFETCH_FILES = 8
 _WHOLE_FILE_BYTES = 8 * 1024 * 1024
-
-
-class SchemaMismatchError(FsCommitError):
-    """Files of one partition have schemas that cannot be merged."""
 
 
 def hidden_name(output: str) -> str:

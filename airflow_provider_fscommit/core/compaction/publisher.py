@@ -48,11 +48,11 @@ from airflow_provider_fscommit.core.compaction.planner import (
     plan_partition,
 )
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
-from airflow_provider_fscommit.core.errors import ConfigError, FsCommitError
+from airflow_provider_fscommit.core.errors import ConfigError, FsCommitError, LedgerError
 from airflow_provider_fscommit.core.faults import fault_point
 from airflow_provider_fscommit.core.formats.file_format import FileFormat, partition_format
 from airflow_provider_fscommit.core.ledger.expiration import expired_reason
-from airflow_provider_fscommit.core.ledger.ledger import CommitLedger, LedgerError, PartitionLedger
+from airflow_provider_fscommit.core.ledger.ledger import CommitLedger, PartitionLedger
 from airflow_provider_fscommit.core.ledger.lock import TableLock
 from airflow_provider_fscommit.core.spark.staging import StagedFile
 from airflow_provider_fscommit.core.status.committable import PartitionState, TableStatusReader

@@ -27,11 +27,10 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
-from airflow_provider_fscommit.core.errors import FsCommitError
+from airflow_provider_fscommit.core.errors import ColumnStatisticsError, OrcTailError
 from airflow_provider_fscommit.core.formats.file_format import FileFormat
 from airflow_provider_fscommit.core.formats.orc_tail import (
     LENGTH_DELIMITED,
-    OrcTailError,
     fields,
     read_footer,
     read_varint,
@@ -72,10 +71,6 @@ class ColumnStatistics:
     low: int | float | None
     high: int | float | None
     nulls: int
-
-
-class ColumnStatisticsError(FsCommitError):
-    """A published file's footer could not be read for its statistics."""
 
 
 def partition_column_statistics(

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from airflow_provider_fscommit.core.errors import ConfigError, FsCommitError
+from airflow_provider_fscommit.core.errors import ConfigError, FormatMismatchError
 from airflow_provider_fscommit.core.formats.line_files import LINE_CODECS
 from airflow_provider_fscommit.core.storage.filesystem import resolve_filesystem
 
@@ -41,10 +41,6 @@ class FileFormat(enum.StrEnum):
     def is_lines(self) -> bool:
         """Line-oriented: files merge by concatenation, not by rewriting rows."""
         return self in (FileFormat.JSON, FileFormat.CSV, FileFormat.TEXT)
-
-
-class FormatMismatchError(FsCommitError):
-    """The spec's format and the staged files disagree, or a partition mixes formats."""
 
 
 _BY_EXTENSION = {f.extension: f for f in FileFormat}

@@ -33,7 +33,11 @@ from typing import Protocol
 
 import pyarrow as pa
 
-from airflow_provider_fscommit.core.errors import FsCommitError, shown
+from airflow_provider_fscommit.core.errors import (
+    HeaderMismatchError,
+    LineFileError,
+    UnreadableLineFileError,
+)
 
 # The Hadoop codecs Spark's line-oriented file sinks write, with the extension Hadoop gives
 # their files (zstd is left out: this Spark's Hadoop cannot write it).
@@ -57,29 +61,6 @@ _BLOCK_SIZE = 1 << 16
 # corrupt block header from making us allocate up to 2 GiB.
 _LZ4_MAX_RATIO = 256
 _INT = struct.Struct(">i")
-
-
-class LineFileError(FsCommitError):
-    """A line-oriented file cannot be merged: its name, its content or its header."""
-
-
-class UnreadableLineFileError(LineFileError):
-    """An input does not decode with its codec; ``uri`` names it for the caller's message."""
-
-    def __init__(self, uri: str, codec: str, reason: str) -> None:
-        super().__init__(f"{uri} is not a readable {codec} file: {reason}")
-        self.uri = uri
-
-
-class HeaderMismatchError(LineFileError):
-    """A CSV file's header differs from the first file's: merging would mix columns."""
-
-    def __init__(self, first_uri: str, first: bytes, uri: str, header: bytes) -> None:
-        super().__init__(
-            f"CSV header of {uri} ({shown(header.decode(errors='replace'))}) differs from "
-            f"the header of {first_uri} ({shown(first.decode(errors='replace'))}); files "
-            "written with different columns cannot be merged into one"
-        )
 
 
 class _Undecodable(Exception):

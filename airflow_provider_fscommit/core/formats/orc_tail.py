@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 import pyarrow.fs as pafs
 
-from airflow_provider_fscommit.core.errors import FsCommitError
+from airflow_provider_fscommit.core.errors import OrcTailError
 
 # Protobuf wire types.
 VARINT = 0
@@ -39,10 +39,6 @@ NO_COMPRESSION = 0
 _COMPRESSION_NAMES = ("NONE", "ZLIB", "SNAPPY", "LZO", "LZ4", "ZSTD", "BROTLI")
 # Read this much of a file's end first: Spark's footers are a few kilobytes.
 _TAIL_GUESS = 64 * 1024
-
-
-class OrcTailError(FsCommitError):
-    """An ORC file's PostScript or Footer does not parse."""
 
 
 @dataclass(frozen=True)

@@ -26,13 +26,12 @@ from typing import Self
 
 import pyarrow as pa
 
-from airflow_provider_fscommit.core.errors import shown
+from airflow_provider_fscommit.core.errors import OrcUserMetadataError, shown
 from airflow_provider_fscommit.core.formats.orc_tail import (
     LENGTH_DELIMITED,
     NO_COMPRESSION,
     PS_FOOTER_LENGTH,
     VARINT,
-    OrcTailError,
     bytes_field,
     decompress,
     fields,
@@ -48,11 +47,6 @@ _ITEM_NAME = 1
 _ITEM_VALUE = 2
 # A chunk header holds the chunk's length in 23 bits.
 _MAX_CHUNK = (1 << 23) - 1
-
-
-class OrcUserMetadataError(OrcTailError):
-    """The ORC tail cannot be rewritten: it is not in the held window or the new one would
-    not fit (a tail that does not parse is an ``OrcTailError``)."""
 
 
 class OrcUserMetadataSink:

@@ -30,9 +30,9 @@ import pyarrow.fs as pafs
 
 from airflow_provider_fscommit.core.config.quantities import format_duration
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
-from airflow_provider_fscommit.core.errors import ConfigError, PartitionTimeError
+from airflow_provider_fscommit.core.errors import ConfigError, LedgerError, PartitionTimeError
 from airflow_provider_fscommit.core.faults import fault_point
-from airflow_provider_fscommit.core.ledger.ledger import CommitLedger, LedgerError, PartitionLedger
+from airflow_provider_fscommit.core.ledger.ledger import CommitLedger, PartitionLedger
 from airflow_provider_fscommit.core.ledger.lock import TableLock
 from airflow_provider_fscommit.core.partition.commit_trigger import (
     at_zone_epoch_ms,

@@ -32,7 +32,7 @@ from typing import Any
 import pyarrow.fs as pafs
 
 from airflow_provider_fscommit.core.compaction.planner import CompactionPlan
-from airflow_provider_fscommit.core.errors import FsCommitError
+from airflow_provider_fscommit.core.errors import LedgerError
 from airflow_provider_fscommit.core.storage.conditional_writes import (
     ConditionalStore,
     conditional_store,
@@ -48,10 +48,6 @@ from airflow_provider_fscommit.core.storage.filesystem import (
 LEDGER_DIR = "_fscommit"
 _APPEND_ATTEMPTS = 10
 _RECORD = re.compile(r"(plan|commit|policy|quarantine|expire)-(\d{8})\.json")
-
-
-class LedgerError(FsCommitError):
-    """The ledger is unreadable or contradicts the published files."""
 
 
 @dataclass

@@ -33,7 +33,7 @@ import uuid
 from dataclasses import asdict, dataclass
 from types import TracebackType
 
-from airflow_provider_fscommit.core.errors import FsCommitError
+from airflow_provider_fscommit.core.errors import FsCommitError, LockTimeout
 from airflow_provider_fscommit.core.ledger.ledger import LEDGER_DIR
 from airflow_provider_fscommit.core.storage.conditional_writes import (
     ConditionalStore,
@@ -46,10 +46,6 @@ log = logging.getLogger(__name__)
 LOCK_NAME = "lock.json"
 DEFAULT_TTL_S = 120.0
 DEFAULT_WAIT_S = 1800.0
-
-
-class LockTimeout(FsCommitError):
-    """Another live run kept the table for longer than we wait."""
 
 
 @dataclass(frozen=True)

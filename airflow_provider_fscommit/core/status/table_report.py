@@ -26,7 +26,8 @@ from datetime import timedelta
 from typing import Any
 
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
-from airflow_provider_fscommit.core.ledger.ledger import CommitLedger, LedgerError, PartitionLedger
+from airflow_provider_fscommit.core.errors import LedgerError
+from airflow_provider_fscommit.core.ledger.ledger import CommitLedger, PartitionLedger
 from airflow_provider_fscommit.core.partition.partition_spec import PartitionSpec
 from airflow_provider_fscommit.core.spark.staging import StagedFile
 from airflow_provider_fscommit.core.status.committable import (

@@ -36,7 +36,7 @@ from typing import Any, ParamSpec, TypeVar
 
 import pyarrow.fs as pafs
 
-from airflow_provider_fscommit.core.errors import FsCommitError
+from airflow_provider_fscommit.core.errors import FsCommitError, StoreError
 
 # Transient failures (503 SlowDown, resets, timeouts) are retried with exponential
 # backoff, well inside the table lock's lease (120 s, renewed every 40 s).
@@ -44,10 +44,6 @@ _MAX_ATTEMPTS = 6
 _CONNECT_TIMEOUT_S = 5.0
 _REQUEST_TIMEOUT_S = 20.0
 _DEFAULT_REGION = "us-east-1"
-
-
-class StoreError(FsCommitError):
-    """A store refused or could not be reached: credentials, bucket, permission, network."""
 
 
 @dataclass(frozen=True)

@@ -12,17 +12,14 @@ from hmsclient.genthrift.hive_metastore import ttypes
 
 from airflow_provider_fscommit.core.commit.committer import PartitionCommitter
 from airflow_provider_fscommit.core.commit.mark_event_policy import LOAD_DONE, MarkEventCommitPolicy
-from airflow_provider_fscommit.core.commit.metastore_policy import (
-    MetastoreCommitPolicy,
-    MetastoreError,
-)
+from airflow_provider_fscommit.core.commit.metastore_policy import MetastoreCommitPolicy
 from airflow_provider_fscommit.core.commit.policy import CommitContext, PartitionCommitPolicy
 from airflow_provider_fscommit.core.commit.policy_factory import create_policies
 from airflow_provider_fscommit.core.compaction.planner import (
     plan_partition,
 )
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
-from airflow_provider_fscommit.core.errors import ConfigError
+from airflow_provider_fscommit.core.errors import ConfigError, MetastoreError
 from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
 from airflow_provider_fscommit.core.partition.partition_spec import PartitionSpec
 from airflow_provider_fscommit.core.spark.staging import StagedFile

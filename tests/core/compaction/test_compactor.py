@@ -8,12 +8,12 @@ import pyarrow.parquet as pq
 import pytest
 
 from airflow_provider_fscommit.core.compaction.compactor import (
-    SchemaMismatchError,
     UnitTask,
     compact_unit,
     hidden_name,
     read_plan_schema,
 )
+from airflow_provider_fscommit.core.errors import SchemaMismatchError
 
 
 def spark_file(spark, directory: Path, sql: str) -> str:

@@ -16,10 +16,9 @@ import pytest
 from hmsclient.genthrift.hive_metastore import ttypes
 
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
-from airflow_provider_fscommit.core.errors import ConfigError
+from airflow_provider_fscommit.core.errors import ColumnStatisticsError, ConfigError
 from airflow_provider_fscommit.core.formats.column_statistics import (
     ColumnStatistics,
-    ColumnStatisticsError,
     StatsKind,
     partition_column_statistics,
 )

@@ -7,10 +7,9 @@ import pyarrow.orc as po
 import pyarrow.parquet as pq
 import pytest
 
-from airflow_provider_fscommit.core.errors import ConfigError
+from airflow_provider_fscommit.core.errors import ConfigError, FormatMismatchError
 from airflow_provider_fscommit.core.formats.file_format import (
     FileFormat,
-    FormatMismatchError,
     format_of_name,
     formats_of_names,
     orc_codec_of,

@@ -18,15 +18,13 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from airflow_provider_fscommit.core.errors import FsCommitError
-from airflow_provider_fscommit.core.formats.line_files import (
-    LINE_CODECS,
+from airflow_provider_fscommit.core.errors import (
+    FsCommitError,
     HeaderMismatchError,
     LineFileError,
     UnreadableLineFileError,
-    codec_of,
-    merge_lines,
 )
+from airflow_provider_fscommit.core.formats.line_files import LINE_CODECS, codec_of, merge_lines
 
 CODECS = list(LINE_CODECS)
 EMBEDDED_NEWLINE = "two\nlines"

@@ -11,12 +11,8 @@ import pyarrow.orc as orc
 import pytest
 from py4j.java_gateway import get_field
 
-from airflow_provider_fscommit.core.errors import FsCommitError
-from airflow_provider_fscommit.core.formats.orc_tail import OrcTailError
-from airflow_provider_fscommit.core.formats.orc_user_metadata import (
-    OrcUserMetadataError,
-    OrcUserMetadataSink,
-)
+from airflow_provider_fscommit.core.errors import FsCommitError, OrcTailError, OrcUserMetadataError
+from airflow_provider_fscommit.core.formats.orc_user_metadata import OrcUserMetadataSink
 
 # Spark's ORC codec name -> pyarrow's, for each compression Spark writes that pyarrow reads.
 CODECS = {

@@ -5,7 +5,8 @@ import pytest
 from airflow_provider_fscommit.core.compaction.planner import (
     plan_partition,
 )
-from airflow_provider_fscommit.core.ledger.ledger import CommitLedger, LedgerError
+from airflow_provider_fscommit.core.errors import LedgerError
+from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
 from airflow_provider_fscommit.core.spark.staging import StagedFile
 
 

@@ -12,8 +12,8 @@ import time
 
 import pytest
 
-from airflow_provider_fscommit.core.errors import FsCommitError
-from airflow_provider_fscommit.core.ledger.lock import Lease, LockTimeout, TableLock
+from airflow_provider_fscommit.core.errors import FsCommitError, LockTimeout
+from airflow_provider_fscommit.core.ledger.lock import Lease, TableLock
 
 HOLD = textwrap.dedent(
     """
