@@ -27,7 +27,8 @@ from airflow_provider_fscommit.cli.commit import run_commit
 from airflow_provider_fscommit.cli.compact import SparkOptions
 from airflow_provider_fscommit.cli.main import render_status
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
-from airflow_provider_fscommit.core.status.table_report import ReportState, read_table_report
+from airflow_provider_fscommit.core.status.committable import PartitionState
+from airflow_provider_fscommit.core.status.table_report import read_table_report
 from airflow_provider_fscommit.metastore import server as metastore_server
 
 EVENT_TIME_START = "2026-11-20 00:00:00"
@@ -153,7 +154,7 @@ def demo(output: Path, seconds: float, metastore_uri: str) -> int:
             "SELECT dt, hour, count(*) AS rows FROM fscommit_demo.events "
             "GROUP BY dt, hour ORDER BY dt, hour"
         ).show(50, truncate=False)
-        committed = [p.partition for p in report.in_state(ReportState.COMMITTABLE)]
+        committed = [p.partition for p in report.in_state(PartitionState.COMMITTABLE)]
         staged = spark.read.option("basePath", spec.staging_path).parquet(spec.staging_path)
         print(
             f"Rows in the sink log for the same {len(committed)} partition(s): "

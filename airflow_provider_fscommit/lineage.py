@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from airflow_provider_fscommit.core.config.options import PolicyKind
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.storage.filesystem import normalize_uri
 
@@ -46,7 +47,7 @@ def path_dataset(uri: str, hive_table: tuple[str, str] | None = None) -> Dataset
 
 def hive_dataset(spec: TableSpec, metastore_conn_id: str) -> tuple[str, str] | None:
     """``(hive://host:port, db.table)`` when the table is committed to a metastore."""
-    if "metastore" not in spec.policy_kind or not spec.metastore_table:
+    if PolicyKind.METASTORE not in spec.policy_kind or not spec.metastore_table:
         return None
     from airflow.sdk import BaseHook
 

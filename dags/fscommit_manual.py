@@ -21,7 +21,8 @@ from pathlib import Path
 import pendulum
 from airflow.sdk import DAG, Param, task
 
-from airflow_provider_fscommit.core.config.table_spec import POLICY_KINDS, TableSpec
+from airflow_provider_fscommit.core.config.options import PolicyKind
+from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.operators.commit import PartitionCommitOperator
 from airflow_provider_fscommit.operators.compact import PartitionCompactOperator
 
@@ -54,10 +55,10 @@ with DAG(
             additionalProperties=False,
         ),
         "policies": Param(
-            list(TABLE.policy_kind),
+            [str(kind) for kind in TABLE.policy_kind],
             type="array",
             title="Commit policies",
-            items={"type": "string", "enum": list(POLICY_KINDS)},
+            items={"type": "string", "enum": [kind.value for kind in PolicyKind]},
             minItems=1,
             uniqueItems=True,
         ),

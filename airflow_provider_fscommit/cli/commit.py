@@ -18,6 +18,7 @@ from airflow_provider_fscommit.cli.compact import (
 from airflow_provider_fscommit.core.commit.committer import PartitionCommitter
 from airflow_provider_fscommit.core.commit.metastore_policy import ClientFactory
 from airflow_provider_fscommit.core.commit.policy_factory import create_policies
+from airflow_provider_fscommit.core.compaction.publisher import CompactionState
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.hooks.metastore import uri_metastore_client
 
@@ -46,7 +47,7 @@ def run_commit(
         return 1
     if nothing_committable(partitions, result["partitions"]):
         return NOTHING_COMMITTABLE
-    ready = [p["partition"] for p in result["partitions"] if p["state"] != "failed"]
+    ready = [p["partition"] for p in result["partitions"] if p["state"] != CompactionState.FAILED]
     # Airflow's hooks log to stdout; keep stdout for the report (and for --json).
     with contextlib.redirect_stdout(sys.stderr):
         outcomes = [o.to_dict() for o in committer.commit(ready)]
@@ -56,7 +57,7 @@ def run_commit(
         print(render_summary(result))
         for outcome in outcomes:
             print(f"{outcome['partition']}: {outcome['state']} ({', '.join(spec.policy_kind)})")
-    failed = any(p["state"] == "failed" for p in result["partitions"])
+    failed = any(p["state"] == CompactionState.FAILED for p in result["partitions"])
     if failed:
         print("fscommit: error: some partitions failed to compact; see above", file=sys.stderr)
     return 1 if failed else 0

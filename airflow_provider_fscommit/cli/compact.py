@@ -16,6 +16,7 @@ from airflow_provider_fscommit.cli.progress import Progress
 from airflow_provider_fscommit.core.compaction.planner import CompactionPlan
 from airflow_provider_fscommit.core.compaction.publisher import (
     CompactionPublisher,
+    CompactionState,
     PartitionOutcome,
 )
 from airflow_provider_fscommit.core.config.quantities import format_size
@@ -92,7 +93,7 @@ def run_compact(
     print(json.dumps(result, indent=2) if as_json else render_summary(result))
     if nothing_committable(partitions, result["partitions"]):
         return NOTHING_COMMITTABLE
-    return 1 if any(p["state"] == "failed" for p in result["partitions"]) else 0
+    return 1 if any(p["state"] == CompactionState.FAILED for p in result["partitions"]) else 0
 
 
 def nothing_committable(partitions: Sequence[str] | None, selected: Sequence[Any]) -> bool:
@@ -197,7 +198,7 @@ def _follow(command: list[str], log_path: str, show_progress: bool) -> dict[str,
 
 
 def _outcome_line(outcome: dict[str, Any]) -> str:
-    if outcome["state"] == "failed":
+    if outcome["state"] == CompactionState.FAILED:
         return f"{outcome['partition']} FAILED: {outcome['error']}"
     return (
         f"{outcome['partition']} {outcome['state']}: {outcome['files_in']} file(s) -> "
@@ -220,7 +221,7 @@ def render_plans(document: dict[str, Any]) -> str:
 
 def render_summary(result: dict[str, Any]) -> str:
     """Totals, and the failures again (each partition was shown as it finished)."""
-    lines = [_outcome_line(p) for p in result["partitions"] if p["state"] == "failed"]
+    lines = [_outcome_line(p) for p in result["partitions"] if p["state"] == CompactionState.FAILED]
     lines.append(
         f"{result['files_in']} file(s) in, {result['files_out']} out; {result['rows']} rows; "
         f"{result['seconds']} s in the application"

@@ -28,6 +28,7 @@ from airflow_provider_fscommit.core.compaction.compactor import UnitResult, Unit
 from airflow_provider_fscommit.core.compaction.planner import CompactionPlan
 from airflow_provider_fscommit.core.compaction.publisher import (
     CompactionPublisher,
+    CompactionState,
     PartitionOutcome,
 )
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
@@ -148,7 +149,9 @@ def _start_reading_ahead(
 
 def failed(result: dict[str, Any]) -> bool:
     """Whether a run summary records an error or a failed partition."""
-    return "error" in result or any(p["state"] == "failed" for p in result["partitions"])
+    return "error" in result or any(
+        p["state"] == CompactionState.FAILED for p in result["partitions"]
+    )
 
 
 if __name__ == "__main__":

@@ -8,8 +8,9 @@ from typing import Any, ClassVar
 from airflow.sdk import Asset, BaseOperator
 from airflow.sdk.exceptions import AirflowSkipException
 
-from airflow_provider_fscommit.core.commit.committer import PartitionCommitter
+from airflow_provider_fscommit.core.commit.committer import CommitState, PartitionCommitter
 from airflow_provider_fscommit.core.commit.policy_factory import create_policies
+from airflow_provider_fscommit.core.config.options import PolicyKind
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.storage.filesystem import normalize_uri
 from airflow_provider_fscommit.hooks.aws import aws_storage
@@ -89,7 +90,7 @@ class PartitionCommitOperator(BaseOperator):
         partitions = spec.partition_paths(self.partitions)
         with aws_storage(self.aws_conn_id):
             http_target = None
-            if self.http_conn_id and "http-report" in spec.policy_kind:
+            if self.http_conn_id and PolicyKind.HTTP_REPORT in spec.policy_kind:
                 http_target = connection_http_target(spec, self.http_conn_id)
             committer = PartitionCommitter(
                 spec,
@@ -100,13 +101,13 @@ class PartitionCommitOperator(BaseOperator):
             outcomes = committer.commit(
                 partitions, commit_empty=self.commit_empty_partitions, origin=commit_origin(context)
             )
-        committed = {o.partition: o.summary for o in outcomes if o.state.startswith("committed")}
+        committed = {o.partition: o.summary for o in outcomes if o.state.committed}
         for outcome in outcomes:
-            if outcome.state == "expired":
+            if outcome.state is CommitState.EXPIRED:
                 self.log.warning(
                     "%s: not committed: %s", outcome.partition, outcome.summary["reason"]
                 )
-            elif outcome.state == "nothing-published":
+            elif outcome.state is CommitState.NOTHING_PUBLISHED:
                 self.log.warning(
                     "%s: nothing committed: no files of it are published (no committed rows in "
                     "staging, or not compacted yet); set commit_empty_partitions=True to mark "

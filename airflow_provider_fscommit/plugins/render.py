@@ -15,10 +15,10 @@ from html import escape
 from urllib.parse import quote
 
 from airflow_provider_fscommit.core.config.quantities import format_duration, format_size
+from airflow_provider_fscommit.core.status.committable import PartitionState
 from airflow_provider_fscommit.core.status.table_report import (
     CommitOrigin,
     PartitionReport,
-    ReportState,
     TableReport,
 )
 
@@ -26,13 +26,13 @@ from airflow_provider_fscommit.core.status.table_report import (
 CHART_PARTITIONS = 24
 
 _STATE_COLOURS = {
-    ReportState.PENDING: "#8a8f98",
-    ReportState.COMMITTABLE: "#1f6feb",
-    ReportState.COMMITTED: "#1a7f37",
-    ReportState.LATE_DATA: "#bf8700",
-    ReportState.RECOMMITTED: "#0a7d74",
-    ReportState.EXPIRED: "#6e7781",
-    ReportState.ERROR: "#cf222e",
+    PartitionState.PENDING: "#8a8f98",
+    PartitionState.COMMITTABLE: "#1f6feb",
+    PartitionState.COMMITTED: "#1a7f37",
+    PartitionState.LATE_DATA: "#bf8700",
+    PartitionState.RECOMMITTED: "#0a7d74",
+    PartitionState.EXPIRED: "#6e7781",
+    PartitionState.ERROR: "#cf222e",
 }
 
 _STYLE = """
@@ -144,7 +144,7 @@ def _facts(report: TableReport) -> str:
     else:
         progress = '<span class="state moving">moving</span>'
     counts = " ".join(
-        f'<span class="state" style="background:{_STATE_COLOURS[ReportState(s)]}">'
+        f'<span class="state" style="background:{_STATE_COLOURS[PartitionState(s)]}">'
         f"{n} {escape(s)}</span>"
         for s, n in report.counts().items()
     )
@@ -198,7 +198,7 @@ def _partitions(report: TableReport) -> str:
     for p in reversed(report.partitions):  # newest first
         colour = _STATE_COLOURS[p.state]
         note = f'<div class="error">{escape(p.error)}</div>' if p.error else ""
-        if p.state == ReportState.EXPIRED:
+        if p.state == PartitionState.EXPIRED:
             late = f" {_time(p.expired_ms)}" + (
                 f" ({p.unpublished_files} late, not published)" if p.unpublished_files else ""
             )

@@ -15,6 +15,7 @@ A partition past its expiration (:mod:`expiration`) is never committed again.
 
 from __future__ import annotations
 
+import enum
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -30,14 +31,28 @@ from airflow_provider_fscommit.core.partition.partition_spec import PartitionSpe
 from airflow_provider_fscommit.core.storage.object_store import store_errors
 
 
+class CommitState(enum.StrEnum):
+    """What one commit did to one partition."""
+
+    COMMITTED = "committed"  # the policies ran for what was published
+    COMMITTED_EMPTY = "committed-empty"  # nothing published; the policies marked it done
+    UP_TO_DATE = "up-to-date"  # the policies ran for everything published already
+    NOTHING_PUBLISHED = "nothing-published"  # no compaction published anything yet
+    EXPIRED = "expired"  # partition expiration retired it: it is not announced again
+
+    @property
+    def committed(self) -> bool:
+        return self in (CommitState.COMMITTED, CommitState.COMMITTED_EMPTY)
+
+
 @dataclass(frozen=True)
 class CommitOutcome:
     partition: str
-    state: str  # committed | committed-empty | up-to-date | nothing-published | expired
+    state: CommitState
     summary: dict[str, Any]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"partition": self.partition, "state": self.state, **self.summary}
+        return {"partition": self.partition, "state": self.state.value, **self.summary}
 
 
 class PartitionCommitter:
@@ -81,14 +96,14 @@ class PartitionCommitter:
             records = self.ledger.read(path)
             expired = expired_reason(self.spec, path, records, now_ms)
             if expired:
-                outcomes.append(CommitOutcome(path, "expired", {"reason": expired}))
+                outcomes.append(CommitOutcome(path, CommitState.EXPIRED, {"reason": expired}))
                 continue
             if not records.commits and not commit_empty:
-                outcomes.append(CommitOutcome(path, "nothing-published", {}))
+                outcomes.append(CommitOutcome(path, CommitState.NOTHING_PUBLISHED, {}))
                 continue
             summary = _summary(records, now_ms)
             if records.policies_current:
-                outcomes.append(CommitOutcome(path, "up-to-date", summary))
+                outcomes.append(CommitOutcome(path, CommitState.UP_TO_DATE, summary))
                 continue
             location = f"{self.table_path.rstrip('/')}/{path}"
             self.ledger.filesystem.create_dir(self.ledger.partition_dir(path), recursive=True)
@@ -105,7 +120,9 @@ class PartitionCommitter:
             record = context.summary | ({"origin": dict(origin)} if origin else {})
             self.ledger.write_policy_commit(context.path, record)
             state = (
-                "committed" if context.summary["compaction_seq"] is not None else "committed-empty"
+                CommitState.COMMITTED
+                if context.summary["compaction_seq"] is not None
+                else CommitState.COMMITTED_EMPTY
             )
             outcomes.append(CommitOutcome(context.path, state, context.summary))
         return sorted(outcomes, key=lambda o: o.partition)

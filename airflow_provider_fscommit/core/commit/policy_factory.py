@@ -15,6 +15,7 @@ from airflow_provider_fscommit.core.commit.metastore_policy import (
 )
 from airflow_provider_fscommit.core.commit.policy import PartitionCommitPolicy
 from airflow_provider_fscommit.core.commit.success_file_policy import SuccessFileCommitPolicy
+from airflow_provider_fscommit.core.config.options import PolicyKind
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.errors import ConfigError
 from airflow_provider_fscommit.core.loader import load_class
@@ -37,8 +38,10 @@ def create_policies(
         )
     policies: list[PartitionCommitPolicy] = []
     for kind in spec.policy_kind:
-        if kind in ("metastore", "mark-event"):
-            policy = MetastoreCommitPolicy if kind == "metastore" else MarkEventCommitPolicy
+        if kind.needs_metastore_table:
+            policy = (
+                MetastoreCommitPolicy if kind is PolicyKind.METASTORE else MarkEventCommitPolicy
+            )
             policies.append(
                 policy(
                     _require(metastore_client, f"the {kind} policy"),
@@ -46,9 +49,9 @@ def create_policies(
                     spec.metastore_table or "",
                 )
             )
-        elif kind == "success-file":
+        elif kind is PolicyKind.SUCCESS_FILE:
             policies.append(SuccessFileCommitPolicy(spec.success_file_name))
-        elif kind == "http-report":
+        elif kind is PolicyKind.HTTP_REPORT:
             policies.append(HttpReportCommitPolicy(http_target or spec_http_target(spec)))
         else:
             cls = load_class(
@@ -77,7 +80,7 @@ def metastore_table_policy(
 
     None when the chain has no ``metastore`` policy (nothing to drop there).
     """
-    if "metastore" not in spec.policy_kind:
+    if PolicyKind.METASTORE not in spec.policy_kind:
         return None
     client = _require(metastore_client, "expiring partitions of a metastore table")
     return MetastoreCommitPolicy(client, spec.metastore_database, spec.metastore_table or "")

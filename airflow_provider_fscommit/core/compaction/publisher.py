@@ -30,6 +30,7 @@ deletes its hidden outputs and reports the partition failed; a rerun publishes i
 from __future__ import annotations
 
 import contextlib
+import enum
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -91,12 +92,22 @@ class CompactionPreview:
         }
 
 
+class CompactionState(enum.StrEnum):
+    """What one run did to one partition's staged files."""
+
+    PUBLISHED = "published"  # compacted and published under its visible names
+    UP_TO_DATE = "up-to-date"  # everything committed in staging is published already
+    EMPTY = "empty"  # no committed files at all (a commit may still mark it done)
+    EXPIRED = "expired"  # partition expiration retired it: never published again
+    FAILED = "failed"  # nothing of this run was published; a rerun does it
+
+
 @dataclass
 class PartitionOutcome:
     """What happened to one partition in one run."""
 
     partition: str
-    state: str  # published | up-to-date | empty | expired | failed | planned (dry run)
+    state: CompactionState
     plan: CompactionPlan | None = None
     rows: int = 0
     bytes_out: int = 0
@@ -106,7 +117,7 @@ class PartitionOutcome:
         plan = self.plan
         return {
             "partition": self.partition,
-            "state": self.state,
+            "state": self.state.value,
             "seq": plan.seq if plan else None,
             "files_in": len(plan.inputs) if plan else 0,
             "bytes_in": plan.bytes if plan else 0,
@@ -220,7 +231,7 @@ class CompactionPublisher:
             # Before recovery, which would publish a committed plan's outputs again.
             expired = expired_reason(self.spec, partition, ledger, now_ms)
             if expired:
-                settled.append(PartitionOutcome(partition, "expired", error=expired))
+                settled.append(PartitionOutcome(partition, CompactionState.EXPIRED, error=expired))
                 continue
             if not dry_run:
                 self.recover(partition)
@@ -240,10 +251,13 @@ class CompactionPublisher:
             )
             if plan is None:
                 empty = not selection.files[partition] and not ledger.published_inputs
-                settled.append(PartitionOutcome(partition, "empty" if empty else "up-to-date"))
+                state = CompactionState.EMPTY if empty else CompactionState.UP_TO_DATE
+                settled.append(PartitionOutcome(partition, state))
                 continue
             if not dry_run and not self.ledger.write_plan(plan):
-                settled.append(PartitionOutcome(partition, "failed", error=_CONCURRENT))
+                settled.append(
+                    PartitionOutcome(partition, CompactionState.FAILED, error=_CONCURRENT)
+                )
                 continue
             plans.append(plan)
         if plans and not dry_run:
@@ -438,7 +452,7 @@ class CompactionPublisher:
             )
         if error is not None:
             self._close(plan, f"failed: {error}")
-            return PartitionOutcome(plan.partition, "failed", plan, error=error)
+            return PartitionOutcome(plan.partition, CompactionState.FAILED, plan, error=error)
         record = {
             "seq": plan.seq,
             "plan_id": plan.plan_id,
@@ -453,11 +467,15 @@ class CompactionPublisher:
             self._lock.check()  # a run that lost its lease must not reach the commit point
         if not self.ledger.write_commit(plan, record):
             self._discard_outputs(plan)
-            return PartitionOutcome(plan.partition, "failed", plan, error=_ABANDONED)
+            return PartitionOutcome(plan.partition, CompactionState.FAILED, plan, error=_ABANDONED)
         fault_point("after-commit-record")
         self.publish(plan)
         return PartitionOutcome(
-            plan.partition, "published", plan, record["rows"], sum(r.bytes for r in results)
+            plan.partition,
+            CompactionState.PUBLISHED,
+            plan,
+            record["rows"],
+            sum(r.bytes for r in results),
         )
 
     def publish(self, plan: CompactionPlan) -> None:

@@ -9,6 +9,7 @@ descriptions from here, so they never disagree.
 from __future__ import annotations
 
 import difflib
+import enum
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -78,6 +79,27 @@ def _choice(*allowed: str) -> Callable[[Any, str], str]:
     return parse
 
 
+class TriggerKind(enum.StrEnum):
+    """When a partition is complete (``sink.partition-commit.trigger``)."""
+
+    PARTITION_TIME = "partition-time"
+    PROCESS_TIME = "process-time"
+    IDLE_TIME = "idle-time"
+
+
+class ExpirationStrategy(enum.StrEnum):
+    """What a partition's age counts from (``partition.expiration-strategy``)."""
+
+    VALUES_TIME = "values-time"
+    UPDATE_TIME = "update-time"
+
+
+def _member(kinds: type[enum.StrEnum]) -> Callable[[Any, str], Any]:
+    """A member of ``kinds`` by its value, in any case, as Flink reads its enum options."""
+    parse_value = _choice(*(kind.value for kind in kinds))
+    return lambda value, option: kinds(parse_value(value, option))
+
+
 def _json_object(value: Any, option: str) -> str | None:
     """A JSON object, given as its text (Paimon's form) or as a mapping; kept as compact text.
 
@@ -117,12 +139,41 @@ def _optional_positive_duration(value: Any, option: str) -> timedelta | None:
     return None if value in (None, "") else _positive_duration(value, option)
 
 
-def _kinds(value: Any, option: str) -> tuple[str, ...]:
-    """Policy kinds in any case, as Flink's ``PartitionCommitPolicyFactory``; kept lower-case.
+class PolicyKind(enum.StrEnum):
+    """The commit policies a chain may name (``sink.partition-commit.policy.kind``)."""
 
-    Which kinds exist is checked with the other options (``TableSpec.validate``).
-    """
-    return _names(tuple(name.lower() for name in _names(value, option)), option)
+    METASTORE = "metastore"
+    MARK_EVENT = "mark-event"
+    SUCCESS_FILE = "success-file"
+    HTTP_REPORT = "http-report"
+    CUSTOM = "custom"
+
+    @property
+    def announces(self) -> bool:
+        """Whether it announces a partition, so it must follow the metastore policy."""
+        return self in (PolicyKind.MARK_EVENT, PolicyKind.SUCCESS_FILE, PolicyKind.HTTP_REPORT)
+
+    @property
+    def needs_metastore_table(self) -> bool:
+        return self in (PolicyKind.METASTORE, PolicyKind.MARK_EVENT)
+
+
+def policy_kinds(
+    value: Any, option: str = "sink.partition-commit.policy.kind"
+) -> tuple[PolicyKind, ...]:
+    """Policy kinds in any case, as Flink's ``PartitionCommitPolicyFactory`` reads them."""
+    names = _names(tuple(name.lower() for name in _names(value, option)), option)
+    if "done-partition" in names:
+        raise ConfigError(
+            "policy 'done-partition' (Paimon's) is not supported: a Hive table has no "
+            "done partitions; use mark-event (the metastore's LOAD_DONE event) or "
+            "success-file to mark a partition done"
+        )
+    known = [kind.value for kind in PolicyKind]
+    unknown = sorted(set(names) - set(known))
+    if unknown:
+        raise ConfigError(f"{option} names unknown policies {unknown}; use {', '.join(known)}")
+    return tuple(PolicyKind(name) for name in names)
 
 
 @dataclass(frozen=True)
@@ -176,8 +227,8 @@ PARTITION_KEYS = ConfigOption(
 SINK_PARTITION_COMMIT_TRIGGER = ConfigOption(
     "trigger",
     "sink.partition-commit.trigger",
-    "partition-time",
-    _choice("partition-time", "process-time", "idle-time"),
+    TriggerKind.PARTITION_TIME,
+    _member(TriggerKind),
     description="partition-time: commit when the watermark passes the partition time plus "
     "the delay; process-time: when the wall clock passes the partition's creation plus the "
     "delay; idle-time: when no file has been committed to it for "
@@ -212,7 +263,7 @@ SINK_PARTITION_COMMIT_POLICY_KIND = ConfigOption(
     "policy_kind",
     "sink.partition-commit.policy.kind",
     (),
-    _kinds,
+    policy_kinds,
     description="Commit policies applied in order: metastore, mark-event, success-file, "
     "http-report, custom.",
     aliases=("partition.mark-done-action",),
@@ -290,8 +341,8 @@ PARTITION_EXPIRATION_TIME = ConfigOption(
 PARTITION_EXPIRATION_STRATEGY = ConfigOption(
     "expiration_strategy",
     "partition.expiration-strategy",
-    "values-time",
-    _choice("values-time", "update-time"),
+    ExpirationStrategy.VALUES_TIME,
+    _member(ExpirationStrategy),
     description="What a partition's age is measured from: values-time, its partition time "
     "(the time extractor's, in the watermark time zone); update-time, its last commit.",
 )

@@ -7,6 +7,7 @@ plain JSON (:meth:`TableSpec.to_dict` / :meth:`TableSpec.from_options`).
 
 from __future__ import annotations
 
+import enum
 import json
 import logging
 from collections.abc import Mapping, Sequence
@@ -35,11 +36,6 @@ from airflow_provider_fscommit.core.storage.filesystem import is_within, normali
 
 log = logging.getLogger(__name__)
 
-# The commit policies a chain may name, in the order the docs list them.
-POLICY_KINDS = ("metastore", "mark-event", "success-file", "http-report", "custom")
-# Policies that announce a partition: they follow the metastore policy that adds it.
-_AFTER_METASTORE = ("mark-event", "success-file", "http-report")
-
 _PATH_HINT = (
     " (Flink's 'path' is where the sink writes and readers read; here those are "
     "staging_path and table_path)"
@@ -54,14 +50,14 @@ class TableSpec:
     checkpoint_path: str
     partition_keys: tuple[str, ...]
     table_path: str | None = o.TABLE_PATH.default
-    trigger: str = o.SINK_PARTITION_COMMIT_TRIGGER.default
+    trigger: o.TriggerKind = o.SINK_PARTITION_COMMIT_TRIGGER.default
     idle_time_to_done: timedelta | None = o.PARTITION_IDLE_TIME_TO_DONE.default
     delay: timedelta = o.SINK_PARTITION_COMMIT_DELAY.default
     expiration_time: timedelta | None = o.PARTITION_EXPIRATION_TIME.default
-    expiration_strategy: str = o.PARTITION_EXPIRATION_STRATEGY.default
+    expiration_strategy: o.ExpirationStrategy = o.PARTITION_EXPIRATION_STRATEGY.default
     expiration_check_interval: timedelta = o.PARTITION_EXPIRATION_CHECK_INTERVAL.default
     watermark_time_zone: str = o.SINK_PARTITION_COMMIT_WATERMARK_TIME_ZONE.default
-    policy_kind: tuple[str, ...] = o.SINK_PARTITION_COMMIT_POLICY_KIND.default
+    policy_kind: tuple[o.PolicyKind, ...] = o.SINK_PARTITION_COMMIT_POLICY_KIND.default
     policy_class: str | None = o.SINK_PARTITION_COMMIT_POLICY_CLASS.default
     policy_class_parameters: tuple[str, ...] = (
         o.SINK_PARTITION_COMMIT_POLICY_CLASS_PARAMETERS.default
@@ -83,6 +79,15 @@ class TableSpec:
     format: FileFormat | None = o.FORMAT.default
     csv_header: bool = o.CSV_HEADER.default
     single_writer: bool = o.SINGLE_WRITER.default
+
+    def __post_init__(self) -> None:
+        # Built directly rather than from options, the kinds may still be plain names.
+        for option in (
+            o.SINK_PARTITION_COMMIT_POLICY_KIND,
+            o.SINK_PARTITION_COMMIT_TRIGGER,
+            o.PARTITION_EXPIRATION_STRATEGY,
+        ):
+            object.__setattr__(self, option.name, option.convert(getattr(self, option.name)))
 
     @classmethod
     def from_options(cls, options: Mapping[str, Any]) -> TableSpec:
@@ -115,7 +120,7 @@ class TableSpec:
         if missing:
             raise ConfigError(f"the table spec lacks required option(s) {', '.join(missing)}")
         if values.get("idle_time_to_done") and "trigger" not in values:
-            values["trigger"] = "idle-time"  # Paimon's key alone means this trigger
+            values["trigger"] = o.TriggerKind.IDLE_TIME  # Paimon's key alone means this trigger
         spec = cls(**values)
         spec.validate()
         return spec
@@ -162,11 +167,11 @@ class TableSpec:
         out: dict[str, Any] = {}
         for f in fields(self):
             value = getattr(self, f.name)
-            if isinstance(value, tuple):
-                value = list(value)
+            if isinstance(value, tuple):  # plain strings, policy kinds included
+                value = [str(item) for item in value]
             elif isinstance(value, timedelta):
                 value = format_duration(value)
-            elif isinstance(value, FileFormat):  # a plain string for Airflow's serializers
+            elif isinstance(value, enum.Enum):  # a plain string for Airflow's serializers
                 value = value.value
             out[f.name] = value
         return out
@@ -176,17 +181,17 @@ class TableSpec:
 
     def _validate_trigger(self) -> None:
         """The idle-time trigger and its idle time come together, and without a delay."""
-        if self.trigger == "idle-time" and self.idle_time_to_done is None:
+        if self.trigger is o.TriggerKind.IDLE_TIME and self.idle_time_to_done is None:
             raise ConfigError(
                 "the idle-time trigger needs partition.idle-time-to-done, how long a partition "
                 "must go without new files to be done, e.g. '30 min'"
             )
-        if self.trigger != "idle-time" and self.idle_time_to_done is not None:
+        if self.trigger is not o.TriggerKind.IDLE_TIME and self.idle_time_to_done is not None:
             raise ConfigError(
                 f"partition.idle-time-to-done is set but the trigger is {self.trigger}; it only "
                 "applies to the idle-time trigger: drop one of them"
             )
-        if self.trigger == "idle-time" and self.delay:
+        if self.trigger is o.TriggerKind.IDLE_TIME and self.delay:
             raise ConfigError(
                 "sink.partition-commit.delay is set with the idle-time trigger, which waits "
                 "partition.idle-time-to-done after the newest file instead: drop the delay"
@@ -198,40 +203,29 @@ class TableSpec:
         Whatever reads the metastore's partition (the success file, the event, a report)
         must come after the ``metastore`` policy that adds it.
         """
-        kinds = list(self.policy_kind)
-        if "done-partition" in kinds:
-            raise ConfigError(
-                "policy 'done-partition' (Paimon's) is not supported: a Hive table has no "
-                "done partitions; use mark-event (the metastore's LOAD_DONE event) or "
-                "success-file to mark a partition done"
-            )
-        unknown = sorted(set(kinds) - set(POLICY_KINDS))
-        if unknown:
-            raise ConfigError(
-                f"sink.partition-commit.policy.kind names unknown policies {unknown}; "
-                f"use {', '.join(POLICY_KINDS)}"
-            )
-        for kind in ("metastore", "mark-event"):
-            if kind in kinds and not self.metastore_table:
+        kinds = self.policy_kind
+        for kind in kinds:
+            if kind.needs_metastore_table and not self.metastore_table:
                 raise ConfigError(
                     f"sink.partition-commit.policy.kind includes '{kind}' but no metastore "
                     "table is set; give metastore_table (--table-name)"
                 )
-        if "metastore" in kinds:
-            before = [k for k in kinds[: kinds.index("metastore")] if k in _AFTER_METASTORE]
+        if o.PolicyKind.METASTORE in kinds:
+            first = kinds.index(o.PolicyKind.METASTORE)
+            before = [k for k in kinds[:first] if k.announces]
             if before:
-                order = ",".join(["metastore", *(k for k in kinds if k != "metastore")])
+                order = ",".join([kinds[first], *(k for k in kinds if k != kinds[first])])
                 raise ConfigError(
                     f"sink.partition-commit.policy.kind lists {before[0]} before metastore; "
                     f"{before[0]} must only happen once the metastore has the partition: "
                     f"write e.g. '{order}'"
                 )
-        if self.metastore_column_statistics and "metastore" not in kinds:
+        if self.metastore_column_statistics and o.PolicyKind.METASTORE not in kinds:
             raise ConfigError(
                 "metastore.column-statistics is set but the policy chain has no 'metastore' "
                 "policy to write them with; add metastore to sink.partition-commit.policy.kind"
             )
-        if "custom" in kinds and not self.policy_class:
+        if o.PolicyKind.CUSTOM in kinds and not self.policy_class:
             raise ConfigError(
                 "sink.partition-commit.policy.kind includes 'custom' but "
                 "sink.partition-commit.policy.class is not set"
@@ -240,8 +234,10 @@ class TableSpec:
     def validate(self) -> None:
         """Cross-option checks, done once so every later step can rely on them."""
         parse_time_zone(self.watermark_time_zone)
-        values_time_expiry = self.expiration_time and self.expiration_strategy == "values-time"
-        if self.trigger == "partition-time" or values_time_expiry:
+        values_time_expiry = (
+            self.expiration_time and self.expiration_strategy is o.ExpirationStrategy.VALUES_TIME
+        )
+        if self.trigger is o.TriggerKind.PARTITION_TIME or values_time_expiry:
             self.time_extractor.validate(self.partition_keys)
         self._validate_trigger()
         self._validate_policies()
@@ -305,10 +301,10 @@ class TableSpec:
     @property
     def trigger_summary(self) -> str:
         """The trigger and the settings it uses, as the status views show it."""
-        if self.trigger == "idle-time":
+        if self.trigger is o.TriggerKind.IDLE_TIME:
             return f"idle-time, idle {format_duration(self.idle_time_to_done or timedelta(0))}"
         summary = f"{self.trigger}, delay {format_duration(self.delay)}"
-        if self.trigger == "partition-time":
+        if self.trigger is o.TriggerKind.PARTITION_TIME:
             summary += f", time zone {self.watermark_time_zone}"
         return summary
 
@@ -317,16 +313,20 @@ class TableSpec:
         """Partition expiration as the status views show it (None: partitions never expire)."""
         if self.expiration_time is None:
             return None
-        since = "partition time" if self.expiration_strategy == "values-time" else "last commit"
+        since = (
+            "partition time"
+            if self.expiration_strategy is o.ExpirationStrategy.VALUES_TIME
+            else "last commit"
+        )
         expiration = format_duration(self.expiration_time)
         return f"{expiration} after the {since} ({self.expiration_strategy})"
 
     @cached_property
     def commit_trigger(self) -> PartitionCommitTrigger:
         """The trigger the options describe, ready to judge partitions."""
-        if self.trigger == "process-time":
+        if self.trigger is o.TriggerKind.PROCESS_TIME:
             return ProcTimeCommitTrigger(self.delay)
-        if self.trigger == "idle-time":
+        if self.trigger is o.TriggerKind.IDLE_TIME:
             assert self.idle_time_to_done is not None  # validate() checked
             return IdleTimeCommitTrigger(self.idle_time_to_done)
         return PartitionTimeCommitTrigger(

@@ -19,7 +19,6 @@ a crash halfway through an expiration cannot be undone by a commit before the ne
 
 from __future__ import annotations
 
-import enum
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -28,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow.fs as pafs
 
+from airflow_provider_fscommit.core.config.options import ExpirationStrategy
 from airflow_provider_fscommit.core.config.quantities import format_duration
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.errors import ConfigError, LedgerError, PartitionTimeError
@@ -51,17 +51,12 @@ _MS = timedelta(milliseconds=1)
 _CHECK_RECORD = "expiration-check.json"
 
 
-class ExpirationStrategy(enum.StrEnum):
-    VALUES_TIME = "values-time"
-    UPDATE_TIME = "update-time"
-
-
 def age_start_ms(spec: TableSpec, partition: str, records: PartitionLedger) -> int | None:
     """The instant a partition's age counts from (None: it has none yet, never committed).
 
     ``values-time`` raises ``PartitionTimeError`` for a path the extractor cannot read.
     """
-    if spec.expiration_strategy == ExpirationStrategy.VALUES_TIME:
+    if spec.expiration_strategy is ExpirationStrategy.VALUES_TIME:
         values = PartitionSpec.parse(partition, spec.partition_keys, spec.partition_default_name)
         local = spec.time_extractor.extract(values.keys, values.values)
         return at_zone_epoch_ms(local, parse_time_zone(spec.watermark_time_zone))

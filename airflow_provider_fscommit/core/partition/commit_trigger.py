@@ -83,8 +83,6 @@ def at_zone_epoch_ms(local: datetime, zone: tzinfo) -> int:
 class PartitionCommitTrigger(abc.ABC):
     """Decides whether a partition may be committed, strictly after its commit time."""
 
-    kind: str
-
     @abc.abstractmethod
     def commit_time_ms(
         self, partition: PartitionSpec, creation_time_ms: int, last_modified_ms: int = 0
@@ -108,8 +106,6 @@ class PartitionCommitTrigger(abc.ABC):
 class PartitionTimeCommitTrigger(PartitionCommitTrigger):
     """``partition-time``: watermark > partition time + delay, on the zone's wall clock."""
 
-    kind = "partition-time"
-
     def __init__(self, extractor: PartitionTimeExtractor, delay: timedelta, zone: tzinfo):
         self.extractor = extractor
         self.delay = delay
@@ -129,8 +125,6 @@ class PartitionTimeCommitTrigger(PartitionCommitTrigger):
 
 class ProcTimeCommitTrigger(PartitionCommitTrigger):
     """``process-time``: now > the partition's first committed file's time + delay."""
-
-    kind = "process-time"
 
     def __init__(self, delay: timedelta):
         self.delay = delay
@@ -156,8 +150,6 @@ class IdleTimeCommitTrigger(PartitionCommitTrigger):
     File times come from the clocks of the hosts that wrote them, as for ``process-time``;
     the idle time (minutes, not milliseconds) absorbs ordinary clock skew.
     """
-
-    kind = "idle-time"
 
     def __init__(self, idle: timedelta):
         self.idle = idle

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from airflow_provider_fscommit.core.config.options import TriggerKind
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.errors import CheckpointError, PartitionTimeError
 from airflow_provider_fscommit.core.formats.file_format import FileFormat, table_format
@@ -24,11 +25,19 @@ from airflow_provider_fscommit.core.storage.object_store import store_errors
 
 
 class PartitionState(enum.StrEnum):
-    """Where a partition stands. ``committed`` arrives with the commit ledger."""
+    """Where a partition stands in the commit life cycle: one vocabulary for every view.
 
-    PENDING = "pending"
-    COMMITTABLE = "committable"
-    ERROR = "error"
+    The staging table and the trigger alone tell ``pending``, ``committable`` and
+    ``error`` (this module); the others need the ledger (``table_report``).
+    """
+
+    PENDING = "pending"  # the trigger's clock has not passed the commit time
+    COMMITTABLE = "committable"  # it has, and nothing of the partition was committed
+    COMMITTED = "committed"  # committed once, nothing new staged since
+    LATE_DATA = "late-data"  # committed, and files staged since wait for the next run
+    RECOMMITTED = "re-committed"  # committed more than once (late data), nothing new since
+    EXPIRED = "expired"  # dropped by partition expiration; never published again
+    ERROR = "error"  # no partition time, or an unreadable ledger
 
 
 @dataclass(frozen=True)
@@ -73,7 +82,7 @@ class TableStatus:
     def watermark_pending(self) -> bool:
         """Batches are committed but the watermark partition-time waits for is still 0."""
         return (
-            self.spec.trigger == "partition-time"
+            self.spec.trigger is TriggerKind.PARTITION_TIME
             and self.checkpoint.latest_committed_batch is not None
             and not self.checkpoint.watermark_advanced
         )
@@ -105,7 +114,7 @@ class TableStatus:
         staged = self.find(partition)
         if staged is not None:
             return staged.commit_time_ms, staged.state == PartitionState.COMMITTABLE
-        if self.spec.trigger != "partition-time":
+        if self.spec.trigger is not TriggerKind.PARTITION_TIME:
             return None, False
         trigger = self.spec.commit_trigger
         commit_time = trigger.commit_time_ms(values, 0)
@@ -202,7 +211,7 @@ class TableStatusReader:
         that is the stall timeout's business, not an error.
         """
         if (
-            self.spec.trigger == "partition-time"
+            self.spec.trigger is TriggerKind.PARTITION_TIME
             and (checkpoint.latest_committed_batch or 0) >= 1
             and not checkpoint.has_watermark
             and snapshot.files.num_rows

@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass
 from datetime import timedelta
 from typing import Any
 
+from airflow_provider_fscommit.core.config.options import TriggerKind
 from airflow_provider_fscommit.core.config.quantities import format_duration
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.spark.checkpoint import CheckpointState, watermark_since_ms
@@ -64,7 +65,7 @@ def check_partition(
 
     clock = (
         f"watermark {iso_ms(cp.watermark_ms)}"
-        if spec.trigger == "partition-time"
+        if spec.trigger is TriggerKind.PARTITION_TIME
         else f"wall clock {iso_ms(now_ms)}"
     )
     if committable:
@@ -104,7 +105,7 @@ def check_partition(
             "waiting: the stream's watermark has not advanced yet (a query runs its first "
             f"batches with 0 until it has seen event times), commit time {iso_ms(commit_time)}",
         )
-    if spec.trigger == "idle-time" and commit_time is not None:
+    if spec.trigger is TriggerKind.IDLE_TIME and commit_time is not None:
         return verdict(
             False,
             False,

@@ -2,23 +2,13 @@
 
 ``TableStatus`` knows what the stream wrote and what the trigger allows; the ledger knows
 what was published and committed, and by whom. A person (``fscommit status``) and the
-status page in the Airflow UI both need the two merged, with the same states, so they
-are merged once, here:
-
-- ``pending``: the trigger's clock has not passed the commit time;
-- ``committable``: it has, and the partition was never committed;
-- ``committed``: committed once, nothing new staged since;
-- ``late-data``: committed, but files staged since (or a publication the policies have
-  not committed yet) wait for the next run to commit it again;
-- ``re-committed``: committed more than once (late data), nothing new since;
-- ``expired``: partition expiration dropped it and deleted its published files; staged
-  files (late data included) are never published again;
-- ``error``: the partition's time cannot be extracted, or its ledger is unreadable.
+status page in the Airflow UI both need the two merged, with the same states
+(``PartitionState``: the ledger adds committed, late-data, re-committed and expired to
+what the trigger tells), so they are merged once, here.
 """
 
 from __future__ import annotations
 
-import enum
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -44,18 +34,6 @@ from airflow_provider_fscommit.core.storage.object_store import explain, store_e
 DEFAULT_STALL_TIMEOUT = timedelta(minutes=30)
 
 
-class ReportState(enum.StrEnum):
-    """A partition's place in the commit life cycle (see the module docstring)."""
-
-    PENDING = "pending"
-    COMMITTABLE = "committable"
-    COMMITTED = "committed"
-    LATE_DATA = "late-data"
-    RECOMMITTED = "re-committed"
-    EXPIRED = "expired"
-    ERROR = "error"
-
-
 @dataclass(frozen=True)
 class CommitOrigin:
     """The Airflow task that committed a partition (absent for the CLI and old ledgers)."""
@@ -78,7 +56,7 @@ class PartitionReport:
 
     partition: str
     values: dict[str, str | None]
-    state: ReportState
+    state: PartitionState
     staged_files: int = 0
     staged_bytes: int = 0
     unpublished_files: int = 0
@@ -161,12 +139,12 @@ class TableReport:
         """No watermark progress (or no batch, without a watermark) for the stall timeout."""
         return is_stalled(self.progress_since_ms, self.stall_timeout, self.now_ms)
 
-    def in_state(self, state: ReportState) -> list[PartitionReport]:
+    def in_state(self, state: PartitionState) -> list[PartitionReport]:
         return [p for p in self.partitions if p.state == state]
 
     def counts(self) -> dict[str, int]:
         """Partitions per state, in life-cycle order, only states that occur."""
-        return {s.value: len(self.in_state(s)) for s in ReportState if self.in_state(s)}
+        return {s.value: len(self.in_state(s)) for s in PartitionState if self.in_state(s)}
 
     def to_dict(self) -> dict[str, Any]:
         return self.status.to_dict() | {
@@ -227,7 +205,7 @@ def _from_status(status: PartitionStatus) -> PartitionReport:
     return PartitionReport(
         partition=status.staged.path,
         values=status.staged.spec.as_dict(),
-        state=ReportState(status.state.value),
+        state=status.state,
         staged_files=status.staged.files,
         staged_bytes=status.staged.bytes,
         unpublished_files=status.staged.files,
@@ -242,7 +220,7 @@ def _errored(
     return PartitionReport(
         partition=path,
         values=_values(spec, path),
-        state=ReportState.ERROR,
+        state=PartitionState.ERROR,
         staged_files=status.staged.files if status else 0,
         staged_bytes=status.staged.bytes if status else 0,
         error=error,
@@ -262,18 +240,20 @@ def _merge(
     policy = [records.policy_commits[seq] for seq in sorted(records.policy_commits)]
     latest = max(policy, key=lambda r: r.get("committed_at_ms") or 0, default=None)
     if records.expired is not None:
-        state, outputs = ReportState.EXPIRED, []  # its published files are deleted
+        state, outputs = PartitionState.EXPIRED, []  # its published files are deleted
     elif status is not None and status.state == PartitionState.ERROR:
-        state = ReportState.ERROR
+        state = PartitionState.ERROR
     elif not policy:
         committable = status is not None and status.state == PartitionState.COMMITTABLE
-        state = ReportState.COMMITTABLE if committable or records.commits else ReportState.PENDING
+        state = (
+            PartitionState.COMMITTABLE if committable or records.commits else PartitionState.PENDING
+        )
     elif unpublished or not records.policies_current:
-        state = ReportState.LATE_DATA
+        state = PartitionState.LATE_DATA
     elif len(policy) > 1:
-        state = ReportState.RECOMMITTED
+        state = PartitionState.RECOMMITTED
     else:
-        state = ReportState.COMMITTED
+        state = PartitionState.COMMITTED
     return PartitionReport(
         partition=path,
         values=status.staged.spec.as_dict() if status else _values(spec, path),

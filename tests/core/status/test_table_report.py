@@ -19,7 +19,8 @@ from airflow_provider_fscommit.core.commit.policy_factory import create_policies
 from airflow_provider_fscommit.core.compaction.compactor import compact_unit
 from airflow_provider_fscommit.core.compaction.publisher import CompactionPublisher
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
-from airflow_provider_fscommit.core.status.table_report import ReportState, read_table_report
+from airflow_provider_fscommit.core.status.committable import PartitionState
+from airflow_provider_fscommit.core.status.table_report import read_table_report
 from tests.compaction import table_options
 from tests.streams import StreamingTable, hourly_batches, row
 
@@ -98,7 +99,7 @@ def test_states_follow_a_partition_from_pending_to_re_committed(stream, spark, t
     commit(spec, [f"{DAY}/hour=00"], RUN_2)
     again = read_table_report(spec)
     hour_00 = next(p for p in again.partitions if p.partition == f"{DAY}/hour=00")
-    assert hour_00.state == ReportState.RECOMMITTED
+    assert hour_00.state == PartitionState.RECOMMITTED
     assert (hour_00.commits, hour_00.unpublished_files, hour_00.published_rows) == (2, 0, 4)
     assert hour_00.published_inputs == 2 and hour_00.published_files == 2
     assert hour_00.published_bytes == sum(
@@ -106,7 +107,7 @@ def test_states_follow_a_partition_from_pending_to_re_committed(stream, spark, t
     )
     assert hour_00.to_dict()["committed_by"] == RUN_2 | {"task_id": None}
     hour_01 = next(p for p in again.partitions if p.partition == f"{DAY}/hour=01")
-    assert hour_01.state == ReportState.COMMITTED and hour_01.last_origin is None
+    assert hour_01.state == PartitionState.COMMITTED and hour_01.last_origin is None
     assert hour_01.last_commit_ms is not None and hour_01.published_rows == 3
 
     # Stalled: the watermark has not moved for longer than the timeout.
@@ -124,7 +125,7 @@ def test_states_follow_a_partition_from_pending_to_re_committed(stream, spark, t
     (records / "policy-00000009.json").write_text("{")
     broken = read_table_report(spec)
     hour_01 = next(p for p in broken.partitions if p.partition == f"{DAY}/hour=01")
-    assert hour_01.state == ReportState.ERROR and "policy-00000009.json" in hour_01.error
+    assert hour_01.state == PartitionState.ERROR and "policy-00000009.json" in hour_01.error
     assert states(broken)[f"{DAY}/hour=00"] == "re-committed"
 
 
