@@ -7,15 +7,19 @@ import pkgutil
 import re
 import subprocess
 import sys
+from glob import glob
 from pathlib import Path
 
 import airflow
 import jsonschema
+import pytest
 from airflow.sdk import BaseHook, BaseOperator, BaseSensorOperator
 from airflow.triggers.base import BaseTrigger
 
 import airflow_provider_fscommit
 from airflow_provider_fscommit.get_provider_info import get_provider_info
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_provider_info_names_the_package():
@@ -67,13 +71,14 @@ def test_airflow_providers_list_shows_it(tmp_path):
     assert "airflow-provider-fscommit" in result.stdout
 
 
-def test_readme_lists_every_flink_option_and_both_set_up_commands():
+def test_the_options_reference_lists_every_flink_option_and_the_readme_both_set_up_commands():
     from airflow_provider_fscommit.core.config.options import OPTIONS
 
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    reference = (ROOT / "docs" / "options.md").read_text()
     for option in OPTIONS:
         if option.key:
-            assert f"`{option.key}`" in readme, option.key
+            assert f"`{option.key}`" in reference, option.key
+    readme = (ROOT / "README.md").read_text()
     commands = [line for line in readme.split("```")[1].splitlines()[1:] if line.strip()]
     assert [c.split("#")[0].strip() for c in commands] == ["make demo", "make test"]
 
@@ -81,7 +86,7 @@ def test_readme_lists_every_flink_option_and_both_set_up_commands():
 def test_the_readme_dag_parses_and_templates_the_partition():
     from airflow_provider_fscommit.operators.compact import PartitionCompactOperator
 
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    readme = (ROOT / "README.md").read_text()
     (snippet,) = [
         block.removeprefix("python\n")
         for block in readme.split("```")
@@ -100,8 +105,31 @@ def readme_section(readme: str, heading: str) -> str:
     return readme[start : readme.index("\n## ", start + 1)]
 
 
+def anchor(heading: str) -> str:
+    """GitHub's anchor of a heading: lower case, punctuation dropped, spaces as dashes."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+@pytest.mark.parametrize(
+    "document",
+    ["README.md", "DEVELOPERS.md", "bench/README.md", *sorted(glob("docs/*.md", root_dir=ROOT))],
+)
+def test_relative_links_reach_a_file_and_a_heading(document):
+    """Moving reference material between the README and docs/ must not leave dead links."""
+    source = ROOT / document
+    for target in re.findall(r"\]\(([^)\s]+)\)", source.read_text()):
+        if re.match(r"[a-z]+:", target):
+            continue  # an external address
+        path, _, fragment = target.partition("#")
+        linked = (source.parent / path).resolve() if path else source
+        assert linked.exists(), f"{document}: {target}"
+        if fragment:
+            headings = re.findall(r"^#+ (.+)$", linked.read_text(), re.M)
+            assert fragment in {anchor(h) for h in headings}, f"{document}: {target}"
+
+
 def test_readme_contents_link_every_section():
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    readme = (ROOT / "README.md").read_text()
     headings = [line[3:] for line in readme.splitlines() if line.startswith("## ")]
     contents = readme_section(readme, "Contents").splitlines()
     linked = [line[3 : line.index("](")] for line in contents if line.startswith("- [")]
