@@ -24,7 +24,6 @@ import sys
 import time
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 from airflow_provider_fscommit.core.commit.policy import CommitContext, PartitionCommitPolicy
@@ -45,6 +44,7 @@ def partition_values(count: int) -> list[tuple[str, str]]:
 
 def run_metastore(settings: BenchSettings) -> dict[str, Any]:
     from airflow_provider_fscommit.metastore import server
+    from tests.support.metastore import create_table
 
     count = settings.scaled(FULL_PARTITIONS, 10)
     state = settings.scratch / "metastore"
@@ -53,12 +53,11 @@ def run_metastore(settings: BenchSettings) -> dict[str, Any]:
     running = server.start(state)
     samples: dict[str, list[dict[str, float]]] = {method: [] for method in METHODS}
     try:
-        _create_database(running.port, state)
         for rep in range(settings.reps):
             for method in METHODS if rep % 2 == 0 else METHODS[::-1]:
                 table = f"{method.replace('-', '_')}_{rep}"
                 location = state / "tables" / table
-                _create_table(running.port, table, location)
+                create_table(running, table, location, database=DATABASE)
                 log = settings.directory("logs") / f"metastore-{table}.log"
                 if method == "policy-chain":
                     command = [python(), "-m", "bench.metastore", str(location), running.uri]
@@ -97,42 +96,6 @@ def run_metastore(settings: BenchSettings) -> dict[str, Any]:
             for method, runs in samples.items()
         },
     }
-
-
-def _create_database(port: int, state: Path) -> None:
-    from hmsclient import HMSClient
-    from hmsclient.genthrift.hive_metastore import ttypes
-
-    with HMSClient(host="127.0.0.1", port=port) as client:
-        client.create_database(ttypes.Database(name=DATABASE, locationUri=str(state / "db")))
-
-
-def _create_table(port: int, name: str, location: Path) -> None:
-    """An external Parquet table partitioned by ``dt, hour`` (as the tests create them)."""
-    from hmsclient import HMSClient
-    from hmsclient.genthrift.hive_metastore import ttypes
-
-    sd = ttypes.StorageDescriptor(
-        cols=[ttypes.FieldSchema("id", "bigint", None)],
-        location=str(location),
-        inputFormat="org.apache.hadoop.hive.ql.io.parquet.MapredParquetInputFormat",
-        outputFormat="org.apache.hadoop.hive.ql.io.parquet.MapredParquetOutputFormat",
-        serdeInfo=ttypes.SerDeInfo(
-            serializationLib="org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe",
-            parameters={},
-        ),
-    )
-    with HMSClient(host="127.0.0.1", port=port) as client:
-        client.create_table(
-            ttypes.Table(
-                tableName=name,
-                dbName=DATABASE,
-                sd=sd,
-                tableType="EXTERNAL_TABLE",
-                partitionKeys=[ttypes.FieldSchema(k, "string", None) for k in ("dt", "hour")],
-                parameters={"EXTERNAL": "TRUE"},
-            )
-        )
 
 
 def _partition_count(port: int, table: str) -> int:

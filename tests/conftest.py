@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.streams import (
+from tests.support.streams import (
     BLOCK_VALUE,
     StreamingTable,
     hourly_batches,
@@ -187,7 +187,7 @@ def metastore(tmp_path_factory):
 @pytest.fixture(scope="session")
 def s3_server(tmp_path_factory):
     """A real S3 API server (moto) on 127.0.0.1, stopped by PID at the end."""
-    from tests.s3_server import S3Server
+    from tests.support.s3_server import S3Server
 
     server = S3Server(tmp_path_factory.mktemp("s3-server"))
     yield server
@@ -197,7 +197,7 @@ def s3_server(tmp_path_factory):
 @pytest.fixture(scope="session")
 def connect_server(tmp_path_factory):
     """A real Spark Connect server on 127.0.0.1 (local[2]), stopped by PID at the end."""
-    from tests.spark_connect import ConnectServer
+    from tests.support.spark_connect import ConnectServer
 
     server = ConnectServer(tmp_path_factory.mktemp("connect-server")).start()
     yield server

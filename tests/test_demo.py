@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from tests.streams import spark_env
+from tests.support.streams import spark_env
 
 
 @pytest.mark.slow

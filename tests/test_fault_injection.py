@@ -24,12 +24,12 @@ import pytest
 
 from airflow_provider_fscommit.core.faults import FAULT_POINTS
 from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
-from tests.streams import ROOT, StreamingTable
+from tests.support.streams import ROOT, StreamingTable
 
 SOAK = os.environ.get("FSCOMMIT_SOAK") == "1"
 RANDOM_TRIALS = 300 if SOAK else 50
 TIME_BUDGET_S = 3600 if SOAK else 600
-WORKER = str(ROOT / "tests" / "fault_worker.py")
+WORKER = str(ROOT / "tests" / "support" / "fault_worker.py")
 
 
 def spec_json(stream: StreamingTable, table: Path) -> str:

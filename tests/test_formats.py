@@ -27,11 +27,11 @@ from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
 from tests.cli.test_commit import commit
 from tests.cli.test_main import status_args
-from tests.compaction import FSCOMMIT, compact
 from tests.conftest import killed_mid_batch
-from tests.metastore import hive_sql, thrift_client
-from tests.s3_tables import place_on_s3
-from tests.streams import StreamingTable, TypedTable, row, spark_env
+from tests.support.compaction import FSCOMMIT, compact
+from tests.support.metastore import hive_sql, thrift_client
+from tests.support.s3_tables import place_on_s3
+from tests.support.streams import StreamingTable, TypedTable, row, spark_env
 
 pytestmark = pytest.mark.slow
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.listeners import listening_addresses
+from tests.support.listeners import listening_addresses
 
 
 def test_the_local_metastore_listens_on_loopback_only(metastore):

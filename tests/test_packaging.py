@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.compaction import compact_command
+from tests.support.compaction import compact_command
 
 ROOT = Path(__file__).resolve().parents[1]
 

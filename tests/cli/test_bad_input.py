@@ -14,7 +14,7 @@ import pytest
 
 from airflow_provider_fscommit.cli.main import main
 from airflow_provider_fscommit.core.errors import FsCommitError
-from tests.streams import StreamingTable, hourly_batches
+from tests.support.streams import StreamingTable, hourly_batches
 
 HUGE = "9" * 100_000
 BASE = {

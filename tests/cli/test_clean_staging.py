@@ -11,7 +11,7 @@ from airflow_provider_fscommit.cli.main import main
 from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
 from airflow_provider_fscommit.core.ledger.lock import TableLock
 from airflow_provider_fscommit.operators.retention import CleanStagingOperator
-from tests.compaction import compact, table_options
+from tests.support.compaction import compact, table_options
 
 
 def tree(root: str) -> dict[str, int]:

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.compaction import committable, compact, ids_by_partition
-from tests.metastore import hive_sql, thrift_client
-from tests.streams import row
+from tests.support.compaction import committable, compact, ids_by_partition
+from tests.support.metastore import hive_sql, thrift_client
+from tests.support.streams import row
 
 
 def commit(stream, table: Path, metastore, *extra: str, name: str = "events"):

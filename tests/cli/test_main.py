@@ -4,14 +4,11 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
 from airflow_provider_fscommit.cli.main import main
-
-FSCOMMIT = str(Path(sys.executable).parent / "fscommit")
+from tests.support.compaction import FSCOMMIT
 
 
 def status_args(table, *extra: str) -> list[str]:

@@ -12,10 +12,9 @@ from pathlib import Path
 import pytest
 
 from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
-from tests.compaction import committable, compact
-from tests.core.commit.test_policies import create_table
-from tests.fault_proxy import FaultProxy
-from tests.metastore import hive_sql
+from tests.support.compaction import committable, compact
+from tests.support.fault_proxy import FaultProxy
+from tests.support.metastore import create_table, hive_sql
 
 
 @pytest.mark.slow

@@ -12,7 +12,7 @@ import threading
 import pytest
 
 from airflow_provider_fscommit.cli.progress import Progress
-from tests.compaction import FSCOMMIT, committable
+from tests.support.compaction import FSCOMMIT, committable
 
 
 class Terminal(io.StringIO):

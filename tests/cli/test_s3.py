@@ -1,7 +1,7 @@
 """The whole pipeline on an S3 API server: status, compaction through spark-submit, commit.
 
 Staging and checkpoint are a real Spark run placed on the server as S3A writes them
-(``tests/s3_tables.py``); the CLI and the Spark job reach the server through the standard
+(``tests/support/s3_tables.py``); the CLI and the Spark job reach the server through the standard
 AWS variables (``AWS_ENDPOINT_URL`` and keys), as on a real cluster with an S3-compatible
 store.
 """
@@ -11,20 +11,18 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.s3_proxy import S3FaultProxy
-from tests.s3_tables import (
+from tests.support.compaction import FSCOMMIT
+from tests.support.s3_proxy import S3FaultProxy
+from tests.support.s3_tables import (
     assert_exactly_once,
     place_on_s3,
     staged_ids,
     success_files,
 )
-
-FSCOMMIT = str(Path(sys.executable).parent / "fscommit")
 
 
 def spec_file(tmp_path: Path, options: dict) -> str:

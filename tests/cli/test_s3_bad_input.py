@@ -12,15 +12,13 @@ import json
 import os
 import socket
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
-from tests.s3_server import REGION, S3Server
-from tests.s3_tables import place_on_s3
+from tests.support.compaction import FSCOMMIT
+from tests.support.s3_server import REGION, S3Server
+from tests.support.s3_tables import place_on_s3
 
-FSCOMMIT = str(Path(sys.executable).parent / "fscommit")
 BUCKET = "guarded"
 
 
@@ -62,7 +60,7 @@ def create_user(iam, name: str, allowed: list[dict[str, str]]) -> tuple[str, str
 
 @pytest.fixture(scope="module")
 def hourly_stream_module(spark, tmp_path_factory):
-    from tests.streams import StreamingTable, hourly_batches
+    from tests.support.streams import StreamingTable, hourly_batches
 
     stream = StreamingTable(tmp_path_factory.mktemp("s3-bad-input"))
     stream.add_batches(*hourly_batches("2026-11-20", range(4)))

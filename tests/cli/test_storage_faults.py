@@ -12,7 +12,7 @@ import pytest
 
 from airflow_provider_fscommit.cli.main import main
 from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
-from tests.compaction import compact
+from tests.support.compaction import compact
 
 
 def status(stream, capsys) -> tuple[int, str, str]:
@@ -141,7 +141,7 @@ def test_a_full_or_read_only_table_directory_fails_clearly_and_publishes_nothing
 ):
     import subprocess
 
-    from tests.compaction import check_exactly_once
+    from tests.support.compaction import check_exactly_once
 
     full = compact(hourly_stream.staging, hourly_stream.checkpoint, str(small_disk))
     assert full.returncode == 1
@@ -168,7 +168,7 @@ def test_a_full_or_read_only_table_directory_fails_clearly_and_publishes_nothing
 def test_an_unreadable_staged_file_is_published_around_only_once_the_user_quarantines_it(
     spark, hourly_stream, tmp_path, capsys
 ):
-    from tests.compaction import check_exactly_once, ids_by_partition, visible_data_files
+    from tests.support.compaction import check_exactly_once, ids_by_partition, visible_data_files
 
     hour = ("2026-11-20", "01")
     directory = Path(hourly_stream.staging, "dt=2026-11-20", "hour=01")

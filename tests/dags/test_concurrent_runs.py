@@ -20,12 +20,11 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
-from tests.airflow_env import AIRFLOW, AirflowEnv
-from tests.compaction import check_exactly_once
-from tests.core.commit.test_policies import create_table
 from tests.dags.test_examples import DAY, example_airflow_extra_env, example_spec
-from tests.metastore import hive_sql
-from tests.streams import StreamingTable, hourly_batches
+from tests.support.airflow_env import AIRFLOW, AirflowEnv
+from tests.support.compaction import check_exactly_once
+from tests.support.metastore import create_table, hive_sql
+from tests.support.streams import StreamingTable, hourly_batches
 
 HOUR = ("2026-11-20", "01")
 RUNS = {

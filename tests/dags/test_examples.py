@@ -12,10 +12,9 @@ from pathlib import Path
 import pytest
 
 from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
-from tests.airflow_env import AirflowEnv
-from tests.core.commit.test_policies import create_table
-from tests.metastore import hive_sql
-from tests.streams import StreamingTable, hourly_batches
+from tests.support.airflow_env import AirflowEnv
+from tests.support.metastore import create_table, hive_sql
+from tests.support.streams import StreamingTable, hourly_batches
 
 DAGS_DIR = Path(__file__).resolve().parents[2] / "dags"
 DAY = "dt=2026-11-20"

@@ -11,11 +11,11 @@ from __future__ import annotations
 import pytest
 
 from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
-from tests.airflow_services import running_services, services_airflow_env
-from tests.core.commit.test_policies import create_table
 from tests.dags.test_examples import DAY, example_airflow_extra_env, example_spec
-from tests.listeners import listening_addresses
-from tests.streams import StreamingTable, hourly_batches
+from tests.support.airflow_services import running_services, services_airflow_env
+from tests.support.listeners import listening_addresses
+from tests.support.metastore import create_table
+from tests.support.streams import StreamingTable, hourly_batches
 
 BACKFILL = ("--from-date", "2026-11-20T00:00:00+00:00", "--to-date", "2026-11-20T02:00:00+00:00")
 

@@ -10,8 +10,8 @@ import pytest
 from pyspark.sql import functions as F
 
 from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
-from tests.compaction import check_exactly_once, committable, compact, visible_data_files
-from tests.streams import StreamingTable, TypedTable, row
+from tests.support.compaction import check_exactly_once, committable, compact, visible_data_files
+from tests.support.streams import StreamingTable, TypedTable, row
 
 
 def staging_state(staging: str) -> dict[str, tuple[int, int]]:
@@ -245,7 +245,7 @@ def test_a_partition_that_is_not_committable_is_refused(hourly_stream, tmp_path)
 
 @pytest.mark.slow
 def test_the_same_job_runs_on_a_standalone_cluster(spark, hourly_stream, tmp_path):
-    from tests.spark_cluster import StandaloneCluster
+    from tests.support.spark_cluster import StandaloneCluster
 
     cluster = StandaloneCluster(tmp_path / "cluster")
     try:

@@ -21,7 +21,7 @@ from airflow_provider_fscommit.core.faults import FAULT_ENV, STALL_ENV
 from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
 from airflow_provider_fscommit.jobs.connect import ConnectCompaction, _with_session, code_session_id
 from airflow_provider_fscommit.jobs.launch import package_zip
-from tests.compaction import (
+from tests.support.compaction import (
     check_exactly_once,
     committable,
     compact,
@@ -29,9 +29,9 @@ from tests.compaction import (
     table_options,
     visible_data_files,
 )
-from tests.spark_cluster import _free_port
-from tests.spark_connect import ConnectServer, worker_python
-from tests.streams import StreamingTable
+from tests.support.spark_cluster import _free_port
+from tests.support.spark_connect import ConnectServer, worker_python
+from tests.support.streams import StreamingTable
 
 STALL_S = 8  # how long each unit stalls on the stalling server
 

@@ -10,10 +10,10 @@ import pytest
 
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
-from tests.airflow_env import AirflowEnv
-from tests.compaction import committable, compact
-from tests.core.commit.test_policies import create_table, published_ledger
-from tests.http_server import HttpServer
+from tests.support.airflow_env import AirflowEnv
+from tests.support.compaction import committable, compact, published_ledger
+from tests.support.http_server import HttpServer
+from tests.support.metastore import create_table
 
 DAGS = """
 import json

@@ -8,13 +8,13 @@ import pytest
 
 from airflow_provider_fscommit.core.errors import ConfigError, FsCommitError
 from airflow_provider_fscommit.operators.compact import PartitionCompactOperator
-from tests.compaction import (
+from tests.support.compaction import (
     check_exactly_once,
     committable,
     table_options,
     visible_data_files,
 )
-from tests.spark_cluster import _free_port
+from tests.support.spark_cluster import _free_port
 
 
 @pytest.fixture

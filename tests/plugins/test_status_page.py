@@ -17,10 +17,14 @@ import pytest
 import requests
 
 from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
-from tests.airflow_services import login_required_env, running_services, services_airflow_env
-from tests.core.commit.test_policies import create_table
 from tests.dags.test_examples import DAY, example_airflow_extra_env, example_spec
-from tests.streams import StreamingTable, hourly_batches, row
+from tests.support.airflow_services import (
+    login_required_env,
+    running_services,
+    services_airflow_env,
+)
+from tests.support.metastore import create_table
+from tests.support.streams import StreamingTable, hourly_batches, row
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"

@@ -6,7 +6,7 @@ import asyncio
 import importlib
 
 from airflow_provider_fscommit.triggers.watermark import PartitionWatermarkTrigger
-from tests.compaction import table_options
+from tests.support.compaction import table_options
 
 
 def first_event(trigger: PartitionWatermarkTrigger):

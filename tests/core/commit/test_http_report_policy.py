@@ -12,8 +12,8 @@ from airflow_provider_fscommit.core.commit.policy_factory import create_policies
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.errors import ConfigError, HttpReportError
 from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
-from tests.core.commit.test_policies import published_ledger
-from tests.http_server import HttpServer
+from tests.support.compaction import published_ledger
+from tests.support.http_server import HttpServer
 
 HOUR = "dt=2026-11-20/hour=03"
 

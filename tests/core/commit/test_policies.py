@@ -8,49 +8,18 @@ from pathlib import Path
 from typing import ClassVar
 
 import pytest
-from hmsclient.genthrift.hive_metastore import ttypes
 
 from airflow_provider_fscommit.core.commit.committer import PartitionCommitter
 from airflow_provider_fscommit.core.commit.mark_event_policy import LOAD_DONE, MarkEventCommitPolicy
 from airflow_provider_fscommit.core.commit.metastore_policy import MetastoreCommitPolicy
 from airflow_provider_fscommit.core.commit.policy import CommitContext, PartitionCommitPolicy
 from airflow_provider_fscommit.core.commit.policy_factory import create_policies
-from airflow_provider_fscommit.core.compaction.planner import (
-    plan_partition,
-)
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.errors import ConfigError, MetastoreError
 from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
 from airflow_provider_fscommit.core.partition.partition_spec import PartitionSpec
-from airflow_provider_fscommit.core.spark.staging import StagedFile
-from airflow_provider_fscommit.hooks.metastore import connection_metastore_client
-from tests.metastore import thrift_client
-
-
-def create_table(server, name: str, location: Path, keys=("dt", "hour")) -> None:
-    with thrift_client(server) as client:
-        if "fscommit" not in client.get_all_databases():
-            client.create_database(ttypes.Database(name="fscommit", locationUri=str(location)))
-        sd = ttypes.StorageDescriptor(
-            cols=[ttypes.FieldSchema("id", "bigint", None)],
-            location=str(location),
-            inputFormat="org.apache.hadoop.hive.ql.io.parquet.MapredParquetInputFormat",
-            outputFormat="org.apache.hadoop.hive.ql.io.parquet.MapredParquetOutputFormat",
-            serdeInfo=ttypes.SerDeInfo(
-                serializationLib="org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe",
-                parameters={},
-            ),
-        )
-        client.create_table(
-            ttypes.Table(
-                tableName=name,
-                dbName="fscommit",
-                sd=sd,
-                tableType="EXTERNAL_TABLE",
-                partitionKeys=[ttypes.FieldSchema(k, "string", None) for k in keys],
-                parameters={"EXTERNAL": "TRUE"},
-            )
-        )
+from tests.support.compaction import published_ledger
+from tests.support.metastore import create_table, metastore_committer, thrift_client
 
 
 def spec_for(table: Path, name: str, **extra) -> TableSpec:
@@ -208,35 +177,6 @@ class RecordingPolicy(PartitionCommitPolicy):
                 "success_file_existed": success.exists(),
             }
         )
-
-
-def metastore_committer(spec: TableSpec) -> PartitionCommitter:
-    """The spec's policy chain through the metastore_default connection, as operators build it."""
-    return PartitionCommitter(
-        spec, create_policies(spec, connection_metastore_client("metastore_default"))
-    )
-
-
-def published_ledger(spec: TableSpec, partition: str, rows: int) -> None:
-    """Record a published compaction in the ledger, as the compaction job does."""
-    ledger = CommitLedger(spec.table_path)
-    plan = plan_partition(
-        partition,
-        [StagedFile("file:///s/x.parquet", 10)],
-        set(),
-        seq=ledger.read(partition).next_seq,
-        target_file_size=100,
-        auto_compaction=True,
-        codec="snappy",
-        sink_latest_batch=3,
-        watermark_ms=4,
-        created_ms=5,
-    )
-    ledger.write_plan(plan)
-    ledger.write_commit(
-        plan, {"seq": plan.seq, "rows": rows, "outputs": [{"name": "o", "rows": rows, "bytes": 50}]}
-    )
-    Path(spec.table_path, partition).mkdir(parents=True, exist_ok=True)
 
 
 def test_policies_run_in_order_and_reruns_change_nothing(metastore, metastore_connection, tmp_path):

@@ -23,10 +23,9 @@ from airflow_provider_fscommit.core.formats.column_statistics import (
     partition_column_statistics,
 )
 from airflow_provider_fscommit.core.formats.file_format import FileFormat
-from tests.compaction import compact, table_options
-from tests.core.commit.test_policies import metastore_committer
-from tests.metastore import hive_sql, thrift_client
-from tests.streams import StreamingTable, row
+from tests.support.compaction import compact, table_options
+from tests.support.metastore import hive_sql, metastore_committer, thrift_client
+from tests.support.streams import StreamingTable, row
 
 DAY = "dt=2026-11-20"
 EPOCH = datetime.date(1970, 1, 1)

@@ -22,15 +22,10 @@ from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
 from airflow_provider_fscommit.core.status.table_report import read_table_report
 from airflow_provider_fscommit.hooks.metastore import connection_metastore_client
 from airflow_provider_fscommit.plugins.render import TableCard, render_page
-from tests.compaction import FSCOMMIT, compact, table_options
-from tests.core.commit.test_policies import (
-    create_table,
-    metastore_committer,
-    published_ledger,
-    spec_for,
-)
-from tests.metastore import thrift_client
-from tests.streams import row
+from tests.core.commit.test_policies import spec_for
+from tests.support.compaction import FSCOMMIT, compact, published_ledger, table_options
+from tests.support.metastore import create_table, metastore_committer, thrift_client
+from tests.support.streams import row
 
 HOURS = [f"dt=2026-11-20/hour={h:02d}" for h in range(3)]
 FUTURE = "dt=2099-01-01/hour=00"

@@ -13,7 +13,7 @@ from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.errors import CheckpointError, PartitionPathError, SinkLogError
 from airflow_provider_fscommit.core.status.committable import PartitionState, TableStatusReader
 from airflow_provider_fscommit.core.status.partition_wait import check_partition
-from tests.streams import BLOCK_VALUE, StreamingTable, hourly_batches, row
+from tests.support.streams import BLOCK_VALUE, StreamingTable, hourly_batches, row
 
 
 def spec_for(table: StreamingTable, **extra) -> TableSpec:

@@ -7,7 +7,7 @@ from datetime import timedelta
 
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.status.partition_wait import check_partition
-from tests.compaction import committable, table_options
+from tests.support.compaction import committable, table_options
 
 
 def spec_of(stream, tmp_path) -> TableSpec:

@@ -12,7 +12,10 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+from airflow_provider_fscommit.core.compaction.planner import plan_partition
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
+from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
+from airflow_provider_fscommit.core.spark.staging import StagedFile
 from airflow_provider_fscommit.core.status.committable import PartitionState, TableStatusReader
 
 FSCOMMIT = str(Path(sys.executable).parent / "fscommit")
@@ -145,3 +148,25 @@ def table_options(stream, table: str) -> dict:
         "table_path": table,
         "compaction.file-size": "4KB",
     }
+
+
+def published_ledger(spec: TableSpec, partition: str, rows: int) -> None:
+    """Record a published compaction in the ledger, as the compaction job does."""
+    ledger = CommitLedger(spec.table_path)
+    plan = plan_partition(
+        partition,
+        [StagedFile("file:///s/x.parquet", 10)],
+        set(),
+        seq=ledger.read(partition).next_seq,
+        target_file_size=100,
+        auto_compaction=True,
+        codec="snappy",
+        sink_latest_batch=3,
+        watermark_ms=4,
+        created_ms=5,
+    )
+    ledger.write_plan(plan)
+    ledger.write_commit(
+        plan, {"seq": plan.seq, "rows": rows, "outputs": [{"name": "o", "rows": rows, "bytes": 50}]}
+    )
+    Path(spec.table_path, partition).mkdir(parents=True, exist_ok=True)

@@ -17,7 +17,7 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 class HttpServer:
@@ -28,7 +28,7 @@ class HttpServer:
         port_file = state / "port"
         port_file.unlink(missing_ok=True)
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "tests.http_server", str(state)],
+            [sys.executable, "-m", "tests.support.http_server", str(state)],
             cwd=ROOT,
             stdout=subprocess.DEVNULL,
             stderr=(state / "server.log").open("w"),

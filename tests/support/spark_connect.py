@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pyspark
 
-from tests.spark_cluster import _free_port
+from tests.support.spark_cluster import _free_port
 
 SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
 

@@ -1,6 +1,6 @@
 """One compaction and commit run of a table, in a process of its own (fault trials).
 
-``python tests/fault_worker.py SPEC_JSON``: recover, plan, execute the units in this
+``python tests/support/fault_worker.py SPEC_JSON``: recover, plan, execute the units in this
 process (the same ``compact_unit`` Spark's executors run: the trials test the protocol,
 not Spark's scheduling), commit, publish, then run the commit policies. ``FSCOMMIT_FAULT``
 kills it at a step boundary; the trial loop also kills it at random moments.

@@ -19,7 +19,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 BLOCK_VALUE = "__block__"
 # Input files get increasing modification times from here, so the file source (which
 # orders new files by modification time) takes exactly one file per batch, in order.
@@ -167,7 +167,11 @@ class StreamingTable(QueryDirs):
         if block:
             env["FSCOMMIT_TEST_BLOCK_SIGNAL"] = str(self.base / "blocked")
         return subprocess.Popen(
-            [sys.executable, str(ROOT / "tests" / "stream_job.py"), json.dumps(self.config())],
+            [
+                sys.executable,
+                str(ROOT / "tests" / "support" / "stream_job.py"),
+                json.dumps(self.config()),
+            ],
             env=env,
             cwd=str(self.base),
             start_new_session=True,

@@ -7,9 +7,9 @@ import json
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from tests.streams import new_spark_session, run_query
+from tests.support.streams import new_spark_session, run_query
 
 if __name__ == "__main__":
     run_query(new_spark_session("fscommit-stream-job"), json.loads(sys.argv[1]))

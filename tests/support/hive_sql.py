@@ -1,6 +1,6 @@
 """Run Spark SQL against a Hive metastore in a child process: the reader's view.
 
-``python tests/hive_sql.py THRIFT_URI WAREHOUSE '<json list of statements>'`` prints the
+``python tests/support/hive_sql.py THRIFT_URI WAREHOUSE '<json list of statements>'`` prints the
 rows of the last statement as JSON. A separate process, because a Spark session's catalog
 implementation is fixed when the session starts.
 """
@@ -9,9 +9,9 @@ import json
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from tests.streams import SPARK_TEST_CONF, spark_env
+from tests.support.streams import SPARK_TEST_CONF, spark_env
 
 
 def main() -> None:

@@ -20,8 +20,8 @@ from typing import Any
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
-from tests.s3_server import ACCESS_KEY, REGION, SECRET_KEY, S3Server
-from tests.streams import QueryDirs
+from tests.support.s3_server import ACCESS_KEY, REGION, SECRET_KEY, S3Server
+from tests.support.streams import QueryDirs
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import requests
 
-from tests.airflow_env import AIRFLOW, AirflowEnv
+from tests.support.airflow_env import AIRFLOW, AirflowEnv
 
 TERMINAL = ("success", "failed")
 COMMANDS = {
