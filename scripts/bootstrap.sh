@@ -8,26 +8,38 @@ cd "$(dirname "$0")/.."
 
 PYTHON=${PYTHON:-python3}
 
-# The commit-status page is tested in Debian's headless chromium, driven through its
-# chromedriver (tests/plugins/test_status_page.py). Installed here when missing, as root;
-# otherwise say how, and that test skips (or fails when CI is set).
-if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then
+# Debian packages the tests drive for real, installed here when missing (as root);
+# otherwise say how, and the tests that need them skip (or fail when CI is set):
+# - chromium and its chromedriver: the browser tests (status page, Trigger Dag form);
+# - postgresql: Airflow's metadata database under the real scheduler and api-server
+#   (tests/support/postgres.py starts its own server; no system service is used).
+need_packages() {
+  command -v chromium >/dev/null && command -v chromedriver >/dev/null || echo chromium chromium-driver
+  compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || echo postgresql
+}
+missing=$(need_packages | xargs)
+if [ -n "$missing" ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-    echo "bootstrap: installing chromium and chromium-driver with apt-get" >&2
+    echo "bootstrap: installing $missing with apt-get" >&2
     export DEBIAN_FRONTEND=noninteractive
     # A fresh machine has no package lists yet: fetch them only when apt has no candidate.
-    candidates=$(apt-cache policy chromium chromium-driver 2>/dev/null | grep -c 'Candidate: [^(]' || true)
-    if [ "$candidates" != 2 ]; then
+    # shellcheck disable=SC2086  # one word per package
+    wanted=$(echo $missing | wc -w)
+    # shellcheck disable=SC2086
+    candidates=$(apt-cache policy $missing 2>/dev/null | grep -c 'Candidate: [^(]' || true)
+    if [ "$candidates" != "$wanted" ]; then
       apt-get update -qq || true  # the install below says what is wrong
     fi
-    if ! apt-get install -y -qq --no-install-recommends chromium chromium-driver >/dev/null; then
-      echo "bootstrap: apt-get could not install chromium chromium-driver; the browser" \
-        "test will skip (fail under CI)" >&2
+    # Debian's postgresql creates a `main` cluster; the tests never start it.
+    # shellcheck disable=SC2086
+    if ! apt-get install -y -qq --no-install-recommends $missing >/dev/null; then
+      echo "bootstrap: apt-get could not install $missing; the tests that need them" \
+        "will skip (fail under CI)" >&2
       [ -z "${CI:-}" ] || exit 1
     fi
   else
-    echo "bootstrap: chromium or chromedriver is missing; the browser test of the status" \
-      "page will skip. Install them: sudo apt-get install -y chromium chromium-driver" >&2
+    echo "bootstrap: $missing missing; the tests that need them will skip." \
+      "Install them: sudo apt-get install -y $missing" >&2
   fi
 fi
 

@@ -185,6 +185,16 @@ def metastore(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
+def postgres():
+    """A real PostgreSQL server on 127.0.0.1 for Airflow's metadata, stopped by PID at the end."""
+    from tests.support.postgres import PostgresServer
+
+    server = PostgresServer.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
 def s3_server(tmp_path_factory):
     """A real S3 API server (moto) on 127.0.0.1, stopped by PID at the end."""
     from tests.support.s3_server import S3Server

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 
 import pytest
 
 from tests.support.compaction import FSCOMMIT
+from tests.support.listeners import free_port
 from tests.support.s3_server import REGION, S3Server
 from tests.support.s3_tables import place_on_s3
 
@@ -66,12 +66,6 @@ def hourly_stream_module(spark, tmp_path_factory):
     stream.add_batches(*hourly_batches("2026-11-20", range(4)))
     stream.run(spark)
     return stream
-
-
-def closed_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def run_commit(
@@ -151,7 +145,7 @@ CASES = [
     ),
     (
         "endpoint that does not answer",
-        keys_of("etl", AWS_ENDPOINT_URL=f"http://127.0.0.1:{closed_port()}"),
+        keys_of("etl", AWS_ENDPOINT_URL=f"http://127.0.0.1:{free_port()}"),
         BUCKET,
         "allowed/table",
         "cannot reach the store",

@@ -29,7 +29,7 @@ from tests.support.compaction import (
     table_options,
     visible_data_files,
 )
-from tests.support.spark_cluster import _free_port
+from tests.support.listeners import free_port
 from tests.support.spark_connect import ConnectServer, worker_python
 from tests.support.streams import StreamingTable
 
@@ -101,7 +101,7 @@ def test_spark_remote_is_read_from_the_environment(
 @pytest.mark.slow
 def test_a_server_that_is_down_is_named_and_nothing_is_published(hourly_stream, tmp_path):
     table = tmp_path / "table"
-    remote = f"sc://127.0.0.1:{_free_port()}"
+    remote = f"sc://127.0.0.1:{free_port()}"
     result = compact(
         hourly_stream.staging, hourly_stream.checkpoint, str(table), "--spark-remote", remote
     )

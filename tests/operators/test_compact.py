@@ -14,7 +14,7 @@ from tests.support.compaction import (
     table_options,
     visible_data_files,
 )
-from tests.support.spark_cluster import _free_port
+from tests.support.listeners import free_port
 
 
 @pytest.fixture
@@ -84,7 +84,7 @@ def test_a_spark_connect_connection_runs_the_units_on_that_server(
 def test_a_spark_connect_server_that_is_down_fails_the_task_with_its_name(
     hourly_stream, monkeypatch, tmp_path
 ):
-    connection = {"conn_type": "spark_connect", "host": "127.0.0.1", "port": _free_port()}
+    connection = {"conn_type": "spark_connect", "host": "127.0.0.1", "port": free_port()}
     monkeypatch.setenv("AIRFLOW_CONN_SPARK_CONNECT_TEST", json.dumps(connection))
     monkeypatch.setenv("AIRFLOW_HOME", str(tmp_path / "airflow-home"))
     table = tmp_path / "table"

@@ -1,13 +1,20 @@
-"""A throwaway Airflow installation (SQLite metadata DB) for end-to-end DAG runs."""
+"""A throwaway Airflow installation for end-to-end DAG runs.
+
+Its metadata database is a SQLite file in the Airflow home (enough for ``airflow dags
+test``, one process at a time) unless a PostgreSQL database is given, as the tests of the
+real services (scheduler, api-server, triggerer, dag-processor) do.
+"""
 
 from __future__ import annotations
 
 import os
-import sqlite3
 import subprocess
 import sys
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
+
+import sqlalchemy
 
 AIRFLOW = str(Path(sys.executable).parent / "airflow")
 
@@ -16,6 +23,13 @@ AIRFLOW = str(Path(sys.executable).parent / "airflow")
 class AirflowEnv:
     home: Path
     extra_env: dict[str, str]
+    database: str | None = None  # SQLAlchemy URL; None: a SQLite file in the home
+
+    @property
+    def database_url(self) -> str:
+        # SQLite: several processes may share the file; on a busy 2-core machine a writer
+        # can wait longer than SQLite's default 5 s for the lock, so wait up to a minute.
+        return self.database or f"sqlite:///{self.home / 'airflow.db'}?timeout=60"
 
     @property
     def dags_folder(self) -> Path:
@@ -26,11 +40,7 @@ class AirflowEnv:
         env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
         env.update(
             AIRFLOW_HOME=str(self.home),
-            # The scheduler, api-server, triggerer, dag-processor and CLI share one SQLite
-            # file; on a busy 2-core machine a writer can wait longer than SQLite's default
-            # 5 s for the lock, so wait up to a minute instead. (A transaction that read
-            # before another one wrote still fails at once: see Services.backfill.)
-            AIRFLOW__DATABASE__SQL_ALCHEMY_CONN=f"sqlite:///{self.home / 'airflow.db'}?timeout=60",
+            AIRFLOW__DATABASE__SQL_ALCHEMY_CONN=self.database_url,
             AIRFLOW__CORE__DAGS_FOLDER=str(self.dags_folder),
             AIRFLOW__CORE__LOAD_EXAMPLES="False",
             AIRFLOW__CORE__PARALLELISM="2",
@@ -51,6 +61,11 @@ class AirflowEnv:
         assert result.returncode == 0, result.stderr[-3000:]
         return self
 
+    @cached_property
+    def _engine(self) -> sqlalchemy.Engine:
+        return sqlalchemy.create_engine(self.database_url, poolclass=sqlalchemy.pool.NullPool)
+
     def query(self, sql: str) -> list[tuple]:
-        with sqlite3.connect(self.home / "airflow.db", timeout=60) as db:
-            return db.execute(sql).fetchall()
+        """Rows of ``sql`` read from the metadata database (the tests' view of a run)."""
+        with self._engine.connect() as connection:
+            return [tuple(row) for row in connection.execute(sqlalchemy.text(sql))]

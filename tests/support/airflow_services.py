@@ -11,9 +11,9 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import time
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -22,6 +22,8 @@ from pathlib import Path
 import requests
 
 from tests.support.airflow_env import AIRFLOW, AirflowEnv
+from tests.support.listeners import free_port
+from tests.support.postgres import PostgresServer
 
 TERMINAL = ("success", "failed")
 COMMANDS = {
@@ -30,12 +32,6 @@ COMMANDS = {
     "triggerer": lambda port: ["triggerer", "--skip-serve-logs"],
     "dag-processor": lambda port: ["dag-processor"],
 }
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def services_env(port: int) -> dict[str, str]:
@@ -136,19 +132,8 @@ class Services:
             time.sleep(1)
 
     def backfill(self, dag_id: str, *args: str) -> int:
-        """``airflow backfill create`` for ``dag_id``; the new backfill's id.
-
-        SQLite lets one process write at a time, and a CLI transaction that read before
-        the scheduler (heartbeat every second here) wrote fails at once with "database is
-        locked"; Airflow's clean-up of the half-created backfill can fail the same way and
-        leave it "running". So the services pause while the backfill is created (on
-        PostgreSQL or MySQL they would not need to); its runs execute under them as usual.
-        """
-        self.stop()
-        try:
-            created = self.airflow.run("backfill", "create", "--dag-id", dag_id, *args)
-        finally:
-            self.start()
+        """``airflow backfill create`` for ``dag_id`` while the services run; its id."""
+        created = self.airflow.run("backfill", "create", "--dag-id", dag_id, *args)
         assert created.returncode == 0, created.stderr[-3000:]
         ((backfill_id,),) = self.airflow.query("SELECT MAX(id) FROM backfill")
         return backfill_id
@@ -233,9 +218,16 @@ def running_services(
         services.stop()
 
 
-def services_airflow_env(home: Path, extra_env: dict[str, str]) -> AirflowEnv:
-    """An :class:`AirflowEnv` (migrated) set up to run :func:`running_services`."""
-    return AirflowEnv(home, services_env(free_port()) | extra_env).setup()
+def services_airflow_env(
+    home: Path, extra_env: dict[str, str], postgres: PostgresServer
+) -> AirflowEnv:
+    """An :class:`AirflowEnv` (migrated) set up to run :func:`running_services`.
+
+    Its metadata database is a new database on ``postgres``: the services write to it
+    concurrently, as in production (SQLite lets one process write at a time).
+    """
+    database = postgres.create_database(f"airflow_{uuid.uuid4().hex[:12]}")
+    return AirflowEnv(home, services_env(free_port()) | extra_env, database).setup()
 
 
 def _stop(process: subprocess.Popen, grace: float = 20) -> None:

@@ -1,9 +1,17 @@
-"""Which addresses a process group listens on (to prove servers bind loopback only)."""
+"""Loopback ports for the servers tests start, and proof that they bind nothing else."""
 
 from __future__ import annotations
 
 import re
+import socket
 import subprocess
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on now, for a server to bind."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
 
 
 def listening_addresses(pgid: int) -> set[str]:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-import socket
 import subprocess
 import time
 from dataclasses import dataclass
@@ -17,11 +16,7 @@ from pathlib import Path
 
 import pyspark
 
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+from tests.support.listeners import free_port
 
 
 @dataclass
@@ -52,7 +47,7 @@ class StandaloneCluster:
         )
 
     def start(self) -> StandaloneCluster:
-        port = _free_port()
+        port = free_port()
         self.master_url = f"spark://127.0.0.1:{port}"
         self._daemon(
             "start",
@@ -63,7 +58,7 @@ class StandaloneCluster:
             "--port",
             str(port),
             "--webui-port",
-            str(_free_port()),
+            str(free_port()),
         )
         self._daemon(
             "start",
@@ -72,7 +67,7 @@ class StandaloneCluster:
             "--host",
             "127.0.0.1",
             "--webui-port",
-            str(_free_port()),
+            str(free_port()),
             "--cores",
             "2",
             "--memory",

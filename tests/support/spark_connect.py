@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pyspark
 
-from tests.support.spark_cluster import _free_port
+from tests.support.listeners import free_port
 
 SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
 
@@ -56,7 +56,7 @@ class ConnectServer:
 
     def start(self) -> ConnectServer:
         """Start (or restart, on the same port) and wait until it accepts connections."""
-        self.port = self.port or _free_port()
+        self.port = self.port or free_port()
         home = Path(pyspark.__file__).parent
         env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "SPARK_REMOTE")}
         env.update(

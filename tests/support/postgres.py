@@ -1,0 +1,147 @@
+"""A PostgreSQL server for Airflow's metadata database, as production Airflow runs it.
+
+The server comes from Debian's packages (``scripts/bootstrap.sh`` installs them). Each test
+session starts one with its own data directory, listening on 127.0.0.1 only (no Unix
+socket), and stops it by PID; each Airflow installation gets a database of its own. It
+is a throwaway server: trust authentication on loopback, and no fsync.
+
+PostgreSQL refuses to run as root, so as root (CI) the server runs as Debian's
+``postgres`` user, which owns the data directory.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import pwd
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from tests.support.debian import missing
+from tests.support.listeners import free_port
+
+USER = "airflow"  # the database role Airflow connects as
+
+
+def _binary(name: str) -> str | None:
+    """``initdb`` or ``postgres`` of Debian's packages (not on PATH there), else PATH's."""
+    return (sorted(glob.glob(f"/usr/lib/postgresql/*/bin/{name}")) or [shutil.which(name)])[-1]
+
+
+def postgres_or_skip() -> None:
+    """Skip without PostgreSQL's server programs, unless in CI (a missing install)."""
+    if not (_binary("initdb") and _binary("postgres")):
+        missing("PostgreSQL", "postgresql")
+
+
+def _run_as() -> dict[str, object]:
+    """Popen arguments that drop root to the ``postgres`` user; none when not root."""
+    if os.geteuid() != 0:
+        return {}
+    account = pwd.getpwnam("postgres")
+    return {"user": account.pw_uid, "group": account.pw_gid, "extra_groups": []}
+
+
+@dataclass
+class PostgresServer:
+    """One running server; :meth:`create_database` gives each Airflow its own database."""
+
+    directory: Path
+    port: int
+    process: subprocess.Popen
+
+    @classmethod
+    def start(cls) -> PostgresServer:
+        postgres_or_skip()
+        directory = Path(tempfile.mkdtemp(prefix="fscommit-postgres-"))
+        run_as = _run_as()
+        if run_as:
+            os.chown(directory, run_as["user"], run_as["group"])
+        data = directory / "data"
+        options = ["-U", USER, "--auth=trust", "-E", "UTF8", "--no-locale", "--no-sync"]
+        initdb = subprocess.run(
+            [_binary("initdb"), "-D", str(data), *options],
+            capture_output=True,
+            text=True,
+            cwd=directory,
+            **run_as,
+        )
+        if initdb.returncode != 0:
+            raise RuntimeError(f"initdb failed:\n{initdb.stdout}\n{initdb.stderr}")
+        port = free_port()
+        settings = {
+            "listen_addresses": "127.0.0.1",
+            "unix_socket_directories": "",
+            "max_connections": "200",
+            "fsync": "off",
+            "synchronous_commit": "off",
+            "full_page_writes": "off",
+        }
+        command = [_binary("postgres"), "-D", str(data), "-p", str(port)]
+        for key, value in settings.items():
+            command += ["-c", f"{key}={value}"]
+        with open(directory / "postgres.log", "ab") as log:
+            process = subprocess.Popen(
+                command,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                cwd=directory,
+                start_new_session=True,
+                **run_as,
+            )
+        server = cls(directory, port, process)
+        server._wait_until_ready()
+        return server
+
+    def url(self, database: str) -> str:
+        """SQLAlchemy URL of ``database`` for Airflow (psycopg2; asyncpg for async)."""
+        return f"postgresql+psycopg2://{USER}@127.0.0.1:{self.port}/{database}"
+
+    def create_database(self, name: str) -> str:
+        """A new empty database; its SQLAlchemy URL."""
+        self.execute("postgres", f'CREATE DATABASE "{name}"')
+        return self.url(name)
+
+    def execute(self, database: str, sql: str) -> list[tuple]:
+        """Run ``sql`` in ``database`` (autocommit); the rows it returns, if any."""
+        import psycopg2
+
+        connection = psycopg2.connect(host="127.0.0.1", port=self.port, user=USER, dbname=database)
+        try:
+            connection.autocommit = True
+            with connection.cursor() as cursor:
+                cursor.execute(sql)
+                return cursor.fetchall() if cursor.description else []
+        finally:
+            connection.close()
+
+    def _wait_until_ready(self, timeout: float = 60) -> None:
+        import psycopg2
+
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                self.execute("postgres", "SELECT 1")
+                return
+            except psycopg2.OperationalError:  # not accepting connections yet
+                if self.process.poll() is not None or time.monotonic() > deadline:
+                    log = (self.directory / "postgres.log").read_text(errors="replace")
+                    self.stop()
+                    raise RuntimeError(f"PostgreSQL did not start:\n{log[-3000:]}") from None
+                time.sleep(0.2)
+
+    def stop(self, grace: float = 30) -> None:
+        """Fast shutdown (SIGINT to the postmaster's PID), then remove the data directory."""
+        if self.process.poll() is None:
+            os.kill(self.process.pid, signal.SIGINT)
+            try:
+                self.process.wait(timeout=grace)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait(timeout=grace)
+        shutil.rmtree(self.directory, ignore_errors=True)
