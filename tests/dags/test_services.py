@@ -1,29 +1,37 @@
 """The example DAGs under a real scheduler, api-server, dag-processor and triggerer.
 
-How users work: trigger the manual DAG through the REST API (as the UI does), backfill
-past hours of the hourly DAG (twice: the second time changes nothing), and let catchup
-runs wait in the triggerer until the stream's watermark moves past their hour: it jumps
-eight hours at once, and the catch-up and the sweep commit each of them once.
+How users work: trigger the manual DAG from the UI's *Trigger Dag* form in a real browser
+(a bad value is refused in the form; a dry run plans only; a run commits), backfill past
+hours of the hourly DAG (twice: the second time changes nothing), and let catchup runs
+wait in the triggerer until the stream's watermark moves past their hour: it jumps eight
+hours at once, and the catch-up and the sweep commit each of them once. Airflow's
+metadata database is PostgreSQL, as in production.
 """
 
 from __future__ import annotations
 
 import pytest
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support import expected_conditions as ec
+from selenium.webdriver.support.ui import WebDriverWait
 
 from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
-from tests.dags.test_examples import DAY, example_airflow_extra_env, example_spec
+from tests.dags.test_examples import DAY, example_airflow_extra_env, example_spec, task_states
 from tests.support.airflow_services import running_services, services_airflow_env
+from tests.support.browser import TriggerForm, browser, browser_or_skip, save_screenshot
 from tests.support.listeners import listening_addresses
 from tests.support.metastore import create_table
 from tests.support.streams import StreamingTable, hourly_batches
 
+MANUAL_RUNS = "SELECT run_id FROM dag_run WHERE dag_id = 'fscommit_manual'"
 BACKFILL = ("--from-date", "2026-11-20T00:00:00+00:00", "--to-date", "2026-11-20T02:00:00+00:00")
 
 
 @pytest.mark.slow
-def test_rest_trigger_backfills_and_the_triggerer_commit_each_partition_once(
-    spark, metastore, tmp_path
+def test_ui_trigger_backfills_and_the_triggerer_commit_each_partition_once(
+    spark, metastore, postgres, tmp_path
 ):
+    browser_or_skip()  # before anything starts: no browser, nothing to see
     stream = StreamingTable(tmp_path / "stream")
     stream.add_batches(*hourly_batches("2026-11-20", [0, 1, 3, 4, 5]))
     stream.run(spark)  # watermark 04:10: hours 00 to 03 committable, 04 and 05 pending
@@ -31,29 +39,63 @@ def test_rest_trigger_backfills_and_the_triggerer_commit_each_partition_once(
     create_table(metastore, "served", table)
     spec = example_spec(stream, table, "served")
     airflow = services_airflow_env(
-        tmp_path / "airflow", example_airflow_extra_env(tmp_path, spec, metastore)
+        tmp_path / "airflow", example_airflow_extra_env(tmp_path, spec, metastore), postgres
     )
     ledger = CommitLedger(str(table))
     assert airflow.run("dags", "reserialize").returncode == 0
 
     with running_services(airflow) as services:
+        assert listening_addresses(postgres.process.pid) == {f"127.0.0.1:{postgres.port}"}
         for name, process in services.processes.items():
             addresses = listening_addresses(process.pid)
             assert all(a.startswith("127.0.0.1:") for a in addresses), (name, addresses)
         assert f"127.0.0.1:{services.port}" in listening_addresses(
             services.processes["api-server"].pid
         )
-        # The UI's trigger form: invalid conf is refused, nothing runs.
-        refused = services.trigger("fscommit_manual", {"partition": {"dt": "..", "hour": "00"}})
-        assert refused.status_code == 400
-        assert "Invalid input for param partition" in refused.json()["detail"]
-        assert services.rest("PATCH", "/dags/fscommit_manual", json={"is_paused": False}).ok
-        accepted = services.trigger(
-            "fscommit_manual", {"partition": {"dt": "2026-11-20", "hour": "00"}}
-        )
-        assert accepted.status_code == 200, accepted.text
-        assert set(services.wait_for_runs("fscommit_manual", 1).values()) == {"success"}
-        assert ledger.read(f"{DAY}/hour=00").policies_current
+        with browser(tmp_path / "chromium-profile") as driver:
+            # A value the form's schema refuses: the dialog says why, and nothing runs.
+            form = TriggerForm(driver, services.url, "fscommit_manual")
+            form.paste_json("partition", {"dt": "..", "hour": "00"})
+            form.submit()
+            refusal = form.refusal()
+            assert "Invalid input for param partition: '..' does not match" in refusal
+            save_screenshot(driver, "trigger_form_refused")
+            assert not airflow.query(MANUAL_RUNS)
+
+            # A dry run (one policy picked): the plan only, nothing committed.
+            form = TriggerForm(driver, services.url, "fscommit_manual")
+            form.paste_json("partition", {"dt": "2026-11-20", "hour": "00"})
+            form.type_lines("policies", ["success-file"])
+            form.switch("dry_run", True)
+            form.submit()
+            dry_run = form.triggered_run_id()
+            assert services.wait_for_runs("fscommit_manual", 1) == {dry_run: "success"}
+            assert task_states(airflow, "fscommit_manual", dry_run) == {
+                "compact": "success",
+                "unless_dry_run": "success",
+                "commit": "skipped",
+            }
+            assert not ledger.read(f"{DAY}/hour=00").policy_commits
+
+            # The run: the form's values are the run's conf, and the partition is committed.
+            form = TriggerForm(driver, services.url, "fscommit_manual")
+            form.paste_json("partition", {"dt": "2026-11-20", "hour": "00"})
+            form.type_lines("policies", ["metastore", "success-file"])
+            form.switch("dry_run", False)
+            form.submit()
+            run = form.triggered_run_id()
+            assert services.wait_for_runs("fscommit_manual", 2)[run] == "success"
+            assert services.rest("GET", f"/dags/fscommit_manual/dagRuns/{run}").json()["conf"] == {
+                "partition": {"dt": "2026-11-20", "hour": "00"},
+                "policies": ["metastore", "success-file"],
+                "dry_run": False,
+            }
+            assert ledger.read(f"{DAY}/hour=00").policies_current
+            driver.refresh()
+            WebDriverWait(driver, 60).until(
+                ec.text_to_be_present_in_element((By.TAG_NAME, "body"), "Success")
+            )
+            save_screenshot(driver, "trigger_form_run")
 
         # Backfill hours 00-02 (00 is committed already, 02 is empty), then unpause.
         first = services.backfill("fscommit_hourly", *BACKFILL)
@@ -88,7 +130,7 @@ def test_rest_trigger_backfills_and_the_triggerer_commit_each_partition_once(
             "SELECT 1 FROM task_instance ti JOIN dag_run r ON ti.dag_id = r.dag_id "
             "AND ti.run_id = r.run_id WHERE ti.dag_id = 'fscommit_hourly' "
             "AND ti.task_id = 'partition_commit.wait' "
-            "AND r.logical_date LIKE '2026-11-20 04:00:00%' AND ti.state = '{}'"
+            "AND r.logical_date = '2026-11-20 04:00:00+00' AND ti.state = '{}'"
         )
         services.wait_for_state(hour_04.format("deferred"))
         assert not ledger.read(f"{DAY}/hour=04").commits
@@ -100,7 +142,7 @@ def test_rest_trigger_backfills_and_the_triggerer_commit_each_partition_once(
         stream.run(spark)
         assert services.rest("PATCH", "/dags/fscommit_sweep", json={"is_paused": False}).ok
         services.wait_for_state(hour_04.format("success"))
-        caught_up = "logical_date BETWEEN '2026-11-20 04:00:00' AND '2026-11-20 11:00:01'"
+        caught_up = "logical_date BETWEEN '2026-11-20 04:00:00+00' AND '2026-11-20 11:00:00+00'"
         assert set(services.wait_for_runs("fscommit_hourly", 8, where=caught_up).values()) == {
             "success"
         }

@@ -8,13 +8,13 @@ and a screenshot is saved. Anonymous requests are refused.
 
 from __future__ import annotations
 
-import os
-import shutil
-from pathlib import Path
 from urllib.parse import quote
 
 import pytest
 import requests
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support import expected_conditions as ec
+from selenium.webdriver.support.ui import WebDriverWait
 
 from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
 from tests.dags.test_examples import DAY, example_airflow_extra_env, example_spec
@@ -23,59 +23,18 @@ from tests.support.airflow_services import (
     running_services,
     services_airflow_env,
 )
+from tests.support.browser import browser, browser_or_skip, own_text, save_screenshot
 from tests.support.metastore import create_table
 from tests.support.streams import StreamingTable, hourly_batches, row
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMEDRIVER = "/usr/bin/chromedriver"
-ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
 LOGIN = ("operator", "fscommit-page-test")
 
 
-def _browser_or_skip() -> None:
-    """Skip without Debian's chromium and chromedriver, unless in CI (a missing install)."""
-    missing = [p for p in (CHROMIUM, CHROMEDRIVER) if not os.access(p, os.X_OK)]
-    if not missing:
-        return
-    reason = (
-        f"{', '.join(missing)} not installed: apt-get install -y chromium chromium-driver "
-        "(scripts/bootstrap.sh does it when run as root)"
-    )
-    if os.environ.get("CI"):
-        pytest.fail(reason)
-    pytest.skip(reason)
-
-
-def _chrome(profile: Path):
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for flag in (
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--window-size=1400,1000",
-        f"--user-data-dir={profile}",
-    ):
-        options.add_argument(flag)
-    # The driver path given: Selenium Manager downloads nothing.
-    return webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
-
-
 @pytest.mark.slow
-def test_status_page_shows_a_table_committed_by_a_real_dag_run(spark, metastore, tmp_path):
-    _browser_or_skip()
-    from selenium.webdriver.common.by import By
-    from selenium.webdriver.support import expected_conditions as ec
-    from selenium.webdriver.support.ui import WebDriverWait
-
+def test_status_page_shows_a_table_committed_by_a_real_dag_run(
+    spark, metastore, postgres, tmp_path
+):
+    browser_or_skip()  # before the services start: no browser, nothing to see
     stream = StreamingTable(tmp_path / "stream")
     stream.add_batches(*hourly_batches("2026-11-20", [0, 1, 3, 4, 5]))
     stream.run(spark)  # watermark 04:10: hours 00 to 03 committable, 04 and 05 pending
@@ -85,7 +44,7 @@ def test_status_page_shows_a_table_committed_by_a_real_dag_run(spark, metastore,
     extra = example_airflow_extra_env(tmp_path, spec, metastore)
     extra["AIRFLOW__FSCOMMIT__TABLE_SPECS"] = f"{tmp_path / 'table.json'},{tmp_path / 'nope.yaml'}"
     extra |= login_required_env(tmp_path / "passwords.json", *LOGIN)
-    airflow = services_airflow_env(tmp_path / "airflow", extra)
+    airflow = services_airflow_env(tmp_path / "airflow", extra, postgres)
     assert airflow.run("dags", "reserialize").returncode == 0
     ledger = CommitLedger(str(table))
 
@@ -128,9 +87,7 @@ def test_status_page_shows_a_table_committed_by_a_real_dag_run(spark, metastore,
         }
         assert "nope.yaml" in tables[1]["error"]
 
-        profile = tmp_path / "chromium-profile"
-        driver = _chrome(profile)
-        try:
+        with browser(tmp_path / "chromium-profile") as driver:
             wait = WebDriverWait(driver, 60)
             driver.get(page_url)  # -> the login form -> back here, with the _token cookie
             wait.until(ec.presence_of_element_located((By.NAME, "username"))).send_keys(LOGIN[0])
@@ -160,18 +117,14 @@ def test_status_page_shows_a_table_committed_by_a_real_dag_run(spark, metastore,
             assert cards[0].find_elements(By.CSS_SELECTOR, "svg.chart rect")
             height = driver.execute_script("return document.body.scrollHeight")
             driver.set_window_size(1400, max(1000, height + 100))
-            screenshot = tmp_path / "status_page.png"
-            assert driver.save_screenshot(str(screenshot))
-            ARTIFACTS.mkdir(exist_ok=True)
-            shutil.copy(screenshot, ARTIFACTS / "status_page.png")
-            print(f"status page screenshot: {ARTIFACTS / 'status_page.png'}")
+            save_screenshot(driver, "status_page")
 
             # Inside the Airflow UI: Browse -> Partition commit frames the page, and its run
             # link moves the UI itself to the DAG run's page.
             driver.set_window_size(1400, 1000)
             driver.get(f"{services.url}/dags")
-            wait.until(ec.element_to_be_clickable((By.XPATH, _text("Browse")))).click()
-            wait.until(ec.element_to_be_clickable((By.XPATH, _text("Partition commit")))).click()
+            wait.until(ec.element_to_be_clickable((By.XPATH, own_text("Browse")))).click()
+            wait.until(ec.element_to_be_clickable((By.XPATH, own_text("Partition commit")))).click()
             in_ui = (By.CSS_SELECTOR, "iframe[title='Partition commit']")
             driver.switch_to.frame(wait.until(ec.presence_of_element_located(in_ui)))
             wait.until(ec.presence_of_element_located((By.CSS_SELECTOR, "a.run-link"))).click()
@@ -179,11 +132,4 @@ def test_status_page_shows_a_table_committed_by_a_real_dag_run(spark, metastore,
             wait.until(ec.url_to_be(run_url))
             wait.until(ec.invisibility_of_element_located(in_ui))
             wait.until(ec.text_to_be_present_in_element((By.TAG_NAME, "body"), run_id))
-            driver.save_screenshot(str(ARTIFACTS / "status_page_run_link.png"))
-        finally:
-            driver.quit()
-
-
-def _text(text: str) -> str:
-    """XPath of the element whose own text is ``text`` (a menu entry, a button)."""
-    return f"//*[normalize-space(text())='{text}']"
+            save_screenshot(driver, "status_page_run_link")
