@@ -142,8 +142,7 @@ class TriggerForm:
         self.wait.until(ec.text_to_be_present_in_element((By.CSS_SELECTOR, self.TOAST), "Failed"))
         dialog = self.driver.find_element(By.CSS_SELECTOR, self.DIALOG)
         # The reason heads the dialog, above the fields: bring it into view for screenshots.
-        reason = dialog.find_element(By.XPATH, ".//*[contains(text(), 'Bad Request')]")
-        self.driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", reason)
+        self.driver.execute_script("arguments[0].scrollIntoView({block: 'start'})", dialog)
         return dialog.text
 
     def triggered_run_id(self) -> str:
