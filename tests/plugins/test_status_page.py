@@ -17,12 +17,12 @@ import pytest
 import requests
 
 from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
-from tests.dags.test_examples import DAY, example_airflow_extra_env, example_spec
 from tests.support.airflow_services import (
     login_required_env,
     running_services,
     services_airflow_env,
 )
+from tests.support.example_dags import DAY, example_airflow_extra_env, example_spec
 from tests.support.metastore import create_table
 from tests.support.streams import StreamingTable, hourly_batches, row
 
