@@ -25,11 +25,10 @@ from airflow_provider_fscommit.core.compaction.compactor import compact_unit
 from airflow_provider_fscommit.core.compaction.publisher import CompactionPublisher
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
-from tests.conftest import killed_mid_batch
 from tests.support.compaction import FSCOMMIT, commit, compact
 from tests.support.metastore import hive_sql, thrift_client
 from tests.support.s3_tables import place_on_s3
-from tests.support.streams import StreamingTable, TypedTable, row, spark_env
+from tests.support.streams import StreamingTable, TypedTable, killed_mid_batch, row, spark_env
 from tests.support.tables import status_args
 
 pytestmark = pytest.mark.slow
