@@ -79,25 +79,13 @@ def _fscommit_command(staged: WorkloadInput, out: Path) -> list[str]:
 
 def fscommit_command(staging: str, checkpoint: str, table: str) -> list[str]:
     """``fscommit compact`` of every committable hour of a workload into ``table``."""
-    return [
-        str(Path(python()).parent / "fscommit"),
-        "compact",
-        "--staging",
-        staging,
-        "--checkpoint",
-        checkpoint,
-        "--partition-keys",
-        "dt,hour",
-        "--timestamp-pattern",
-        "$dt $hour:00:00",
-        "--delay",
-        "1 h",
-        "--table",
-        table,
-        "--spark-master",
-        SPARK_MASTER,
-        "--json",
-    ]
+    # Imported here: the in-process engines run this module, and the CLI's imports
+    # (about 0.1 s) must not count in their whole-process times.
+    from tests.support.tables import hourly_table, table_flags
+
+    options = hourly_table(staging, checkpoint, table_path=table)
+    fscommit = str(Path(python()).parent / "fscommit")
+    return [fscommit, "compact", *table_flags(options), "--spark-master", SPARK_MASTER, "--json"]
 
 
 # Set by the compaction suite while its Spark Connect server runs.

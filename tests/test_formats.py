@@ -25,13 +25,11 @@ from airflow_provider_fscommit.core.compaction.compactor import compact_unit
 from airflow_provider_fscommit.core.compaction.publisher import CompactionPublisher
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
-from tests.cli.test_commit import commit
-from tests.cli.test_main import status_args
-from tests.conftest import killed_mid_batch
-from tests.support.compaction import FSCOMMIT, compact
+from tests.support.compaction import FSCOMMIT, commit, compact
 from tests.support.metastore import hive_sql, thrift_client
 from tests.support.s3_tables import place_on_s3
-from tests.support.streams import StreamingTable, TypedTable, row, spark_env
+from tests.support.streams import StreamingTable, TypedTable, killed_mid_batch, row, spark_env
+from tests.support.tables import status_args
 
 pytestmark = pytest.mark.slow
 
@@ -240,7 +238,7 @@ def test_orc_partitions_are_read_through_the_metastore_and_a_parquet_table_refus
         f"CREATE TABLE fscommit.parquet_events {columns} STORED AS PARQUET "
         f"LOCATION '{tmp_path / 'parquet'}'",
     )
-    refused = commit(stream, tmp_path / "parquet", metastore, name="parquet_events")
+    refused = commit(stream, tmp_path / "parquet", metastore.uri, name="parquet_events")
     assert refused.returncode == 1
     assert (
         "table fscommit.parquet_events is declared as "
@@ -250,7 +248,7 @@ def test_orc_partitions_are_read_through_the_metastore_and_a_parquet_table_refus
     with thrift_client(metastore) as client:
         assert client.get_partition_names("fscommit", "parquet_events", -1) == []
 
-    committed = commit(stream, tmp_path / "orc", metastore, name="orc_events")
+    committed = commit(stream, tmp_path / "orc", metastore.uri, name="orc_events")
     assert committed.returncode == 0, committed.stderr
     seen: dict[tuple, Counter] = {}
     for r in hive_sql(metastore, "SELECT dt, hour, id FROM fscommit.orc_events"):

@@ -15,15 +15,9 @@ import pytest
 from airflow_provider_fscommit.cli.main import main
 from airflow_provider_fscommit.core.errors import FsCommitError
 from tests.support.streams import StreamingTable, hourly_batches
+from tests.support.tables import hourly_table, table_flags
 
 HUGE = "9" * 100_000
-BASE = {
-    "--partition-keys": "dt,hour",
-    "--timestamp-pattern": "$dt $hour:00:00",
-    "--delay": "1 h",
-    "--policy": "success-file",
-}
-
 # (id, partitions, flags (None removes a flag), expected exit code, message fragment)
 CASES = [
     ("unknown key", ["dt=2026-11-20/minute=00"], {}, 1, "segment 'minute=00' is not 'hour="),
@@ -110,8 +104,11 @@ def tree(root: str) -> dict[str, int]:
 
 
 def run(stream: StreamingTable, table: Path, partitions, flags, capsys) -> tuple[int, str]:
-    values = BASE | {"--staging": stream.staging, "--checkpoint": stream.checkpoint}
-    values |= {"--table": str(table)} | flags
+    options = hourly_table(
+        stream.staging, stream.checkpoint, table_path=str(table), policy_kind="success-file"
+    )
+    hourly = table_flags(options)
+    values = dict(zip(hourly[::2], hourly[1::2], strict=True)) | flags
     argv = ["commit"]
     for flag, value in values.items():
         if value is not None:
@@ -163,15 +160,12 @@ def test_the_operators_refuse_bad_partitions_before_writing(
     from airflow_provider_fscommit.operators.commit import PartitionCommitOperator
     from airflow_provider_fscommit.operators.compact import PartitionCompactOperator
 
-    table = {
-        "staging_path": compacted_stream.staging,
-        "checkpoint_path": compacted_stream.checkpoint,
-        "table_path": str(tmp_path / "table"),
-        "partition_keys": "dt,hour",
-        "timestamp_pattern": "$dt $hour:00:00",
-        "delay": "1 h",
-        "policy_kind": "success-file",
-    }
+    table = hourly_table(
+        compacted_stream.staging,
+        compacted_stream.checkpoint,
+        table_path=str(tmp_path / "table"),
+        policy_kind="success-file",
+    )
     compact = PartitionCompactOperator(task_id="compact", table=table, partitions=partitions)
     with pytest.raises(FsCommitError, match=re.escape(message)):
         compact.execute({})

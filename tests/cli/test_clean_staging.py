@@ -12,6 +12,7 @@ from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
 from airflow_provider_fscommit.core.ledger.lock import TableLock
 from airflow_provider_fscommit.operators.retention import CleanStagingOperator
 from tests.support.compaction import compact, table_options
+from tests.support.tables import table_flags
 
 
 def tree(root: str) -> dict[str, int]:
@@ -23,23 +24,8 @@ def tree(root: str) -> dict[str, int]:
 
 
 def clean_args(stream, table: Path, *extra: str) -> list[str]:
-    return [
-        "clean-staging",
-        "--staging",
-        stream.staging,
-        "--checkpoint",
-        stream.checkpoint,
-        "--partition-keys",
-        "dt,hour",
-        "--timestamp-pattern",
-        "$dt $hour:00:00",
-        "--delay",
-        "1 h",
-        "--table",
-        str(table),
-        "--json",
-        *extra,
-    ]
+    options = table_options(stream, str(table))
+    return ["clean-staging", *table_flags(options), "--json", *extra]
 
 
 def clean(stream, table: Path, capsys, *extra: str) -> dict:

@@ -4,32 +4,12 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from pathlib import Path
 
 import pytest
 
-from tests.support.compaction import committable, compact, ids_by_partition
+from tests.support.compaction import commit, committable, ids_by_partition
 from tests.support.metastore import hive_sql, thrift_client
 from tests.support.streams import row
-
-
-def commit(stream, table: Path, metastore, *extra: str, name: str = "events"):
-    """``fscommit commit`` into the metastore table ``fscommit.<name>``, with ``_SUCCESS``."""
-    return compact(
-        stream.staging,
-        stream.checkpoint,
-        str(table),
-        "--policy",
-        "metastore,success-file",
-        "--metastore-uri",
-        metastore.uri,
-        "--database",
-        "fscommit",
-        "--table-name",
-        name,
-        *extra,
-        command="commit",
-    )
 
 
 @pytest.mark.slow
@@ -43,7 +23,7 @@ def test_committed_partitions_are_read_through_the_metastore(
         "CREATE TABLE fscommit.events (id BIGINT, ts TIMESTAMP, k STRING, v DOUBLE) "
         f"PARTITIONED BY (dt STRING, hour STRING) STORED AS PARQUET LOCATION '{table}'",
     )
-    first = commit(hourly_stream, table, metastore)
+    first = commit(hourly_stream, table, metastore.uri)
     assert first.returncode == 0, first.stderr
     ready = committable(hourly_stream.staging, hourly_stream.checkpoint)
     states = {c["partition"]: c["state"] for c in json.loads(first.stdout)["commits"]}
@@ -63,7 +43,7 @@ def test_committed_partitions_are_read_through_the_metastore(
     success = table / "dt=2026-11-20" / "hour=00" / "_SUCCESS"
     assert json.loads(success.read_text())["rows"] == int(before.parameters["numRows"])
 
-    again = commit(hourly_stream, table, metastore)
+    again = commit(hourly_stream, table, metastore.uri)
     assert {c["state"] for c in json.loads(again.stdout)["commits"]} == {"up-to-date"}
     with thrift_client(metastore) as client:
         unchanged = client.get_partition_by_name("fscommit", "events", "dt=2026-11-20/hour=00")
@@ -71,7 +51,7 @@ def test_committed_partitions_are_read_through_the_metastore(
 
     hourly_stream.add_batches([row(4242, "2026-11-20T00:30:00Z")])  # late data
     hourly_stream.run(spark)
-    late = commit(hourly_stream, table, metastore, "dt=2026-11-20/hour=00")
+    late = commit(hourly_stream, table, metastore.uri, "dt=2026-11-20/hour=00")
     assert [c["state"] for c in json.loads(late.stdout)["commits"]] == ["committed"]
     with thrift_client(metastore) as client:
         after = client.get_partition_by_name("fscommit", "events", "dt=2026-11-20/hour=00")

@@ -9,23 +9,7 @@ import pytest
 
 from airflow_provider_fscommit.cli.main import main
 from tests.support.compaction import FSCOMMIT
-
-
-def status_args(table, *extra: str) -> list[str]:
-    return [
-        "status",
-        "--checkpoint",
-        table.checkpoint,
-        "--staging",
-        table.staging,
-        "--partition-keys",
-        ",".join(table.partition_by),
-        "--timestamp-pattern",
-        "$dt $hour:00:00",
-        "--delay",
-        "1 h",
-        *extra,
-    ]
+from tests.support.tables import status_args, table_flags
 
 
 def test_status_json_has_the_documented_fields(compacted_stream, capsys):
@@ -92,17 +76,12 @@ def test_flink_keys_through_option(compacted_stream, capsys):
 
 
 def test_errors_are_one_line_with_exit_code_1(tmp_path, capsys):
-    code = main(
-        [
-            "status",
-            "--checkpoint",
-            str(tmp_path / "nope"),
-            "--staging",
-            str(tmp_path / "s"),
-            "--partition-keys",
-            "dt",
-        ]
-    )
+    table = {
+        "staging_path": str(tmp_path / "s"),
+        "checkpoint_path": str(tmp_path / "nope"),
+        "partition_keys": "dt",
+    }
+    code = main(["status", *table_flags(table)])
     assert code == 1
     err = capsys.readouterr().err
     assert err.startswith("fscommit: error: checkpoint ") and err.count("\n") == 1

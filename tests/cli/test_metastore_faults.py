@@ -7,12 +7,13 @@ the rerun once the metastore answers commits every partition exactly once.
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
-from tests.support.compaction import committable, compact
+from tests.support.compaction import commit, committable, compact
 from tests.support.fault_proxy import FaultProxy
 from tests.support.metastore import create_table, hive_sql
 
@@ -29,21 +30,8 @@ def test_a_metastore_down_dying_or_slow_fails_cleanly_and_the_rerun_commits_once
     )
     proxy = FaultProxy(metastore.port)
 
-    def commit():
-        return compact(
-            hourly_stream.staging,
-            hourly_stream.checkpoint,
-            str(table),
-            "--policy",
-            "metastore,success-file",
-            "--database",
-            "fscommit",
-            "--table-name",
-            "faulty",
-            "--metastore-uri",
-            f"thrift://127.0.0.1:{proxy.port}",
-            command="commit",
-        )
+    def commit_through_proxy() -> subprocess.CompletedProcess:
+        return commit(hourly_stream, table, f"thrift://127.0.0.1:{proxy.port}", name="faulty")
 
     def nothing_committed() -> None:
         assert not list(table.rglob("_SUCCESS"))
@@ -55,17 +43,17 @@ def test_a_metastore_down_dying_or_slow_fails_cleanly_and_the_rerun_commits_once
             proxy.mode = mode
             for name, value in settings.items():
                 setattr(proxy, name, value)
-            failed = commit()
+            failed = commit_through_proxy()
             assert failed.returncode == 1, failed.stdout[-2000:]
             assert "fscommit: error:" in failed.stderr and "retry" in failed.stderr
             assert failed.stderr.count("fscommit: error:") == 1, failed.stderr[-3000:]
             nothing_committed()
 
         proxy.mode, proxy.delay_s = "delay", 0.5  # slow, but it answers
-        slow = commit()
+        slow = commit_through_proxy()
         assert slow.returncode == 0, slow.stderr[-3000:]
         proxy.mode = "pass"
-        again = commit()
+        again = commit_through_proxy()
         assert again.returncode == 0
         states = {c["state"] for c in json.loads(again.stdout)["commits"]}
         assert states == {"up-to-date"}

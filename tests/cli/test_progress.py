@@ -13,6 +13,7 @@ import pytest
 
 from airflow_provider_fscommit.cli.progress import Progress
 from tests.support.compaction import FSCOMMIT, committable
+from tests.support.tables import hourly_table, table_flags
 
 
 class Terminal(io.StringIO):
@@ -52,6 +53,8 @@ def test_in_a_log_each_partition_is_one_plain_line():
 @pytest.mark.slow
 def test_fscommit_compact_in_a_terminal_shows_the_bar_then_the_summary(hourly_stream, tmp_path):
     ready = committable(hourly_stream.staging, hourly_stream.checkpoint)
+    table = str(tmp_path / "table")
+    options = hourly_table(hourly_stream.staging, hourly_stream.checkpoint, table_path=table)
     controller, terminal = pty.openpty()
     screen = bytearray()
 
@@ -72,18 +75,7 @@ def test_fscommit_compact_in_a_terminal_shows_the_bar_then_the_summary(hourly_st
             [
                 FSCOMMIT,
                 "compact",
-                "--staging",
-                hourly_stream.staging,
-                "--checkpoint",
-                hourly_stream.checkpoint,
-                "--partition-keys",
-                "dt,hour",
-                "--timestamp-pattern",
-                "$dt $hour:00:00",
-                "--delay",
-                "1 h",
-                "--table",
-                str(tmp_path / "table"),
+                *table_flags(options),
                 "--spark-master",
                 "local[2]",
             ],

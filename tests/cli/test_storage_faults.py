@@ -12,26 +12,12 @@ import pytest
 
 from airflow_provider_fscommit.cli.main import main
 from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
-from tests.support.compaction import compact
+from tests.support.compaction import compact, table_options
+from tests.support.tables import hourly_table, table_flags
 
 
 def status(stream, capsys) -> tuple[int, str, str]:
-    code = main(
-        [
-            "status",
-            "--staging",
-            stream.staging,
-            "--checkpoint",
-            stream.checkpoint,
-            "--partition-keys",
-            "dt,hour",
-            "--timestamp-pattern",
-            "$dt $hour:00:00",
-            "--delay",
-            "1 h",
-            "--json",
-        ]
-    )
+    code = main(["status", *table_flags(hourly_table(stream.staging, stream.checkpoint)), "--json"])
     captured = capsys.readouterr()
     return code, captured.out, captured.err
 
@@ -178,18 +164,7 @@ def test_an_unreadable_staged_file_is_published_around_only_once_the_user_quaran
     intact = victim.read_bytes()
     truncate(victim, len(intact) // 2)
     table = tmp_path / "table"
-    flags = [
-        "--staging",
-        hourly_stream.staging,
-        "--checkpoint",
-        hourly_stream.checkpoint,
-        "--partition-keys",
-        "dt,hour",
-        "--timestamp-pattern",
-        "$dt $hour:00:00",
-        "--table",
-        str(table),
-    ]
+    flags = table_flags(table_options(hourly_stream, str(table)))
 
     failed = compact(hourly_stream.staging, hourly_stream.checkpoint, str(table))
     assert failed.returncode == 1
@@ -232,7 +207,7 @@ def test_an_unreadable_staged_file_is_published_around_only_once_the_user_quaran
     assert published_ids[hour] == staged - lost and lost
     others = {p for p in published_ids if p != hour}
     check_exactly_once(spark, hourly_stream.staging, str(table), complete=others)
-    assert main(["status", *flags, "--delay", "1 h", "--json"]) == 0
+    assert main(["status", *flags, "--json"]) == 0
     reported = {p["partition"]: p for p in json.loads(capsys.readouterr().out)["partitions"]}
     assert reported["dt=2026-11-20/hour=01"]["quarantined_files"] == 1
     assert reported["dt=2026-11-20/hour=01"]["unpublished_files"] == 0

@@ -20,9 +20,9 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
-from tests.dags.test_examples import DAY, example_airflow_extra_env, example_spec
 from tests.support.airflow_env import AIRFLOW, AirflowEnv
 from tests.support.compaction import check_exactly_once
+from tests.support.example_dags import DAY, example_airflow_extra_env, example_spec
 from tests.support.metastore import create_table, hive_sql
 from tests.support.streams import StreamingTable, hourly_batches
 

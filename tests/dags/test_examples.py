@@ -7,59 +7,14 @@ The stream wrote hours 00, 01, 03, 04 and 05 of 2026-11-20 (none for 02); its wa
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
 from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
 from tests.support.airflow_env import AirflowEnv
+from tests.support.example_dags import DAY, SECRET, example_airflow_extra_env, example_spec
 from tests.support.metastore import create_table, hive_sql
 from tests.support.streams import StreamingTable, hourly_batches
-
-DAGS_DIR = Path(__file__).resolve().parents[2] / "dags"
-DAY = "dt=2026-11-20"
-SECRET = "S3cr3t-Passw0rd-fscommit"
-
-
-def example_airflow_extra_env(base: Path, spec: dict, metastore) -> dict[str, str]:
-    """Settings of an Airflow that runs the repository's ``dags/`` on ``spec``'s table."""
-    spec_file = base / "table.json"
-    spec_file.write_text(json.dumps(spec))
-    return {
-        "AIRFLOW__CORE__DAGS_FOLDER": str(DAGS_DIR),
-        "FSCOMMIT_TABLE_SPEC": str(spec_file),
-        "AIRFLOW_CONN_SPARK_DEFAULT": "spark://local%5B2%5D",
-        # A password the connection holds but must never show (logs, XCom, events).
-        "AIRFLOW_CONN_METASTORE_DEFAULT": (
-            f"hive-metastore://fscommit:{SECRET}@127.0.0.1:{metastore.port}"
-        ),
-        "AIRFLOW__OPENLINEAGE__TRANSPORT": json.dumps(
-            {"type": "file", "log_file_path": str(base / "lineage.jsonl"), "append": True}
-        ),
-    }
-
-
-def example_spec(stream: StreamingTable, table: Path, metastore_table: str) -> dict:
-    return {
-        "staging_path": stream.staging,
-        "checkpoint_path": stream.checkpoint,
-        "table_path": str(table),
-        "partition_keys": "dt,hour",
-        "partition.time-extractor.timestamp-pattern": "$dt $hour:00:00",
-        "sink.partition-commit.delay": "1 h",
-        "sink.partition-commit.policy.kind": "metastore,success-file",
-        "metastore_database": "fscommit",
-        "metastore_table": metastore_table,
-        "compaction.file-size": "4KB",
-    }
-
-
-def task_states(airflow: AirflowEnv, dag_id: str, run_id_like: str = "%") -> dict[str, str]:
-    rows = airflow.query(
-        "SELECT task_id, map_index, state FROM task_instance "
-        f"WHERE dag_id = '{dag_id}' AND run_id LIKE '{run_id_like}'"
-    )
-    return {f"{t}[{i}]" if i >= 0 else t: s for t, i, s in rows}
 
 
 @pytest.fixture
@@ -203,7 +158,7 @@ def test_the_sweep_dag_commits_an_orc_stream_that_hive_reads(spark, metastore, t
     ).setup()
     sweep = airflow.run("dags", "test", "fscommit_sweep")
     assert sweep.returncode == 0, sweep.stdout[-3000:]
-    states = task_states(airflow, "fscommit_sweep")
+    states = airflow.task_states("fscommit_sweep")
     assert states and set(states.values()) <= {"success", "skipped"}
     rows = hive_sql(
         metastore,

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.dags.test_examples import DAGS_DIR
 from tests.support.airflow_env import AirflowEnv
+from tests.support.example_dags import DAGS_DIR
 from tests.support.s3_server import aws_connection_env
 from tests.support.s3_tables import assert_exactly_once, place_on_s3, staged_ids, success_files
 from tests.support.streams import StreamingTable, hourly_batches

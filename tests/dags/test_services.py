@@ -16,9 +16,9 @@ from selenium.webdriver.support import expected_conditions as ec
 from selenium.webdriver.support.ui import WebDriverWait
 
 from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
-from tests.dags.test_examples import DAY, example_airflow_extra_env, example_spec, task_states
 from tests.support.airflow_services import running_services, services_airflow_env
 from tests.support.browser import TriggerForm, browser, browser_or_skip, save_screenshot
+from tests.support.example_dags import DAY, example_airflow_extra_env, example_spec
 from tests.support.listeners import listening_addresses
 from tests.support.metastore import create_table
 from tests.support.streams import StreamingTable, hourly_batches
@@ -70,7 +70,7 @@ def test_ui_trigger_backfills_and_the_triggerer_commit_each_partition_once(
             form.submit()
             dry_run = form.triggered_run_id()
             assert services.wait_for_runs("fscommit_manual", 1) == {dry_run: "success"}
-            assert task_states(airflow, "fscommit_manual", dry_run) == {
+            assert airflow.task_states("fscommit_manual", dry_run) == {
                 "compact": "success",
                 "unless_dry_run": "success",
                 "commit": "skipped",

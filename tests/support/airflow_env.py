@@ -69,3 +69,11 @@ class AirflowEnv:
         """Rows of ``sql`` read from the metadata database (the tests' view of a run)."""
         with self._engine.connect() as connection:
             return [tuple(row) for row in connection.execute(sqlalchemy.text(sql))]
+
+    def task_states(self, dag_id: str, run_id_like: str = "%") -> dict[str, str]:
+        """State of each task of ``dag_id``'s runs matching ``run_id_like`` (``task[i]`` if mapped)."""
+        rows = self.query(
+            "SELECT task_id, map_index, state FROM task_instance "
+            f"WHERE dag_id = '{dag_id}' AND run_id LIKE '{run_id_like}'"
+        )
+        return {f"{t}[{i}]" if i >= 0 else t: s for t, i, s in rows}

@@ -17,6 +17,7 @@ from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
 from airflow_provider_fscommit.core.spark.staging import StagedFile
 from airflow_provider_fscommit.core.status.committable import PartitionState, TableStatusReader
+from tests.support.tables import hourly_table, table_flags
 
 FSCOMMIT = str(Path(sys.executable).parent / "fscommit")
 
@@ -29,27 +30,9 @@ def compact_command(
     target: str = "4KB",
     command: str = "compact",
 ) -> list[str]:
-    """The ``fscommit`` command line of an hourly test table (1 h delay), JSON output."""
-    return [
-        FSCOMMIT,
-        command,
-        "--staging",
-        staging,
-        "--checkpoint",
-        checkpoint,
-        "--partition-keys",
-        "dt,hour",
-        "--timestamp-pattern",
-        "$dt $hour:00:00",
-        "--delay",
-        "1 h",
-        "--table",
-        table,
-        "--target-file-size",
-        target,
-        "--json",
-        *extra,
-    ]
+    """The ``fscommit`` command line of the hourly test table, JSON output."""
+    options = hourly_table(staging, checkpoint, table_path=table, compaction_file_size=target)
+    return [FSCOMMIT, command, *table_flags(options), "--json", *extra]
 
 
 def compact(
@@ -78,6 +61,27 @@ def compact(
         capture_output=True,
         text=True,
         timeout=600,
+    )
+
+
+def commit(
+    stream, table: Path, metastore_uri: str, *extra: str, name: str = "events"
+) -> subprocess.CompletedProcess:
+    """``fscommit commit`` of ``stream``'s hourly table: ``fscommit.<name>``, then ``_SUCCESS``."""
+    policies = {
+        "sink.partition-commit.policy.kind": "metastore,success-file",
+        "metastore_database": "fscommit",
+        "metastore_table": name,
+    }
+    return compact(
+        stream.staging,
+        stream.checkpoint,
+        str(table),
+        *table_flags(policies),
+        "--metastore-uri",
+        metastore_uri,
+        *extra,
+        command="commit",
     )
 
 
@@ -123,31 +127,17 @@ def check_exactly_once(spark, staging: str, table: str, complete: set[tuple] = f
 
 
 def committable(staging: str, checkpoint: str) -> set[tuple]:
-    """The (dt, hour) values of the committable partitions (hourly, delay 1 h)."""
-    spec = TableSpec.from_options(
-        {
-            "staging_path": staging,
-            "checkpoint_path": checkpoint,
-            "partition_keys": "dt,hour",
-            "timestamp_pattern": "$dt $hour:00:00",
-            "delay": "1 h",
-        }
-    )
+    """The (dt, hour) values of the committable partitions of the hourly test table."""
+    spec = TableSpec.from_options(hourly_table(staging, checkpoint))
     status = TableStatusReader(spec).read(find_orphans=False)
     return {p.staged.spec.values for p in status.in_state(PartitionState.COMMITTABLE)}
 
 
 def table_options(stream, table: str) -> dict:
-    """Options of an hourly test table (Flink keys), publishing into ``table``."""
-    return {
-        "staging_path": stream.staging,
-        "checkpoint_path": stream.checkpoint,
-        "partition_keys": "dt,hour",
-        "partition.time-extractor.timestamp-pattern": "$dt $hour:00:00",
-        "sink.partition-commit.delay": "1 h",
-        "table_path": table,
-        "compaction.file-size": "4KB",
-    }
+    """Options of the hourly test table of ``stream`` (Flink keys), publishing into ``table``."""
+    return hourly_table(
+        stream.staging, stream.checkpoint, table_path=table, **{"compaction.file-size": "4KB"}
+    )
 
 
 def published_ledger(spec: TableSpec, partition: str, rows: int) -> None:

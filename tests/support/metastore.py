@@ -7,6 +7,7 @@ import subprocess
 import sys
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from airflow_provider_fscommit.core.commit.committer import PartitionCommitter
 from airflow_provider_fscommit.core.commit.policy_factory import create_policies
@@ -90,4 +91,23 @@ def metastore_committer(spec: TableSpec) -> PartitionCommitter:
     """The spec's policy chain through the metastore_default connection, as operators build it."""
     return PartitionCommitter(
         spec, create_policies(spec, connection_metastore_client("metastore_default"))
+    )
+
+
+def metastore_table_spec(table: Path, name: str, **extra: Any) -> TableSpec:
+    """The spec of an hourly table published at ``table`` and named ``fscommit.<name>``.
+
+    Its staging and checkpoint paths sit beside ``table`` (and need not exist): the
+    policy and expiration tests publish through the ledger, without a stream.
+    """
+    return TableSpec.from_options(
+        {
+            "staging_path": str(table.parent / "staging"),
+            "checkpoint_path": str(table.parent / "c"),
+            "partition_keys": "dt,hour",
+            "table_path": str(table),
+            "metastore_database": "fscommit",
+            "metastore_table": name,
+        }
+        | extra
     )

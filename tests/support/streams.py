@@ -382,3 +382,38 @@ class TypedTable(QueryDirs):
             query.awaitTermination()
         finally:
             spark.conf.set("spark.sql.parquet.outputTimestampType", previous)
+
+
+def killed_mid_batch(table: StreamingTable, *then: list[dict]) -> StreamingTable:
+    """Run ``table``'s query in a child, SIGKILL it in an hour-02 batch, and restart it.
+
+    The batch's task that meets the marker row hangs; the other task finishes and leaves
+    its part files in staging. They never reach the sink log: after the kill and the
+    restart (which redoes the batch, then runs the batches ``then``) they are orphans,
+    kept as ``table.orphans_at_kill``.
+    """
+    table.add_batches(
+        [row(200 + i, f"2026-11-20T02:{5 * i:02d}:00Z") for i in range(10)]
+        + [row(299, "2026-11-20T02:59:00Z", k=BLOCK_VALUE)],
+        *then,
+    )
+    child = table.run_in_child(block=True)
+    try:
+        blocked = table.base / "blocked"
+        deadline = time.monotonic() + 240
+        while not (blocked.exists() and _part_files(table, "hour=02")):
+            if child.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"the child query did not block; see {table.base}/child.log")
+            time.sleep(0.5)
+        time.sleep(2)  # let the other task close its files
+    finally:
+        kill_group(child)
+    table.orphans_at_kill = sorted(_part_files(table, "hour=02"))  # type: ignore[attr-defined]
+    restarted = table.run_in_child(block=False)
+    if restarted.wait(timeout=300) != 0:
+        raise RuntimeError(f"the restarted query failed; see {table.base}/child.log")
+    return table
+
+
+def _part_files(table: StreamingTable, partition_dir: str) -> list[Path]:
+    return [p for p in Path(table.staging).rglob("part-*") if partition_dir in str(p)]

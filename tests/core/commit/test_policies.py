@@ -19,21 +19,12 @@ from airflow_provider_fscommit.core.errors import ConfigError, MetastoreError
 from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
 from airflow_provider_fscommit.core.partition.partition_spec import PartitionSpec
 from tests.support.compaction import published_ledger
-from tests.support.metastore import create_table, metastore_committer, thrift_client
-
-
-def spec_for(table: Path, name: str, **extra) -> TableSpec:
-    return TableSpec.from_options(
-        {
-            "staging_path": str(table.parent / "staging"),
-            "checkpoint_path": str(table.parent / "c"),
-            "partition_keys": "dt,hour",
-            "table_path": str(table),
-            "metastore_database": "fscommit",
-            "metastore_table": name,
-        }
-        | extra
-    )
+from tests.support.metastore import (
+    create_table,
+    metastore_committer,
+    metastore_table_spec,
+    thrift_client,
+)
 
 
 def context(spec: TableSpec, dt: str, hour: str, rows: int = 10) -> CommitContext:
@@ -79,7 +70,7 @@ def counting_factory(server):
 
 def test_500_partitions_commit_in_one_batch_call(metastore, tmp_path):
     create_table(metastore, "batch500", tmp_path / "table")
-    spec = spec_for(tmp_path / "table", "batch500")
+    spec = metastore_table_spec(tmp_path / "table", "batch500")
     contexts = [context(spec, f"2026-11-{1 + i // 24:02d}", f"{i % 24:02d}") for i in range(500)]
     CountingClient.calls.clear()
     MetastoreCommitPolicy(counting_factory(metastore), "fscommit", "batch500").commit_all(contexts)
@@ -95,10 +86,10 @@ def test_500_partitions_commit_in_one_batch_call(metastore, tmp_path):
 
 def test_an_existing_partition_is_altered_to_the_new_location_and_stats(metastore, tmp_path):
     create_table(metastore, "alter", tmp_path / "table")
-    spec = spec_for(tmp_path / "table", "alter")
+    spec = metastore_table_spec(tmp_path / "table", "alter")
     policy = MetastoreCommitPolicy(counting_factory(metastore), "fscommit", "alter")
     policy.commit(context(spec, "2026-11-20", "03", rows=10))
-    moved = spec_for(tmp_path / "elsewhere", "alter")
+    moved = metastore_table_spec(tmp_path / "elsewhere", "alter")
     CountingClient.calls.clear()
     policy.commit(context(moved, "2026-11-20", "03", rows=12))
     assert "alter_partitions_with_environment_context" in CountingClient.calls
@@ -148,7 +139,7 @@ def test_values_that_need_escaping_and_nulls_travel_as_values(metastore, tmp_pat
 
 
 def test_a_missing_table_or_other_partition_keys_are_clear_errors(metastore, tmp_path):
-    spec = spec_for(tmp_path / "table", "nope")
+    spec = metastore_table_spec(tmp_path / "table", "nope")
     with pytest.raises(MetastoreError, match=r"table fscommit.nope does not exist"):
         MetastoreCommitPolicy(counting_factory(metastore), "fscommit", "nope").commit(
             context(spec, "2026-11-20", "00")
@@ -181,7 +172,7 @@ class RecordingPolicy(PartitionCommitPolicy):
 
 def test_policies_run_in_order_and_reruns_change_nothing(metastore, metastore_connection, tmp_path):
     create_table(metastore, "chain", tmp_path / "table")
-    spec = spec_for(
+    spec = metastore_table_spec(
         tmp_path / "table",
         "chain",
         **{
@@ -218,7 +209,7 @@ def test_policies_run_in_order_and_reruns_change_nothing(metastore, metastore_co
 def test_an_unreachable_metastore_fails_before_the_success_file(metastore, tmp_path, monkeypatch):
     monkeypatch.setenv("AIRFLOW_CONN_METASTORE_DEFAULT", "hive-metastore://127.0.0.1:1")
     monkeypatch.setenv("AIRFLOW_HOME", str(tmp_path / "airflow-home"))
-    spec = spec_for(
+    spec = metastore_table_spec(
         tmp_path / "table",
         "chain",
         **{"sink.partition-commit.policy.kind": "metastore,success-file"},
@@ -249,13 +240,15 @@ def test_an_unreachable_metastore_fails_before_the_success_file(metastore, tmp_p
 )
 def test_policy_configuration_errors(tmp_path, options, message):
     with pytest.raises(ConfigError, match=message):
-        spec_for(tmp_path / "t", "x", **options)
+        metastore_table_spec(tmp_path / "t", "x", **options)
 
 
 def test_no_policy_or_no_metastore_connection_is_refused(tmp_path):
     with pytest.raises(ConfigError, match=r"policy\.kind is empty"):
-        create_policies(spec_for(tmp_path / "t", "x"))
-    spec = spec_for(tmp_path / "t", "x", **{"sink.partition-commit.policy.kind": "metastore"})
+        create_policies(metastore_table_spec(tmp_path / "t", "x"))
+    spec = metastore_table_spec(
+        tmp_path / "t", "x", **{"sink.partition-commit.policy.kind": "metastore"}
+    )
     with pytest.raises(ConfigError, match="needs a metastore connection"):
         create_policies(spec)
 
@@ -267,7 +260,7 @@ def test_s3_locations_on_a_metastore_without_the_s3a_connector_are_a_clear_error
     carry no S3A connector, as a bare Hive install does not: the message says what to add."""
     create_table(metastore, "on_s3", tmp_path / "table")
     bucket = s3_env.create_bucket("metastore-locations")
-    spec = spec_for(
+    spec = metastore_table_spec(
         tmp_path / "table",
         "on_s3",
         table_path=f"s3a://{bucket}/table",
@@ -289,7 +282,7 @@ def test_mark_event_marks_committed_partitions_load_done(metastore, tmp_path):
     """Hive-world consumers poll isPartitionMarkedForEvent; only committed partitions say so,
     null values are marked under the default partition name, and marking again is safe."""
     create_table(metastore, "marked", tmp_path / "table")
-    spec = spec_for(tmp_path / "table", "marked")
+    spec = metastore_table_spec(tmp_path / "table", "marked")
     policy = MarkEventCommitPolicy(counting_factory(metastore), "fscommit", "marked")
     done = context(spec, "2026-11-20", "03")
     null = CommitContext(
@@ -312,7 +305,7 @@ def test_mark_event_marks_committed_partitions_load_done(metastore, tmp_path):
 
 
 def test_mark_event_on_a_missing_table_names_it(metastore, tmp_path):
-    spec = spec_for(tmp_path / "table", "never_created")
+    spec = metastore_table_spec(tmp_path / "table", "never_created")
     policy = MarkEventCommitPolicy(counting_factory(metastore), "fscommit", "never_created")
     with pytest.raises(MetastoreError, match=r"table fscommit.never_created does not exist"):
         policy.commit(context(spec, "2026-11-20", "00"))
@@ -322,7 +315,7 @@ def test_mark_event_follows_the_metastore_policy(metastore, metastore_connection
     """Paimon's key names the chain; the event is there once the partition is, and a
     committed partition is recorded once."""
     create_table(metastore, "marked_chain", tmp_path / "table")
-    spec = spec_for(
+    spec = metastore_table_spec(
         tmp_path / "table",
         "marked_chain",
         **{"partition.mark-done-action": "metastore,mark-event,success-file"},

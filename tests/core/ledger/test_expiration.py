@@ -22,10 +22,15 @@ from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
 from airflow_provider_fscommit.core.status.table_report import read_table_report
 from airflow_provider_fscommit.hooks.metastore import connection_metastore_client
 from airflow_provider_fscommit.plugins.render import TableCard, render_page
-from tests.core.commit.test_policies import spec_for
 from tests.support.compaction import FSCOMMIT, compact, published_ledger, table_options
-from tests.support.metastore import create_table, metastore_committer, thrift_client
+from tests.support.metastore import (
+    create_table,
+    metastore_committer,
+    metastore_table_spec,
+    thrift_client,
+)
 from tests.support.streams import row
+from tests.support.tables import hourly_table, table_flags
 
 HOURS = [f"dt=2026-11-20/hour={h:02d}" for h in range(3)]
 FUTURE = "dt=2099-01-01/hour=00"
@@ -38,7 +43,7 @@ def ms(iso: str) -> int:
 def committed_table(metastore, tmp_path: Path, name: str, **options):
     """A metastore table with the three hours and a future hour published and committed."""
     create_table(metastore, name, tmp_path / "table")
-    spec = spec_for(
+    spec = metastore_table_spec(
         tmp_path / "table",
         name,
         **{
@@ -133,41 +138,26 @@ def test_update_time_counts_from_the_last_commit(metastore, metastore_connection
 )
 def test_bad_expiration_options_are_refused(tmp_path, options, message):
     with pytest.raises(ConfigError, match=message):
-        spec_for(tmp_path / "table", "t", trigger="process-time", **options)
+        metastore_table_spec(tmp_path / "table", "t", trigger="process-time", **options)
 
 
 def test_expiring_needs_the_time_and_a_metastore_connection(tmp_path):
-    spec = spec_for(tmp_path / "table", "t", **{"sink.partition-commit.policy.kind": "metastore"})
+    spec = metastore_table_spec(
+        tmp_path / "table", "t", **{"sink.partition-commit.policy.kind": "metastore"}
+    )
     with pytest.raises(ConfigError, match=r"partition\.expiration-time"):
         expire_partitions(spec)
     with pytest.raises(ConfigError, match="needs a metastore connection"):
         metastore_table_policy(spec, None)
 
 
-def expire_command(spec, metastore, *extra: str) -> list[str]:
+def expire_command(spec: TableSpec, metastore, *extra: str) -> list[str]:
     return [
         FSCOMMIT,
         "expire",
-        "--staging",
-        spec.staging_path,
-        "--checkpoint",
-        spec.checkpoint_path,
-        "--partition-keys",
-        "dt,hour",
-        "--timestamp-pattern",
-        "$dt $hour:00:00",
-        "--table",
-        spec.table_path,
-        "--policy",
-        "metastore,success-file",
-        "--database",
-        "fscommit",
-        "--table-name",
-        spec.metastore_table,
+        *table_flags(spec),
         "--metastore-uri",
         metastore.uri,
-        "--expiration-time",
-        "1 d",
         "--json",
         *extra,
     ]
@@ -179,9 +169,10 @@ def test_a_run_killed_halfway_is_finished_by_the_next_and_nothing_comes_back(
 ):
     name = fault.replace("-", "_")
     spec, _, _ = committed_table(metastore, tmp_path, name)
+    expiring = TableSpec.from_options(spec.to_dict() | {"expiration_time": "1 d"})
     env = {k: v for k, v in os.environ.items() if k != "FSCOMMIT_FAULT"}
     killed = subprocess.run(
-        expire_command(spec, metastore, "--apply"),
+        expire_command(expiring, metastore, "--apply"),
         env=env | {"FSCOMMIT_FAULT": fault},
         start_new_session=True,
         capture_output=True,
@@ -200,13 +191,12 @@ def test_a_run_killed_halfway_is_finished_by_the_next_and_nothing_comes_back(
 
     # Meanwhile a commit of late data must not bring a half-expired partition back.
     published_ledger(spec, HOURS[1], rows=1)
-    expiring = TableSpec.from_options(spec.to_dict() | {"expiration_time": "1 d"})
     committer = metastore_committer(expiring)
     assert {o.state for o in committer.commit(HOURS)} == {"expired"}
     assert metastore_partitions(metastore, name) == {FUTURE}
 
     finished = subprocess.run(
-        expire_command(spec, metastore, "--apply"),
+        expire_command(expiring, metastore, "--apply"),
         env=env,
         capture_output=True,
         text=True,
@@ -245,17 +235,7 @@ def test_late_rows_of_an_expired_partition_are_never_published(
         stream.staging, stream.checkpoint, table, "--policy", "success-file", command="commit"
     )
     assert committed.returncode == 0, committed.stderr
-    flags = [
-        f"--{k}={v}"
-        for k, v in {
-            "staging": stream.staging,
-            "checkpoint": stream.checkpoint,
-            "partition-keys": "dt,hour",
-            "timestamp-pattern": "$dt $hour:00:00",
-            "delay": "1 h",
-            "table": table,
-        }.items()
-    ]
+    flags = table_flags(hourly_table(stream.staging, stream.checkpoint, table_path=table))
     staging_before = tree(stream.staging)
     code, dry = cli(capsys, "expire", *flags, "--expiration-time", "1 d")
     assert code == 0 and dry["dry_run"] and dry["count"] == 3

@@ -1,0 +1,50 @@
+"""The repository's example DAGs (``dags/``) set up on a test table, for the runs of them.
+
+The DAG tests, the services tests and the status page's browser test all run these DAGs
+on a real stream; they read the table's spec from a file, as a deployment does.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.support.streams import StreamingTable
+from tests.support.tables import hourly_table
+
+DAGS_DIR = Path(__file__).resolve().parents[2] / "dags"
+DAY = "dt=2026-11-20"
+SECRET = "S3cr3t-Passw0rd-fscommit"
+
+
+def example_airflow_extra_env(base: Path, spec: dict, metastore) -> dict[str, str]:
+    """Settings of an Airflow that runs the repository's ``dags/`` on ``spec``'s table."""
+    spec_file = base / "table.json"
+    spec_file.write_text(json.dumps(spec))
+    return {
+        "AIRFLOW__CORE__DAGS_FOLDER": str(DAGS_DIR),
+        "FSCOMMIT_TABLE_SPEC": str(spec_file),
+        "AIRFLOW_CONN_SPARK_DEFAULT": "spark://local%5B2%5D",
+        # A password the connection holds but must never show (logs, XCom, events).
+        "AIRFLOW_CONN_METASTORE_DEFAULT": (
+            f"hive-metastore://fscommit:{SECRET}@127.0.0.1:{metastore.port}"
+        ),
+        "AIRFLOW__OPENLINEAGE__TRANSPORT": json.dumps(
+            {"type": "file", "log_file_path": str(base / "lineage.jsonl"), "append": True}
+        ),
+    }
+
+
+def example_spec(stream: StreamingTable, table: Path, metastore_table: str) -> dict:
+    """The hourly table of ``stream`` published at ``table``, committed to the metastore."""
+    return hourly_table(
+        stream.staging,
+        stream.checkpoint,
+        table_path=str(table),
+        metastore_database="fscommit",
+        metastore_table=metastore_table,
+        **{
+            "sink.partition-commit.policy.kind": "metastore,success-file",
+            "compaction.file-size": "4KB",
+        },
+    )

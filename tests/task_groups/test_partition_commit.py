@@ -1,0 +1,72 @@
+"""``partition_commit_group``: one call adds wait → compact → commit for a partition."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pendulum
+import pytest
+from airflow.sdk import DAG
+
+from airflow_provider_fscommit.core.config.table_spec import TableSpec
+from airflow_provider_fscommit.task_groups.partition_commit import (
+    partition_commit_group,
+    partition_time_zone,
+)
+from tests.support.tables import hourly_table
+
+PARTITION = "dt={{ ds }}/hour=03"
+
+
+def test_the_group_chains_its_three_tasks_and_hands_each_its_arguments(tmp_path):
+    options = hourly_table(
+        str(tmp_path / "staging"), str(tmp_path / "checkpoint"), table_path=str(tmp_path / "t")
+    )
+    with DAG("hourly", schedule=None, start_date=pendulum.datetime(2026, 11, 1)) as dag:
+        group = partition_commit_group(
+            table=TableSpec.from_options(options),
+            partition=PARTITION,
+            group_id="events",
+            stall_timeout=timedelta(minutes=30),
+            commit_empty_partitions=True,
+            spark_conn_id="spark_cluster",
+            metastore_conn_id="metastore_prod",
+            aws_conn_id="aws_lake",
+            sensor_kwargs={"mode": "reschedule"},
+            compact_kwargs={"codec": "zstd"},
+        )
+    assert [t.task_id for t in dag.topological_sort()] == [
+        "events.wait",
+        "events.compact",
+        "events.commit",
+    ]
+    assert set(group.children) == {"events.wait", "events.compact", "events.commit"}
+    wait, compact, commit = (
+        dag.get_task(f"events.{step}") for step in ("wait", "compact", "commit")
+    )
+    # A TableSpec travels as its plain options, the same for the three tasks.
+    assert wait.table == compact.table == commit.table == TableSpec.from_options(options).to_dict()
+    assert wait.partition == compact.partitions == commit.partitions == PARTITION
+    assert (wait.stall_timeout, wait.mode) == (timedelta(minutes=30), "reschedule")
+    assert (compact.conn_id, compact.codec) == ("spark_cluster", "zstd")
+    assert (commit.metastore_conn_id, commit.commit_empty_partitions) == ("metastore_prod", True)
+    assert {t.aws_conn_id for t in (wait, compact, commit)} == {"aws_lake"}
+
+
+@pytest.mark.parametrize(
+    ("zone", "offset_hours", "name"),
+    [("UTC", 0, "UTC"), ("Asia/Shanghai", 8, "Asia/Shanghai"), ("GMT+08:00", 8, "+08:00")],
+)
+def test_the_time_zone_is_the_tables_watermark_zone_as_pendulum_knows_it(
+    tmp_path, zone, offset_hours, name
+):
+    """Flink's fixed offsets ('GMT+08:00') are no TZDB names: a fixed zone stands in."""
+    options = hourly_table(
+        str(tmp_path / "staging"),
+        str(tmp_path / "checkpoint"),
+        **{"sink.partition-commit.watermark-time-zone": zone},
+    )
+    timezone = partition_time_zone(options)
+    assert timezone.name == name
+    noon = pendulum.datetime(2026, 11, 20, 12, tz="UTC").in_timezone(timezone)
+    assert noon.utcoffset() == timedelta(hours=offset_hours)
