@@ -71,7 +71,7 @@ class AirflowEnv:
             return [tuple(row) for row in connection.execute(sqlalchemy.text(sql))]
 
     def task_states(self, dag_id: str, run_id_like: str = "%") -> dict[str, str]:
-        """State of each task of ``dag_id``'s runs matching ``run_id_like`` (``task[i]`` if mapped)."""
+        """Each task's state in the runs of ``dag_id`` matching ``run_id_like``."""
         rows = self.query(
             "SELECT task_id, map_index, state FROM task_instance "
             f"WHERE dag_id = '{dag_id}' AND run_id LIKE '{run_id_like}'"
