@@ -141,7 +141,7 @@ class MetastoreCommitPolicy(MetastoreTablePolicy):
         ]
         if not objects:
             return None
-        analyzed_s = (context.summary.get("committed_at_ms") or 0) // 1000
+        analyzed_s = context.summary.committed_at_ms // 1000
         description = ttypes.ColumnStatisticsDesc(
             isTblLevel=False,
             dbName=self.database,
@@ -239,7 +239,7 @@ def _check_format(table: Any, name: str, contexts: Sequence[CommitContext]) -> N
         else next((formats for key, formats in _SERDE_FORMATS.items() if key in serde), None)
     )
     for context in contexts:
-        staged = context.summary.get("format") or context.spec.format
+        staged = context.summary.format or context.spec.format
         if readable is not None and staged is not None and staged not in readable:
             declared = provider or table.sd.inputFormat or serde
             raise MetastoreError(
@@ -268,12 +268,12 @@ def _location_error(exc: Exception, location: str) -> MetastoreError | None:
 
 def _file_statistics(context: CommitContext) -> list[ColumnStatistics]:
     """Column statistics of a partition's published Parquet or ORC files (others: none)."""
-    file_format = context.summary.get("format")
+    file_format = context.summary.format
     if file_format is None or not context.files:
         return []
     filesystem, root = resolve_filesystem(context.location)
     paths = [f"{root.rstrip('/')}/{name}" for name in context.files]
-    return partition_column_statistics(filesystem, paths, FileFormat(file_format))
+    return partition_column_statistics(filesystem, paths, file_format)
 
 
 def _stats_data(stats: ColumnStatistics) -> Any:
@@ -294,11 +294,11 @@ def _parameters(context: CommitContext) -> dict[str, str]:
     """Hive statistics and our commit facts (an empty partition has no watermark yet)."""
     summary = context.summary
     facts = {
-        "numFiles": summary["files"],
-        "totalSize": summary["bytes"],
-        "numRows": summary["rows"],
-        "fscommit.watermark": summary["watermark_ms"],
-        "fscommit.max-batch-id": summary["max_batch_id"],
-        "fscommit.committed-at": summary["committed_at_ms"],
+        "numFiles": summary.files,
+        "totalSize": summary.bytes,
+        "numRows": summary.rows,
+        "fscommit.watermark": summary.watermark_ms,
+        "fscommit.max-batch-id": summary.max_batch_id,
+        "fscommit.committed-at": summary.committed_at_ms,
     }
     return {key: str(value) for key, value in facts.items() if value is not None}
