@@ -28,13 +28,9 @@ from airflow_provider_fscommit.jobs.compact import (
 )
 from airflow_provider_fscommit.jobs.connect import ConnectCompaction
 from airflow_provider_fscommit.jobs.launch import (
-    APPLICATION,
-    default_conf,
+    CompactionSubmission,
     default_spark_submit,
-    job_arguments,
-    package_zip,
     run_here_if_idle,
-    submit_env,
 )
 
 NOTHING_COMMITTABLE = 3  # exit status: nothing to do yet, try again later
@@ -49,27 +45,6 @@ class SparkOptions:
     conf: dict[str, str] = field(default_factory=dict)
     codec: str = "snappy"
     remote: str | None = None  # a Spark Connect server: no spark-submit
-
-
-def submit_command(
-    spec: TableSpec,
-    partitions: Sequence[str] | None,
-    run_id: str,
-    spark: SparkOptions,
-    py_files: str,
-) -> list[str]:
-    """The spark-submit command line for one compaction run."""
-    command = [
-        spark.spark_submit or default_spark_submit(),
-        "--master",
-        spark.master,
-        "--name",
-        "fscommit-compact",
-    ]
-    for key, value in (default_conf() | spark.conf).items():
-        command += ["--conf", f"{key}={value}"]
-    command += ["--py-files", py_files, APPLICATION]
-    return command + job_arguments(spec, partitions, run_id, spark.codec)
 
 
 def run_compact(
@@ -132,11 +107,19 @@ def submit_compaction(
 def _submitted(
     spec: TableSpec, partitions: Sequence[str] | None, spark: SparkOptions, show_progress: bool
 ) -> dict[str, Any] | None:
-    """One spark-submit application, followed through its output lines."""
+    """One spark-submit application, followed through its output lines.
+
+    Its command line is the launcher's description of the run, with the flags' master
+    and spark-submit: this runs without Airflow's connections, so not through its hook.
+    """
     with tempfile.TemporaryDirectory(prefix="fscommit-") as scratch:
-        command = submit_command(spec, partitions, uuid.uuid4().hex, spark, package_zip(scratch))
+        submission = CompactionSubmission.prepare(
+            spec, partitions, scratch, codec=spark.codec, conf=spark.conf
+        )
+        command = submission.command(spark.spark_submit or default_spark_submit(), spark.master)
+        env = {**os.environ, **submission.env}  # as the Spark provider's hook adds them
         log_path = os.path.join(scratch, "spark-submit.log")
-        result = _follow(command, log_path, show_progress)
+        result = _follow(command, env, log_path, show_progress)
         if result is None:
             with open(log_path, errors="replace") as log:
                 tail = log.read()[-4000:]
@@ -169,16 +152,16 @@ def _on_connect(
             progress.close()
 
 
-def _follow(command: list[str], log_path: str, show_progress: bool) -> dict[str, Any] | None:
+def _follow(
+    command: list[str], env: dict[str, str], log_path: str, show_progress: bool
+) -> dict[str, Any] | None:
     """Run spark-submit, showing each partition as it is published; returns the result."""
     result = None
     progress = Progress() if show_progress else None
     if progress:
         progress.starting()
     with open(log_path, "w") as log:
-        process = subprocess.Popen(
-            command, stdout=subprocess.PIPE, stderr=log, text=True, env=submit_env()
-        )
+        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=log, text=True, env=env)
         assert process.stdout is not None
         for line in process.stdout:
             if line.startswith(PLANNED_PREFIX):

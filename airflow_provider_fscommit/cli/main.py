@@ -42,8 +42,8 @@ from airflow_provider_fscommit.core.status.table_report import (
 )
 from airflow_provider_fscommit.jobs.connect import REMOTE_ENV
 
-# Flags that set a table option directly: (flag, option).
-_TABLE_FLAGS: tuple[tuple[str, o.ConfigOption], ...] = (
+# Flags that set a table option directly: (flag, option). Public: tests build flags from it.
+TABLE_FLAGS: tuple[tuple[str, o.ConfigOption], ...] = (
     ("--staging", o.STAGING_PATH),
     ("--checkpoint", o.CHECKPOINT_PATH),
     ("--partition-keys", o.PARTITION_KEYS),
@@ -68,12 +68,26 @@ _TABLE_FLAGS: tuple[tuple[str, o.ConfigOption], ...] = (
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The ``fscommit`` parser: one subcommand per operation, in the order help lists them."""
     parser = argparse.ArgumentParser(
         prog="fscommit",
         description="Flink-style partition commit for Spark Structured Streaming tables.",
         epilog="Exit codes: 0 done, 1 error, 2 usage, 3 nothing committable yet.",
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    _add_status_command(commands)
+    _add_compaction_commands(commands)
+    _add_clean_staging_command(commands)
+    _add_expire_command(commands)
+    _add_quarantine_command(commands)
+    return parser
+
+
+_Commands = argparse._SubParsersAction  # what add_subparsers returns (argparse names it so)
+
+
+def _add_status_command(commands: _Commands) -> None:
+    """``status``: read-only, so it takes the table and how to judge a stall."""
     status = commands.add_parser(
         "status",
         help="watermark, partitions and their commit state, orphan files",
@@ -88,7 +102,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="report the stream as stalled when its watermark has not moved for this long "
         f"(default: {format_duration(DEFAULT_STALL_TIMEOUT)})",
     )
-    status.add_argument("--json", action="store_true", help="print one JSON object")
+    _add_json_flag(status)
+
+
+def _add_compaction_commands(commands: _Commands) -> None:
+    """``compact``, ``commit`` and ``plan``: one compaction, so the same Spark flags.
+
+    ``commit`` then runs the policies, which is what ``--metastore-uri`` is for.
+    """
     compact = commands.add_parser(
         "compact",
         help="compact and publish committable partitions (spark-submit or Spark Connect)",
@@ -111,29 +132,36 @@ def build_parser() -> argparse.ArgumentParser:
         command.add_argument(
             "partitions", nargs="*", metavar="PARTITION", help="e.g. dt=2026-11-20/hour=03"
         )
-        command.add_argument("--spark-master", default="local[*]", help="default: local[*]")
-        command.add_argument("--spark-submit", help="spark-submit to use (default: pyspark's)")
-        command.add_argument(
-            "--spark-remote",
-            default=os.environ.get(REMOTE_ENV) or None,
-            metavar="URL",
-            help="run the compaction units on this running Spark Connect server "
-            f"(sc://host:port; default: ${REMOTE_ENV}) instead of a spark-submit per run",
-        )
-        command.add_argument(
-            "--conf", action="append", default=[], metavar="KEY=VALUE", help="Spark conf"
-        )
-        command.add_argument(
-            "--codec",
-            default="snappy",
-            help="Parquet outputs' codec (default: snappy); ORC keeps its inputs' compression, "
-            "JSON/CSV/text their codec",
-        )
+        _add_spark_arguments(command)
         command.add_argument("--dry-run", action="store_true", help="print the plan only")
-        command.add_argument("--json", action="store_true", help="print one JSON object")
-    commit.add_argument(
-        "--metastore-uri", metavar="THRIFT_URI", help="e.g. thrift://127.0.0.1:9083"
+        _add_json_flag(command)
+    _add_metastore_uri(commit)
+
+
+def _add_spark_arguments(parser: argparse.ArgumentParser) -> None:
+    """Where the compaction units run (spark-submit or Spark Connect) and how they write."""
+    parser.add_argument("--spark-master", default="local[*]", help="default: local[*]")
+    parser.add_argument("--spark-submit", help="spark-submit to use (default: pyspark's)")
+    parser.add_argument(
+        "--spark-remote",
+        default=os.environ.get(REMOTE_ENV) or None,
+        metavar="URL",
+        help="run the compaction units on this running Spark Connect server "
+        f"(sc://host:port; default: ${REMOTE_ENV}) instead of a spark-submit per run",
     )
+    parser.add_argument(
+        "--conf", action="append", default=[], metavar="KEY=VALUE", help="Spark conf"
+    )
+    parser.add_argument(
+        "--codec",
+        default="snappy",
+        help="Parquet outputs' codec (default: snappy); ORC keeps its inputs' compression, "
+        "JSON/CSV/text their codec",
+    )
+
+
+def _add_clean_staging_command(commands: _Commands) -> None:
+    """``clean-staging``: the age is required, so no run deletes recent files by default."""
     clean = commands.add_parser(
         "clean-staging",
         help="delete staged files whose rows are published, once older than an age",
@@ -144,7 +172,11 @@ def build_parser() -> argparse.ArgumentParser:
     _add_table_arguments(clean)
     clean.add_argument("--older-than", required=True, metavar="AGE", help="e.g. 7d, 36 h")
     clean.add_argument("--dry-run", action="store_true", help="list what would be deleted")
-    clean.add_argument("--json", action="store_true", help="print one JSON object")
+    _add_json_flag(clean)
+
+
+def _add_expire_command(commands: _Commands) -> None:
+    """``expire``: lists by default, since expiring drops partitions and deletes files."""
     expire = commands.add_parser(
         "expire",
         help="drop published partitions older than --expiration-time (dry run by default)",
@@ -160,10 +192,12 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="check even if partition.expiration-check-interval has not passed",
     )
-    expire.add_argument(
-        "--metastore-uri", metavar="THRIFT_URI", help="e.g. thrift://127.0.0.1:9083"
-    )
-    expire.add_argument("--json", action="store_true", help="print one JSON object")
+    _add_metastore_uri(expire)
+    _add_json_flag(expire)
+
+
+def _add_quarantine_command(commands: _Commands) -> None:
+    """``quarantine``: a reason is required, since the ledger keeps why rows were lost."""
     quarantine_files = commands.add_parser(
         "quarantine",
         help="give up unreadable staged files so the rest of their partition is published",
@@ -176,13 +210,24 @@ def build_parser() -> argparse.ArgumentParser:
     quarantine_files.add_argument(
         "--reason", required=True, help="why the rows are given up (kept in the ledger)"
     )
-    quarantine_files.add_argument("--json", action="store_true", help="print one JSON object")
-    return parser
+    _add_json_flag(quarantine_files)
+
+
+def _add_metastore_uri(parser: argparse.ArgumentParser) -> None:
+    """The metastore of the commands that change it (``commit``, ``expire``)."""
+    parser.add_argument(
+        "--metastore-uri", metavar="THRIFT_URI", help="e.g. thrift://127.0.0.1:9083"
+    )
+
+
+def _add_json_flag(parser: argparse.ArgumentParser) -> None:
+    """Every command prints one JSON object on request, for scripts."""
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
 def _add_table_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("table")
-    for flag, option in _TABLE_FLAGS:
+    for flag, option in TABLE_FLAGS:
         default = option.default if option.default not in (None, ()) else None
         shown = format_duration(default) if isinstance(default, timedelta) else default
         group.add_argument(
@@ -210,7 +255,7 @@ def spec_from_args(args: argparse.Namespace) -> TableSpec:
     """The table spec of ``--spec``, overridden by ``--option`` pairs, then by flags."""
     values: dict[str, Any] = TableSpec.options_from_file(args.spec) if args.spec else {}
     overrides = _pairs(args.option, "--option")
-    for _, option in _TABLE_FLAGS:
+    for _, option in TABLE_FLAGS:
         value = getattr(args, option.name)
         if value is not None:
             overrides[option.name] = value
@@ -229,7 +274,7 @@ def missing_table_flags(args: argparse.Namespace) -> list[str]:
     given = {o.lookup(k).name for k in _pairs(args.option, "--option")}
     return [
         flag
-        for flag, option in _TABLE_FLAGS
+        for flag, option in TABLE_FLAGS
         if option.required and getattr(args, option.name) is None and option.name not in given
     ]
 
@@ -320,6 +365,11 @@ def _pairs(items: list[str], flag: str) -> dict[str, str]:
 
 def render_status(report: TableReport) -> str:
     """The report as a readable table: the same states as the status page."""
+    return "\n".join([*_status_header(report), "", *_partition_table(report), *_file_lists(report)])
+
+
+def _status_header(report: TableReport) -> list[str]:
+    """The table-wide facts, one labelled line each: where the stream is and how it commits."""
     status = report.status
     spec, cp = status.spec, status.checkpoint
     lines = [
@@ -353,19 +403,25 @@ def render_status(report: TableReport) -> str:
     lines.append(f"Format     {format_error or file_format or 'unknown (nothing staged yet)'}")
     if report.ledger_error:
         lines.append(f"Ledger     {report.ledger_error}")
-    lines.append("")
-    rows = [
-        (
-            "PARTITION",
-            "STATE",
-            "STAGED",
-            "PUBLISHED",
-            "ROWS",
-            "COMMIT TIME (UTC)",
-            "LAST COMMIT",
-            "COMMITTED BY",
-        )
-    ]
+    return lines
+
+
+_PARTITION_COLUMNS = (
+    "PARTITION",
+    "STATE",
+    "STAGED",
+    "PUBLISHED",
+    "ROWS",
+    "COMMIT TIME (UTC)",
+    "LAST COMMIT",
+    "COMMITTED BY",
+)
+_RIGHT_ALIGNED = {2, 3, 4}  # the sizes and counts
+
+
+def _partition_table(report: TableReport) -> list[str]:
+    """One aligned row per partition, then the count of each state."""
+    rows = [_PARTITION_COLUMNS]
     for p in report.partitions:
         rows.append(
             (
@@ -381,16 +437,23 @@ def render_status(report: TableReport) -> str:
                 f"{p.last_origin.dag_id} {p.last_origin.run_id}" if p.last_origin else "",
             )
         )
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    right = {2, 3, 4}
-    for row in rows:
-        cells = [
-            f"{cell:>{widths[i]}}" if i in right else f"{cell:<{widths[i]}}"
+    widths = [max(len(r[i]) for r in rows) for i in range(len(_PARTITION_COLUMNS))]
+    lines = [
+        "  ".join(
+            f"{cell:>{widths[i]}}" if i in _RIGHT_ALIGNED else f"{cell:<{widths[i]}}"
             for i, cell in enumerate(row)
-        ]
-        lines.append("  ".join(cells).rstrip())
+        ).rstrip()
+        for row in rows
+    ]
     counts = ", ".join(f"{n} {state}" for state, n in report.counts().items())
     lines.append(f"{len(report.partitions)} partition(s): {counts or 'none'}")
+    return lines
+
+
+def _file_lists(report: TableReport) -> list[str]:
+    """The staged files that need a look (orphans, missing, in flight), each list titled."""
+    status = report.status
+    lines = []
     for title, paths in (
         ("Orphan files (not in the sink log; never published)", status.orphan_files),
         ("Missing files (in the sink log but not on disk)", status.missing_files),
@@ -402,7 +465,7 @@ def render_status(report: TableReport) -> str:
         if paths:
             lines.append(f"{title}: {len(paths)}")
             lines.extend(f"  {path}" for path in paths)
-    return "\n".join(lines)
+    return lines
 
 
 def render_cleanup(report: CleanupReport) -> str:

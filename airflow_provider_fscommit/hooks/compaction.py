@@ -34,13 +34,9 @@ from airflow_provider_fscommit.core.storage.object_store import S3Settings
 from airflow_provider_fscommit.hooks.aws import aws_storage
 from airflow_provider_fscommit.jobs.connect import ConnectCompaction
 from airflow_provider_fscommit.jobs.launch import (
-    APPLICATION,
-    default_conf,
+    CompactionSubmission,
     default_spark_submit,
-    job_arguments,
-    package_zip,
     run_here_if_idle,
-    submit_env,
 )
 
 
@@ -68,7 +64,7 @@ class CompactionHook(BaseHook):
         self.conn_id = conn_id
         self.aws_conn_id = aws_conn_id
         self.spark_binary = spark_binary or default_spark_submit()
-        self.conf = default_conf() | (conf or {})
+        self.conf = dict(conf or {})
         self.codec = codec
         self.submit_kwargs = submit_kwargs
         self._submit_hook: SparkSubmitHook | None = None
@@ -89,36 +85,43 @@ class CompactionHook(BaseHook):
         if self._conn_type() == SparkConnectHook.conn_type:
             return self._on_connect(spec, partitions)
         ledger = CommitLedger(spec.require_table_path())
-        run_id = uuid.uuid4().hex
-        env = {k: v for k, v in submit_env().items() if k in ("SPARK_HOME", "SPARK_LOCAL_IP")}
-        env.update(self._aws_env(s3))
         submit_kwargs = dict(self.submit_kwargs)
-        env.update(submit_kwargs.pop("env_vars", None) or {})
+        env = self._aws_env(s3) | (submit_kwargs.pop("env_vars", None) or {})
         with tempfile.TemporaryDirectory(prefix="fscommit-") as scratch:
-            self._submit_hook = SparkSubmitHook(
-                conn_id=self.conn_id,
-                spark_binary=self.spark_binary,
-                conf=self.conf,
-                py_files=package_zip(scratch),
-                name="fscommit-compact",
-                application_args=job_arguments(spec, partitions, run_id, self.codec),
-                env_vars=env,
-                **submit_kwargs,
+            submission = CompactionSubmission.prepare(
+                spec, partitions, scratch, codec=self.codec, conf=self.conf, env=env
             )
+            self._submit_hook = self._spark_submit_hook(submission, submit_kwargs)
             try:
-                self._submit_hook.submit(APPLICATION)
+                self._submit_hook.submit(submission.application)
             except Exception as exc:
-                failure = _failure(ledger.read_run(run_id) or {})
+                failure = _failure(ledger.read_run(submission.run_id) or {})
                 if failure:
                     raise failure from exc
                 raise
-        result = ledger.read_run(run_id)
+        result = ledger.read_run(submission.run_id)
         if result is None:
             raise FsCommitError(
                 "the compaction application finished but left no run summary in the ledger; "
                 "see the spark-submit log above"
             )
         return result
+
+    def _spark_submit_hook(
+        self, submission: CompactionSubmission, submit_kwargs: dict[str, Any]
+    ) -> SparkSubmitHook:
+        """The Spark provider's hook for ``submission``: it builds the command line from the
+        connection (master, deploy mode, secrets masked) and tracks the driver."""
+        return SparkSubmitHook(
+            conn_id=self.conn_id,
+            spark_binary=self.spark_binary,
+            conf=submission.conf,
+            py_files=submission.py_files,
+            name=submission.name,
+            application_args=list(submission.application_args),
+            env_vars=submission.env,
+            **submit_kwargs,
+        )
 
     def _on_connect(self, spec: TableSpec, partitions: Sequence[str] | None) -> dict[str, Any]:
         """The protocol in this task, the units on the connection's Spark Connect server."""

@@ -1,4 +1,8 @@
-"""How to launch the compaction application, shared by the Airflow hook and the CLI."""
+"""How to launch the compaction application, shared by the Airflow hook and the CLI.
+
+:class:`CompactionSubmission` is the one description of what is submitted; the CLI turns
+it into a spark-submit command line, the hook hands it to the Spark provider.
+"""
 
 from __future__ import annotations
 
@@ -6,8 +10,10 @@ import os
 import shutil
 import sys
 import tempfile
+import uuid
 import zipfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +24,7 @@ from airflow_provider_fscommit.jobs.compact import run_group
 
 PACKAGE_DIR = Path(airflow_provider_fscommit.__file__).resolve().parent
 APPLICATION = str(PACKAGE_DIR / "jobs" / "compact.py")
+APPLICATION_NAME = "fscommit-compact"
 
 
 def default_spark_submit() -> str:
@@ -27,17 +34,24 @@ def default_spark_submit() -> str:
 
 
 def submit_env() -> dict[str, str]:
-    """Environment for spark-submit: pyspark's Spark home, and loopback unless set.
+    """Environment for spark-submit: this process's, with :func:`spark_env_defaults`."""
+    return dict(os.environ) | spark_env_defaults()
+
+
+def spark_env_defaults() -> dict[str, str]:
+    """pyspark's Spark home, and loopback, unless this process's environment sets them.
 
     pyspark's ``spark-submit`` looks for its home with whatever ``python3`` is on PATH,
-    which need not be this environment's; naming it avoids that guess.
+    which need not be this environment's; naming it avoids that guess. Only these two:
+    where the Spark provider copies the environment onto the command line (YARN,
+    Kubernetes), the rest of this process's environment is not the application's business.
     """
     import pyspark
 
-    env = dict(os.environ)
-    env.setdefault("SPARK_HOME", str(Path(pyspark.__file__).resolve().parent))
-    env.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    return env
+    return {
+        "SPARK_HOME": os.environ.get("SPARK_HOME", str(Path(pyspark.__file__).resolve().parent)),
+        "SPARK_LOCAL_IP": os.environ.get("SPARK_LOCAL_IP", "127.0.0.1"),
+    }
 
 
 def default_conf() -> dict[str, str]:
@@ -70,6 +84,55 @@ def job_arguments(
     for partition in partitions or ():
         args += ["--partition", partition]
     return args
+
+
+@dataclass(frozen=True)
+class CompactionSubmission:
+    """One run of the compaction application: everything about what Spark is asked to run.
+
+    Built once (:meth:`prepare`) for both ways of submitting it, so the CLI and the Airflow
+    hook cannot drift apart on the application, its arguments, the shipped package, the
+    conf or the environment. Where it runs (master, deploy mode, spark-submit binary) is
+    the caller's: the CLI's flags, or the hook's Spark connection, whose command line and
+    driver tracking stay the Spark provider's ``SparkSubmitHook``'s.
+    """
+
+    run_id: str  # the ledger key of the run's summary
+    application_args: tuple[str, ...]
+    py_files: str  # this package zipped, for executors on other hosts
+    conf: dict[str, Any]
+    env: dict[str, str]  # added to spark-submit's environment
+    application: str = APPLICATION
+    name: str = APPLICATION_NAME
+
+    @classmethod
+    def prepare(
+        cls,
+        spec: TableSpec,
+        partitions: Sequence[str] | None,
+        scratch: str,
+        *,
+        codec: str = "snappy",
+        conf: Mapping[str, Any] | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> CompactionSubmission:
+        """A new run: the package zipped into ``scratch`` (which must outlive the run);
+        ``conf`` over :func:`default_conf`, ``env`` over :func:`spark_env_defaults`."""
+        run_id = uuid.uuid4().hex
+        return cls(
+            run_id=run_id,
+            application_args=tuple(job_arguments(spec, partitions, run_id, codec)),
+            py_files=package_zip(scratch),
+            conf=default_conf() | dict(conf or {}),
+            env=spark_env_defaults() | dict(env or {}),
+        )
+
+    def command(self, spark_submit: str, master: str) -> list[str]:
+        """The spark-submit command line, for a caller without the Spark provider."""
+        command = [spark_submit, "--master", master, "--name", self.name]
+        for key, value in self.conf.items():
+            command += ["--conf", f"{key}={value}"]
+        return [*command, "--py-files", self.py_files, self.application, *self.application_args]
 
 
 def run_here_if_idle(

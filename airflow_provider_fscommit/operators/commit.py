@@ -101,12 +101,14 @@ class PartitionCommitOperator(BaseOperator):
             outcomes = committer.commit(
                 partitions, commit_empty=self.commit_empty_partitions, origin=commit_origin(context)
             )
-        committed = {o.partition: o.summary for o in outcomes if o.state.committed}
+        committed = {
+            o.partition: o.summary.to_dict()
+            for o in outcomes
+            if o.state.committed and o.summary is not None
+        }
         for outcome in outcomes:
             if outcome.state is CommitState.EXPIRED:
-                self.log.warning(
-                    "%s: not committed: %s", outcome.partition, outcome.summary["reason"]
-                )
+                self.log.warning("%s: not committed: %s", outcome.partition, outcome.reason)
             elif outcome.state is CommitState.NOTHING_PUBLISHED:
                 self.log.warning(
                     "%s: nothing committed: no files of it are published (no committed rows in "

@@ -1,11 +1,62 @@
-"""The compaction hook: how an AWS connection's S3 settings reach spark-submit."""
+"""The compaction hook: it hands the Spark provider the one description of a run the
+launcher makes (the CLI submits the same), and an AWS connection's S3 settings reach
+spark-submit only through an environment it keeps."""
 
 from __future__ import annotations
 
 import pytest
 
+from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.hooks.aws import s3_settings
 from airflow_provider_fscommit.hooks.compaction import CompactionHook
+from airflow_provider_fscommit.jobs.launch import APPLICATION, CompactionSubmission
+from tests.support.tables import hourly_table
+
+SPARK_SUBMIT = "/opt/spark/bin/spark-submit"
+
+
+def parts(command: list[str]) -> tuple[str, list[tuple[str, str]], list[str]]:
+    """spark-submit, its options as sorted (flag, value) pairs, the application and its args."""
+    options, rest = [], command[1:]
+    while rest[0].startswith("--"):
+        options.append((rest[0], rest[1]))
+        rest = rest[2:]
+    return command[0], sorted(options), rest
+
+
+def test_the_spark_provider_is_handed_what_the_cli_submits(monkeypatch, tmp_path):
+    monkeypatch.setenv("AIRFLOW_HOME", str(tmp_path / "airflow-home"))
+    monkeypatch.setenv("AIRFLOW_CONN_SPARK_LOCAL", "spark://local%5B2%5D")
+    spec = TableSpec.from_options(
+        hourly_table(
+            str(tmp_path / "staging"),
+            str(tmp_path / "checkpoint"),
+            table_path=str(tmp_path / "table"),
+        )
+    )
+    submission = CompactionSubmission.prepare(
+        spec,
+        ["dt=2026-11-20/hour=03"],
+        str(tmp_path),
+        codec="zstd",
+        conf={"spark.sql.shuffle.partitions": "4"},
+        env={"AWS_REGION": "eu-west-3"},
+    )
+    provider = CompactionHook(conn_id="spark_local", spark_binary=SPARK_SUBMIT)._spark_submit_hook(
+        submission, {}
+    )
+    from_hook = provider._build_spark_submit_command(submission.application)
+    from_cli = submission.command(SPARK_SUBMIT, "local[2]")
+    assert parts(from_hook) == parts(from_cli)
+    binary, options, application = parts(from_cli)
+    assert ("--conf", "spark.sql.shuffle.partitions=4") in options
+    assert binary == SPARK_SUBMIT and ("--name", "fscommit-compact") in options
+    assert application[0] == APPLICATION
+    assert application[application.index("--run-id") + 1] == submission.run_id
+    assert application[application.index("--codec") + 1] == "zstd"
+    # What spark-submit's process gets on top of the environment (a local master: all of it).
+    assert provider._env == submission.env
+    assert submission.env["AWS_REGION"] == "eu-west-3" and "SPARK_HOME" in submission.env
 
 
 @pytest.mark.parametrize(

@@ -11,12 +11,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from airflow_provider_fscommit.cli.main import _TABLE_FLAGS
+from airflow_provider_fscommit.cli.main import TABLE_FLAGS
 from airflow_provider_fscommit.core.config import options as o
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 
 # The flag of each table option that has one.
-_FLAG_OF = {option.name: flag for flag, option in _TABLE_FLAGS}
+_FLAG_OF = {option.name: flag for flag, option in TABLE_FLAGS}
 
 
 def hourly_table(staging: str, checkpoint: str, **options: Any) -> dict[str, Any]:

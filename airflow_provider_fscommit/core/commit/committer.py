@@ -21,7 +21,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from airflow_provider_fscommit.core.commit.policy import CommitContext, PartitionCommitPolicy
+from airflow_provider_fscommit.core.commit.policy import (
+    CommitContext,
+    CommitSummary,
+    PartitionCommitPolicy,
+)
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.faults import fault_point
 from airflow_provider_fscommit.core.ledger.expiration import expired_reason
@@ -47,12 +51,23 @@ class CommitState(enum.StrEnum):
 
 @dataclass(frozen=True)
 class CommitOutcome:
+    """What one commit did to one partition, with the facts the policies were given.
+
+    ``summary`` is None when the policies had nothing to run for (nothing published, or
+    expired: then ``reason`` says why).
+    """
+
     partition: str
     state: CommitState
-    summary: dict[str, Any]
+    summary: CommitSummary | None = None
+    reason: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"partition": self.partition, "state": self.state.value, **self.summary}
+        """The outcome as XCom and ``fscommit commit --json`` show it: the summary's keys."""
+        facts = self.summary.to_dict() if self.summary is not None else {}
+        if self.reason is not None:
+            facts["reason"] = self.reason
+        return {"partition": self.partition, "state": self.state.value, **facts}
 
 
 class PartitionCommitter:
@@ -96,10 +111,10 @@ class PartitionCommitter:
             records = self.ledger.read(path)
             expired = expired_reason(self.spec, path, records, now_ms)
             if expired:
-                outcomes.append(CommitOutcome(path, CommitState.EXPIRED, {"reason": expired}))
+                outcomes.append(CommitOutcome(path, CommitState.EXPIRED, reason=expired))
                 continue
             if not records.commits and not commit_empty:
-                outcomes.append(CommitOutcome(path, CommitState.NOTHING_PUBLISHED, {}))
+                outcomes.append(CommitOutcome(path, CommitState.NOTHING_PUBLISHED))
                 continue
             summary = _summary(records, now_ms)
             if records.policies_current:
@@ -117,29 +132,29 @@ class PartitionCommitter:
             fault_point("after-policies")
         lock.check()
         for context in pending:
-            record = context.summary | ({"origin": dict(origin)} if origin else {})
+            record = context.summary.to_dict() | ({"origin": dict(origin)} if origin else {})
             self.ledger.write_policy_commit(context.path, record)
             state = (
                 CommitState.COMMITTED
-                if context.summary["compaction_seq"] is not None
+                if context.summary.compaction_seq is not None
                 else CommitState.COMMITTED_EMPTY
             )
             outcomes.append(CommitOutcome(context.path, state, context.summary))
         return sorted(outcomes, key=lambda o: o.partition)
 
 
-def _summary(records: PartitionLedger, now_ms: int) -> dict[str, Any]:
+def _summary(records: PartitionLedger, now_ms: int) -> CommitSummary:
     """The commit facts of everything published for a partition so far (maybe nothing)."""
     outputs = [o for record in records.commits.values() for o in record["outputs"]]
     latest = records.latest_commit
     latest_plan = records.plans[latest] if latest is not None else None
-    return {
-        "files": len(outputs),
-        "bytes": sum(o["bytes"] for o in outputs),
-        "rows": sum(o["rows"] for o in outputs),
-        "watermark_ms": latest_plan.watermark_ms if latest_plan else None,
-        "max_batch_id": latest_plan.sink_latest_batch if latest_plan else None,
-        "compaction_seq": latest,
-        "committed_at_ms": now_ms,
-        "format": latest_plan.format.value if latest_plan else None,
-    }
+    return CommitSummary(
+        files=len(outputs),
+        bytes=sum(o["bytes"] for o in outputs),
+        rows=sum(o["rows"] for o in outputs),
+        watermark_ms=latest_plan.watermark_ms if latest_plan else None,
+        max_batch_id=latest_plan.sink_latest_batch if latest_plan else None,
+        compaction_seq=latest,
+        committed_at_ms=now_ms,
+        format=latest_plan.format if latest_plan else None,
+    )

@@ -69,6 +69,8 @@ def metastore_values(spec: TableSpec, values: Sequence[str | None]) -> list[str]
 
 class MetastoreCommitPolicy(MetastoreTablePolicy):
     def commit_all(self, contexts: Sequence[CommitContext]) -> None:
+        """One metastore session for all partitions: the table checked, the partitions
+        added or altered, then their column statistics; a failure says a retry is safe."""
         if not contexts:
             return
         # Footers are read before connecting: file I/O does not hold a metastore session.
@@ -78,39 +80,7 @@ class MetastoreCommitPolicy(MetastoreTablePolicy):
             with connection as client:
                 table = self._table(client, contexts[0].spec)
                 _check_format(table, self.name, contexts)
-                names = [c.path for c in contexts]
-                existing = {
-                    tuple(p.values): p
-                    for p in client.get_partitions_by_names(self.database, self.table, names)
-                }
-                new, changed = [], []
-                for context in contexts:
-                    values = metastore_values(context.spec, context.values)
-                    partition = existing.get(tuple(values))
-                    if partition is None:
-                        new.append(self._partition(table, values, context))
-                    else:
-                        partition.sd.location = context.location
-                        partition.parameters = (partition.parameters or {}) | _parameters(context)
-                        changed.append(partition)
-                if new:
-                    client.add_partitions_req(
-                        ttypes.AddPartitionsRequest(
-                            dbName=self.database,
-                            tblName=self.table,
-                            parts=new,
-                            ifNotExists=True,
-                            needResult=False,
-                        )
-                    )
-                if changed:
-                    # Keep our statistics: without this the server recounts the files.
-                    client.alter_partitions_with_environment_context(
-                        self.database,
-                        self.table,
-                        changed,
-                        ttypes.EnvironmentContext({"DO_NOT_UPDATE_STATS": "true"}),
-                    )
+                self._add_or_alter(client, table, contexts)
                 statistics = [s for c, found in columns if (s := self._statistics(table, c, found))]
                 if statistics:
                     client.set_aggr_stats_for(ttypes.SetPartitionsStatsRequest(statistics))
@@ -129,6 +99,46 @@ class MetastoreCommitPolicy(MetastoreTablePolicy):
                 "a retry commits them again safely"
             ) from exc
 
+    def _add_or_alter(self, client: Any, table: Any, contexts: Sequence[CommitContext]) -> None:
+        """Add the partitions the metastore lacks, alter the ones it has: two calls at most.
+
+        One batch call each instead of one per partition (Thrift round trips dominate a
+        commit of hundreds); an existing partition gets the new location and statistics.
+        """
+        names = [c.path for c in contexts]
+        existing = {
+            tuple(p.values): p
+            for p in client.get_partitions_by_names(self.database, self.table, names)
+        }
+        new, changed = [], []
+        for context in contexts:
+            values = metastore_values(context.spec, context.values)
+            partition = existing.get(tuple(values))
+            if partition is None:
+                new.append(self._partition(table, values, context))
+            else:
+                partition.sd.location = context.location
+                partition.parameters = (partition.parameters or {}) | _parameters(context)
+                changed.append(partition)
+        if new:
+            client.add_partitions_req(
+                ttypes.AddPartitionsRequest(
+                    dbName=self.database,
+                    tblName=self.table,
+                    parts=new,
+                    ifNotExists=True,
+                    needResult=False,
+                )
+            )
+        if changed:
+            # Keep our statistics: without this the server recounts the files.
+            client.alter_partitions_with_environment_context(
+                self.database,
+                self.table,
+                changed,
+                ttypes.EnvironmentContext({"DO_NOT_UPDATE_STATS": "true"}),
+            )
+
     def _statistics(
         self, table: Any, context: CommitContext, found: Sequence[ColumnStatistics]
     ) -> Any:
@@ -141,7 +151,7 @@ class MetastoreCommitPolicy(MetastoreTablePolicy):
         ]
         if not objects:
             return None
-        analyzed_s = (context.summary.get("committed_at_ms") or 0) // 1000
+        analyzed_s = context.summary.committed_at_ms // 1000
         description = ttypes.ColumnStatisticsDesc(
             isTblLevel=False,
             dbName=self.database,
@@ -239,7 +249,7 @@ def _check_format(table: Any, name: str, contexts: Sequence[CommitContext]) -> N
         else next((formats for key, formats in _SERDE_FORMATS.items() if key in serde), None)
     )
     for context in contexts:
-        staged = context.summary.get("format") or context.spec.format
+        staged = context.summary.format or context.spec.format
         if readable is not None and staged is not None and staged not in readable:
             declared = provider or table.sd.inputFormat or serde
             raise MetastoreError(
@@ -268,12 +278,12 @@ def _location_error(exc: Exception, location: str) -> MetastoreError | None:
 
 def _file_statistics(context: CommitContext) -> list[ColumnStatistics]:
     """Column statistics of a partition's published Parquet or ORC files (others: none)."""
-    file_format = context.summary.get("format")
+    file_format = context.summary.format
     if file_format is None or not context.files:
         return []
     filesystem, root = resolve_filesystem(context.location)
     paths = [f"{root.rstrip('/')}/{name}" for name in context.files]
-    return partition_column_statistics(filesystem, paths, FileFormat(file_format))
+    return partition_column_statistics(filesystem, paths, file_format)
 
 
 def _stats_data(stats: ColumnStatistics) -> Any:
@@ -294,11 +304,11 @@ def _parameters(context: CommitContext) -> dict[str, str]:
     """Hive statistics and our commit facts (an empty partition has no watermark yet)."""
     summary = context.summary
     facts = {
-        "numFiles": summary["files"],
-        "totalSize": summary["bytes"],
-        "numRows": summary["rows"],
-        "fscommit.watermark": summary["watermark_ms"],
-        "fscommit.max-batch-id": summary["max_batch_id"],
-        "fscommit.committed-at": summary["committed_at_ms"],
+        "numFiles": summary.files,
+        "totalSize": summary.bytes,
+        "numRows": summary.rows,
+        "fscommit.watermark": summary.watermark_ms,
+        "fscommit.max-batch-id": summary.max_batch_id,
+        "fscommit.committed-at": summary.committed_at_ms,
     }
     return {key: str(value) for key, value in facts.items() if value is not None}

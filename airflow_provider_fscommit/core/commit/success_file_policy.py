@@ -18,7 +18,7 @@ class SuccessFileCommitPolicy(PartitionCommitPolicy):
 
     def commit(self, context: CommitContext) -> None:
         filesystem, root = resolve_filesystem(context.spec.require_table_path())
-        record = {"partition": context.path, **context.summary}
+        record = {"partition": context.path, **context.summary.to_dict()}
         write_atomically(
             filesystem,
             f"{root.rstrip('/')}/{context.path}/{self.file_name}",

@@ -225,25 +225,55 @@ def compact_unit(task: UnitTask) -> UnitResult:
 
 
 def _compact(task: UnitTask) -> UnitResult:
-    table_fs, root = resolve_filesystem(task.table_path)
-    directory = f"{root.rstrip('/')}/{task.partition}"
-    if renames_atomically(table_fs):  # object stores have no directories to create
-        table_fs.create_dir(directory, recursive=True)
-    target = f"{directory}/{hidden_name(task.output)}"
+    """The unit's output: lines concatenated, one input of the plan's schema copied, or
+    the inputs rewritten into that schema (the module docstring says why each)."""
+    table_fs, target = _target(task)
     if task.format.is_lines:
         return _merge(task, table_fs, target)
     schema = pa.ipc.read_schema(pa.py_buffer(task.schema))
-    if len(task.inputs) == 1:
-        filesystem, path = resolve_filesystem(task.inputs[0])
-        reader = _open(filesystem, path, task.inputs[0], task.format)
-        if _schema(reader).equals(schema, check_metadata=False):
-            if filesystem is table_fs and not renames_atomically(table_fs):
-                table_fs.copy_file(path, target)  # a copy inside the store (CopyObject)
-            else:
-                pafs.copy_files(path, target, filesystem, table_fs)
-            fault_point("after-unit")
-            size = table_fs.get_file_info(target).size or 0
-            return UnitResult(task.partition, task.plan_id, task.unit, _rows(reader), size, True)
+    copied = _copied(task, table_fs, target, schema) if len(task.inputs) == 1 else None
+    return copied or _rewrite(task, table_fs, target, schema)
+
+
+def _target(task: UnitTask) -> tuple[pafs.FileSystem, str]:
+    """The table's filesystem and the output's hidden path in the partition directory.
+
+    The directory is created first where directories exist; object stores have none.
+    """
+    table_fs, root = resolve_filesystem(task.table_path)
+    directory = f"{root.rstrip('/')}/{task.partition}"
+    if renames_atomically(table_fs):
+        table_fs.create_dir(directory, recursive=True)
+    return table_fs, f"{directory}/{hidden_name(task.output)}"
+
+
+def _copied(
+    task: UnitTask, table_fs: pafs.FileSystem, target: str, schema: pa.Schema
+) -> UnitResult | None:
+    """A single input that already has the plan's schema, copied byte for byte.
+
+    Rewriting it would only cost time and risk fidelity. None when its schema differs
+    (an older file of a partition whose columns grew): then it is rewritten.
+    """
+    filesystem, path = resolve_filesystem(task.inputs[0])
+    reader = _open(filesystem, path, task.inputs[0], task.format)
+    if not _schema(reader).equals(schema, check_metadata=False):
+        return None
+    if filesystem is table_fs and not renames_atomically(table_fs):
+        table_fs.copy_file(path, target)  # a copy inside the store (CopyObject)
+    else:
+        pafs.copy_files(path, target, filesystem, table_fs)
+    return _written(task, table_fs, target, _rows(reader), copied=True)
+
+
+def _rewrite(
+    task: UnitTask, table_fs: pafs.FileSystem, target: str, schema: pa.Schema
+) -> UnitResult:
+    """The inputs streamed into row groups of about ``_ROW_GROUP_BYTES`` of the plan's schema.
+
+    Batches are collected until a row group's worth is pending, so memory stays bounded
+    by one row group whatever the unit's size.
+    """
     rows = 0
     with (
         table_fs.open_output_stream(target, compression=None) as sink,
@@ -262,9 +292,16 @@ def _compact(task: UnitTask) -> UnitResult:
         if pending:
             writer.write(pa.Table.from_batches(pending, schema))
         fault_point("during-unit")
+    return _written(task, table_fs, target, rows)
+
+
+def _written(
+    task: UnitTask, table_fs: pafs.FileSystem, target: str, rows: int, copied: bool = False
+) -> UnitResult:
+    """The result of a unit whose output is complete: its rows and the size it has."""
     fault_point("after-unit")
     size = table_fs.get_file_info(target).size or 0
-    return UnitResult(task.partition, task.plan_id, task.unit, rows, size)
+    return UnitResult(task.partition, task.plan_id, task.unit, rows, size, copied)
 
 
 def _input_rows(task: UnitTask, schema: pa.Schema) -> Iterator[pa.RecordBatch]:
@@ -353,9 +390,7 @@ def _merge(task: UnitTask, table_fs: pafs.FileSystem, target: str) -> UnitResult
         except UnreadableLineFileError as exc:
             raise unreadable(exc.uri, exc, task.format) from None
         fault_point("during-unit")
-    fault_point("after-unit")
-    size = table_fs.get_file_info(target).size or 0
-    return UnitResult(task.partition, task.plan_id, task.unit, rows, size)
+    return _written(task, table_fs, target, rows)
 
 
 Reader = pq.ParquetFile | po.ORCFile | pa.NativeFile

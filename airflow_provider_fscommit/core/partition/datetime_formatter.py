@@ -446,6 +446,18 @@ def _append_letter(section: _Section, letter: str, count: int, pattern: str) -> 
         )
 
 
+_CLOCK = (
+    _Field.HOUR_OF_DAY,
+    _Field.MINUTE_OF_HOUR,
+    _Field.SECOND_OF_MINUTE,
+    _Field.NANO_OF_SECOND,
+)
+"""The fields of a complete time, in the order :func:`_resolve_time` takes them."""
+
+_Time = tuple[tuple[int, ...], int]
+"""A resolved time (hour, minute, second, nano) and the days it spills over (``24:00``)."""
+
+
 def _add(fields: dict[_Field, int], field: _Field, value: int) -> None:
     """Store a derived value, failing on a conflict (``updateCheckConflict``)."""
     previous = fields.setdefault(field, value)
@@ -455,7 +467,7 @@ def _add(fields: dict[_Field, int], field: _Field, value: int) -> None:
         )
 
 
-def _resolve_time(hour: int, minute: int, second: int, nano: int) -> tuple[tuple[int, ...], int]:
+def _resolve_time(hour: int, minute: int, second: int, nano: int) -> _Time:
     """``Parsed.resolveTime`` in SMART mode: the time and the days it spills over."""
     _Field.MINUTE_OF_HOUR.check(minute)
     _Field.NANO_OF_SECOND.check(nano)
@@ -470,31 +482,48 @@ def _resolve(parsed: dict[_Field, int]) -> datetime.datetime:
     """Resolve parsed fields like ``Parsed.resolve`` with ``ResolverStyle.SMART``.
 
     The steps and their order follow the JDK so that the same inputs fail and the same
-    incomplete inputs fall back to the date alone.
+    incomplete inputs fall back to the date alone: each step below takes the fields it
+    resolves out of ``fields`` and the later steps see what is left.
     """
     fields = dict(parsed)
+    date = _resolve_date(fields)
+    time = _resolve_time_lenient(fields, _resolve_time_fields(fields))
+    if time is not None:
+        _cross_check(fields, time[0])
+    return _combine(date, time)
 
-    # Date: AbstractChronology.resolveDate / IsoChronology.resolveYearOfEra, resolveYMD.
+
+def _resolve_date(fields: dict[_Field, int]) -> tuple[int, int, int] | None:
+    """The date, as ``AbstractChronology.resolveDate`` makes it (``resolveYMD``).
+
+    None when year, month and day-of-month are not all there; that only fails later
+    (:func:`_combine`), after the time fields were checked, which is the JDK's order of
+    errors.
+    """
     year_of_era = fields.pop(_Field.YEAR_OF_ERA, None)
     if year_of_era is not None:
         _Field.YEAR_OF_ERA.check(year_of_era)
         year = fields.get(_Field.YEAR)
         _add(fields, _Field.YEAR, year_of_era if year is None or year > 0 else 1 - year_of_era)
-    date: tuple[int, int, int] | None = None
-    if {_Field.YEAR, _Field.MONTH_OF_YEAR, _Field.DAY_OF_MONTH} <= fields.keys():
-        year = _Field.YEAR.check(fields.pop(_Field.YEAR))
-        month = _Field.MONTH_OF_YEAR.check(fields.pop(_Field.MONTH_OF_YEAR))
-        day = _Field.DAY_OF_MONTH.check(fields.pop(_Field.DAY_OF_MONTH))
-        # SMART: a day-of-month up to 31 is moved back to the last day of the month.
-        if month in (4, 6, 9, 11):
-            day = min(day, 30)
-        elif month == 2:
-            day = min(day, 29 if calendar.isleap(year) else 28)
-        date = (year, month, day)
+    if not {_Field.YEAR, _Field.MONTH_OF_YEAR, _Field.DAY_OF_MONTH} <= fields.keys():
+        return None
+    year = _Field.YEAR.check(fields.pop(_Field.YEAR))
+    month = _Field.MONTH_OF_YEAR.check(fields.pop(_Field.MONTH_OF_YEAR))
+    day = _Field.DAY_OF_MONTH.check(fields.pop(_Field.DAY_OF_MONTH))
+    # SMART: a day-of-month up to 31 is moved back to the last day of the month.
+    if month in (4, 6, 9, 11):
+        day = min(day, 30)
+    elif month == 2:
+        day = min(day, 29 if calendar.isleap(year) else 28)
+    return year, month, day
 
-    # Time: Parsed.resolveTimeFields.
-    time: tuple[int, ...] | None = None
-    excess_days = 0
+
+def _resolve_time_fields(fields: dict[_Field, int]) -> _Time | None:
+    """``Parsed.resolveTimeFields``: clock hours and AM/PM become the hour-of-day.
+
+    Resolves the time only when all four clock fields are present; the lenient step
+    (:func:`_resolve_time_lenient`) decides what a partial time means.
+    """
     if _Field.CLOCK_HOUR_OF_DAY in fields:
         clock_hour = fields.pop(_Field.CLOCK_HOUR_OF_DAY)
         if clock_hour != 0:  # SMART lets 0 through as hour 0
@@ -511,22 +540,23 @@ def _resolve(parsed: dict[_Field, int]) -> datetime.datetime:
         _add(fields, _Field.HOUR_OF_DAY, ampm * 12 + hour_of_ampm)
     if _Field.NANO_OF_SECOND in fields:
         _Field.NANO_OF_SECOND.check(fields[_Field.NANO_OF_SECOND])
-    clock = (
-        _Field.HOUR_OF_DAY,
-        _Field.MINUTE_OF_HOUR,
-        _Field.SECOND_OF_MINUTE,
-        _Field.NANO_OF_SECOND,
-    )
-    if all(field in fields for field in clock):
-        time, excess_days = _resolve_time(*(fields.pop(field) for field in clock))
+    if not all(field in fields for field in _CLOCK):
+        return None
+    return _resolve_time(*(fields.pop(field) for field in _CLOCK))
 
-    # Parsed.resolveTimeLenient: default what can be defaulted, give up otherwise.
-    validate_remaining = True
+
+def _resolve_time_lenient(fields: dict[_Field, int], time: _Time | None) -> _Time | None:
+    """``Parsed.resolveTimeLenient``: default what can be defaulted, give up otherwise.
+
+    Then the time-based fields left over are range-checked, except after giving up on a
+    time with a gap in it: Java returns before that check, so such fields never fail the
+    parse (only the date is used).
+    """
     if time is None:
-        if not any(field in fields for field in clock) and _Field.AMPM_OF_DAY in fields:
+        if not any(field in fields for field in _CLOCK) and _Field.AMPM_OF_DAY in fields:
             # An AM/PM marker alone means the middle of that half of the day.
             ampm = _Field.AMPM_OF_DAY.check(fields.pop(_Field.AMPM_OF_DAY))
-            time, excess_days = _resolve_time(ampm * 12 + 6, 0, 0, 0)
+            time = _resolve_time(ampm * 12 + 6, 0, 0, 0)
         hour = fields.get(_Field.HOUR_OF_DAY)
         if hour is not None:
             minute = fields.get(_Field.MINUTE_OF_HOUR)
@@ -537,34 +567,41 @@ def _resolve(parsed: dict[_Field, int]) -> datetime.datetime:
             ):
                 # e.g. hour and second without minute: Java leaves the time unresolved
                 # (and unvalidated), so only the date is used.
-                validate_remaining = False
-            else:
-                time, excess_days = _resolve_time(hour, minute or 0, second or 0, nano or 0)
-                for field in clock:
-                    fields.pop(field, None)
-    if validate_remaining:
-        for field, value in fields.items():
-            if field.time_based:
-                field.check(value)
+                return time
+            time = _resolve_time(hour, minute or 0, second or 0, nano or 0)
+            for field in _CLOCK:
+                fields.pop(field, None)
+    for field, value in fields.items():
+        if field.time_based:
+            field.check(value)
+    return time
 
-    # Parsed.crossCheck: leftovers (AM/PM next to 'H', say) must agree with the time.
-    if time is not None:
-        hour, minute, second, nano = time
-        derived = {
-            _Field.AMPM_OF_DAY: hour // 12,
-            _Field.HOUR_OF_AMPM: hour % 12,
-            _Field.HOUR_OF_DAY: hour,
-            _Field.MINUTE_OF_HOUR: minute,
-            _Field.SECOND_OF_MINUTE: second,
-            _Field.NANO_OF_SECOND: nano,
-        }
-        for field, value in derived.items():
-            if field in fields and fields[field] != value:
-                raise _ResolveError(
-                    f"conflict found: {field.label} {fields[field]} differs from "
-                    f"{field.label} {value} derived from the time"
-                )
 
+def _cross_check(fields: dict[_Field, int], clock: tuple[int, ...]) -> None:
+    """``Parsed.crossCheck``: leftovers (AM/PM next to 'H', say) must agree with the time."""
+    hour, minute, second, nano = clock
+    derived = {
+        _Field.AMPM_OF_DAY: hour // 12,
+        _Field.HOUR_OF_AMPM: hour % 12,
+        _Field.HOUR_OF_DAY: hour,
+        _Field.MINUTE_OF_HOUR: minute,
+        _Field.SECOND_OF_MINUTE: second,
+        _Field.NANO_OF_SECOND: nano,
+    }
+    for field, value in derived.items():
+        if field in fields and fields[field] != value:
+            raise _ResolveError(
+                f"conflict found: {field.label} {fields[field]} differs from "
+                f"{field.label} {value} derived from the time"
+            )
+
+
+def _combine(date: tuple[int, int, int] | None, time: _Time | None) -> datetime.datetime:
+    """The ``datetime`` Flink gets: ``LocalDateTime``, else ``LocalDate`` at midnight.
+
+    Fails where Java would (no complete date) and where Python's ``datetime`` cannot hold
+    what Java can (years outside 1..9999, ``24:00`` on its last day).
+    """
     if date is None:
         raise _ResolveError(
             "the pattern does not yield a complete date (year, month and day-of-month)"
@@ -577,7 +614,7 @@ def _resolve(parsed: dict[_Field, int]) -> datetime.datetime:
         )
     if time is None:  # Flink: LocalDate.parse(...) at midnight
         return datetime.datetime(year, month, day)
-    hour, minute, second, nano = time
+    (hour, minute, second, nano), excess_days = time
     result = datetime.datetime(year, month, day, hour, minute, second, nano // 1000)
     try:
         return result + datetime.timedelta(days=excess_days)

@@ -12,7 +12,11 @@ import pytest
 from airflow_provider_fscommit.core.commit.committer import PartitionCommitter
 from airflow_provider_fscommit.core.commit.mark_event_policy import LOAD_DONE, MarkEventCommitPolicy
 from airflow_provider_fscommit.core.commit.metastore_policy import MetastoreCommitPolicy
-from airflow_provider_fscommit.core.commit.policy import CommitContext, PartitionCommitPolicy
+from airflow_provider_fscommit.core.commit.policy import (
+    CommitContext,
+    CommitSummary,
+    PartitionCommitPolicy,
+)
 from airflow_provider_fscommit.core.commit.policy_factory import create_policies
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.errors import ConfigError, MetastoreError
@@ -35,14 +39,16 @@ def context(spec: TableSpec, dt: str, hour: str, rows: int = 10) -> CommitContex
         PartitionSpec(("dt", "hour"), (dt, hour)),
         path,
         f"{spec.table_path}/{path}",
-        {
-            "files": 1,
-            "bytes": 100,
-            "rows": rows,
-            "watermark_ms": 5,
-            "max_batch_id": 7,
-            "committed_at_ms": 9,
-        },
+        CommitSummary(
+            files=1,
+            bytes=100,
+            rows=rows,
+            watermark_ms=5,
+            max_batch_id=7,
+            compaction_seq=None,
+            committed_at_ms=9,
+            format=None,
+        ),
     )
 
 
@@ -118,14 +124,16 @@ def test_values_that_need_escaping_and_nulls_travel_as_values(metastore, tmp_pat
                 partition,
                 partition.path(),
                 f"{spec.table_path}/{partition.path()}",
-                {
-                    "files": 0,
-                    "bytes": 0,
-                    "rows": 0,
-                    "watermark_ms": 0,
-                    "max_batch_id": 0,
-                    "committed_at_ms": 0,
-                },
+                CommitSummary(
+                    files=0,
+                    bytes=0,
+                    rows=0,
+                    watermark_ms=0,
+                    max_batch_id=0,
+                    compaction_seq=None,
+                    committed_at_ms=0,
+                    format=None,
+                ),
             )
         )
     MetastoreCommitPolicy(counting_factory(metastore), "fscommit", "awkward").commit_all(contexts)
@@ -165,6 +173,7 @@ class RecordingPolicy(PartitionCommitPolicy):
             {
                 "parameters": self.parameters,
                 "partition": context.path,
+                "rows": context.summary["rows"],  # read as the dict it was before
                 "success_file_existed": success.exists(),
             }
         )
@@ -190,6 +199,7 @@ def test_policies_run_in_order_and_reruns_change_nothing(metastore, metastore_co
         {
             "parameters": ("a", "b=c"),
             "partition": "dt=2026-11-20/hour=00",
+            "rows": 3,
             "success_file_existed": False,
         }
     ]
@@ -328,3 +338,29 @@ def test_mark_event_follows_the_metastore_policy(metastore, metastore_connection
         assert client.isPartitionMarkedForEvent("fscommit", "marked_chain", values, LOAD_DONE)
         assert client.get_partition_by_name("fscommit", "marked_chain", "dt=2026-11-20/hour=05")
     assert [o.state for o in committer.commit(["dt=2026-11-20/hour=05"])] == ["up-to-date"]
+
+
+def test_the_commit_summary_keeps_its_json_form_in_the_success_file_ledger_and_outcome(tmp_path):
+    """The summary is typed inside; its JSON keys are what readers of these records know."""
+    spec = metastore_table_spec(
+        tmp_path / "table", "unused", **{"sink.partition-commit.policy.kind": "success-file"}
+    )
+    hour = "dt=2026-11-20/hour=00"
+    published_ledger(spec, hour, rows=3)
+    (outcome,) = PartitionCommitter(spec, create_policies(spec)).commit([hour])
+    facts = {
+        "files": 1,
+        "bytes": 50,
+        "rows": 3,
+        "watermark_ms": 4,
+        "max_batch_id": 3,
+        "compaction_seq": 0,
+        "committed_at_ms": outcome.summary.committed_at_ms,
+        "format": "parquet",
+    }
+    success = json.loads(Path(spec.table_path, hour, "_SUCCESS").read_text())
+    assert success == {"partition": hour, **facts}
+    assert outcome.to_dict() == {"partition": hour, "state": "committed", **facts}
+    (record,) = CommitLedger(spec.table_path).read(hour).policy_commits.values()
+    assert record == facts
+    assert dict(outcome.summary) == facts  # the mapping custom policies read

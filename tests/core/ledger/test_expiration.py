@@ -101,10 +101,7 @@ def test_values_time_drops_from_the_metastore_deletes_files_and_records_only_old
     # Late data compacted into an expired partition is never committed again.
     published_ledger(spec, HOURS[0], rows=2)
     (outcome,) = committer.commit([HOURS[0]])
-    assert (
-        outcome.state == "expired"
-        and "late data for it is not published" in (outcome.summary["reason"])
-    )
+    assert outcome.state == "expired" and "late data for it is not published" in outcome.reason
     assert metastore_partitions(metastore, "expiring") == {HOURS[2], FUTURE}
 
 
