@@ -22,7 +22,7 @@ WORKDIR /opt/fscommit
 COPY --chown=50000:0 setup.cfg pyproject.toml README.md constraints.txt ./
 COPY --chown=50000:0 scripts/install.sh scripts/check_pyspark.py scripts/
 COPY --chown=50000:0 airflow_provider_fscommit/ airflow_provider_fscommit/
-RUN scripts/install.sh python '.[openlineage,s3]'
+RUN scripts/install.sh python '.[openlineage,s3,spark]'
 
 COPY --chown=50000:0 dags/ /opt/airflow/dags/
 WORKDIR /opt/airflow

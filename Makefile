@@ -20,5 +20,5 @@ lint: venv
 
 # The benchmarks (bench/README.md): BENCH_ARGS="--scale 0.05 --reps 2" for a smoke run.
 bench: venv
-	scripts/install.sh .venv/bin/python -e '.[test,bench]'
+	scripts/install.sh .venv/bin/python -e '.[test,spark,bench]'
 	.venv/bin/python -m bench $(BENCH_ARGS)

@@ -49,7 +49,7 @@ def hive_dataset(spec: TableSpec, metastore_conn_id: str) -> tuple[str, str] | N
     """``(hive://host:port, db.table)`` when the table is committed to a metastore."""
     if PolicyKind.METASTORE not in spec.policy_kind or not spec.metastore_table:
         return None
-    from airflow.sdk import BaseHook
+    from airflow_provider_fscommit.version_compat import BaseHook
 
     conn = BaseHook.get_connection(metastore_conn_id)
     return f"hive://{conn.host}:{conn.port or 9083}", (

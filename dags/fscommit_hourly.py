@@ -27,13 +27,14 @@ from datetime import timedelta
 from pathlib import Path
 
 import pendulum
-from airflow.sdk import DAG, CronDataIntervalTimetable
+from airflow.sdk import DAG
 
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.task_groups.partition_commit import (
     partition_commit_group,
     partition_time_zone,
 )
+from airflow_provider_fscommit.version_compat import CronDataIntervalTimetable
 
 SPEC_FILE = os.environ.get(
     "FSCOMMIT_TABLE_SPEC", str(Path(__file__).with_name("fscommit_table.yaml"))

@@ -56,7 +56,7 @@ fi
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   echo "bootstrap: installing pinned dependencies into $VENV (a few minutes the first time)" >&2
   "$VENV/bin/python" -m pip install --quiet --upgrade "pip>=25"
-  scripts/install.sh "$VENV/bin/python" -e '.[test]'
+  scripts/install.sh "$VENV/bin/python" -e '.[test,spark]'
 fi
 
 # Always verify: a later manual `pip install` can bring pyspark-client's files back.

@@ -25,7 +25,7 @@ from typing import Any
 
 from airflow.providers.apache.spark.hooks.spark_connect import SparkConnectHook
 from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
-from airflow.sdk import BaseHook, Connection
+from airflow.sdk import Connection
 
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.errors import FsCommitError
@@ -38,6 +38,7 @@ from airflow_provider_fscommit.jobs.launch import (
     default_spark_submit,
     run_here_if_idle,
 )
+from airflow_provider_fscommit.version_compat import BaseHook
 
 
 class CompactionHook(BaseHook):

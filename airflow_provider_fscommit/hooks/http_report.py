@@ -14,13 +14,11 @@ import base64
 import dataclasses
 from urllib.parse import urljoin
 
-from airflow.sdk import BaseHook
-from airflow.sdk.log import mask_secret
-
 from airflow_provider_fscommit.core.commit.http_report_policy import HttpTarget
 from airflow_provider_fscommit.core.commit.policy_factory import spec_http_target
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.errors import ConfigError
+from airflow_provider_fscommit.version_compat import BaseHook, mask_secret
 
 
 def connection_http_target(spec: TableSpec, http_conn_id: str) -> HttpTarget:

@@ -28,9 +28,13 @@ APPLICATION_NAME = "fscommit-compact"
 
 
 def default_spark_submit() -> str:
-    """``spark-submit`` of the running environment (pyspark's), else the one on PATH."""
-    beside = Path(sys.executable).parent / "spark-submit"
-    return str(beside) if beside.exists() else shutil.which("spark-submit") or "spark-submit"
+    """The ``spark-submit`` to run: ``$SPARK_HOME``'s, else pyspark's next to this Python,
+    else the one on PATH (a deployment's Spark comes first, never assumed to be a wheel's)."""
+    spark_home = os.environ.get("SPARK_HOME")
+    candidates = [Path(spark_home) / "bin" / "spark-submit"] if spark_home else []
+    candidates.append(Path(sys.executable).parent / "spark-submit")
+    found = next((str(c) for c in candidates if c.exists()), None)
+    return found or shutil.which("spark-submit") or "spark-submit"
 
 
 def submit_env() -> dict[str, str]:
@@ -46,22 +50,28 @@ def spark_env_defaults() -> dict[str, str]:
     where the Spark provider copies the environment onto the command line (YARN,
     Kubernetes), the rest of this process's environment is not the application's business.
     """
-    import pyspark
+    spark_home = os.environ.get("SPARK_HOME")
+    if not spark_home:
+        import pyspark
 
+        spark_home = str(Path(pyspark.__file__).resolve().parent)
     return {
-        "SPARK_HOME": os.environ.get("SPARK_HOME", str(Path(pyspark.__file__).resolve().parent)),
+        "SPARK_HOME": spark_home,
         "SPARK_LOCAL_IP": os.environ.get("SPARK_LOCAL_IP", "127.0.0.1"),
     }
 
 
 def default_conf() -> dict[str, str]:
-    """Run the driver and the workers on this environment's Python (it has pyarrow).
+    """Run the driver and the workers on ``PYSPARK_PYTHON`` where the deployment sets it
+    (Spark's own variable for the cluster's Python), else on this environment's Python.
 
-    On a cluster whose nodes have another Python, override ``spark.pyspark.python``.
+    On a cluster whose nodes have another Python, set ``PYSPARK_PYTHON`` or override
+    ``spark.pyspark.python``.
     """
+    python = os.environ.get("PYSPARK_PYTHON") or sys.executable
     return {
-        "spark.pyspark.python": sys.executable,
-        "spark.pyspark.driver.python": sys.executable,
+        "spark.pyspark.python": python,
+        "spark.pyspark.driver.python": os.environ.get("PYSPARK_DRIVER_PYTHON") or python,
     }
 
 

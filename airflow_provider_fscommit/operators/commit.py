@@ -6,7 +6,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from airflow.sdk import Asset, BaseOperator
-from airflow.sdk.exceptions import AirflowSkipException
 
 from airflow_provider_fscommit.core.commit.committer import CommitState, PartitionCommitter
 from airflow_provider_fscommit.core.commit.policy_factory import create_policies
@@ -16,6 +15,7 @@ from airflow_provider_fscommit.core.storage.filesystem import normalize_uri
 from airflow_provider_fscommit.hooks.aws import aws_storage
 from airflow_provider_fscommit.hooks.http_report import connection_http_target
 from airflow_provider_fscommit.hooks.metastore import connection_metastore_client
+from airflow_provider_fscommit.version_compat import AirflowSkipException, announce_partitions
 
 
 def table_asset(table_path: str) -> Asset:
@@ -35,7 +35,8 @@ class PartitionCommitOperator(BaseOperator):
     again), and emits one
     asset event per committed partition for the table asset, with the partition path as
     ``partition_key`` and the commit facts in ``extra``, so a DAG scheduled with
-    ``PartitionedAssetTimetable(assets=table_asset(...))`` runs once per partition.
+    ``PartitionedAssetTimetable(assets=table_asset(...))`` runs once per partition (Airflow
+    3.3+; before, one asset event whose ``extra`` holds the partitions: ``version_compat``).
 
     :param table: the table spec (Python names or Flink keys, or a TableSpec); templated.
     :param partitions: partition(s) to commit, as paths (``dt=2026-11-20/hour=03``) or
@@ -124,9 +125,11 @@ class PartitionCommitOperator(BaseOperator):
                 f"nothing new to commit in {len(outcomes)} partition(s): "
                 + ", ".join(f"{o.partition} {o.state}" for o in outcomes[:5])
             )
-        event = context["outlet_events"][self.asset]
-        event.add_partitions(sorted(committed))
-        event.extra = {"table_path": spec.table_path, "partitions": committed}
+        announce_partitions(
+            context["outlet_events"][self.asset],
+            sorted(committed),
+            {"table_path": spec.table_path, "partitions": committed},
+        )
         return [o.to_dict() for o in outcomes]
 
 

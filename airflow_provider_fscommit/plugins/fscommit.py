@@ -13,24 +13,27 @@ from typing import Any, ClassVar
 from airflow.plugins_manager import AirflowPlugin
 
 from airflow_provider_fscommit.plugins.status_page import URL_PREFIX, create_app
+from airflow_provider_fscommit.version_compat import ui_menu_entries
 
 PLUGIN_NAME = "fscommit"
 
 
 class FsCommitPlugin(AirflowPlugin):
-    """The page at ``/fscommit/`` and its entry in the UI's navigation (Browse menu)."""
+    """The page at ``/fscommit/`` and its entry in the UI's navigation (Browse menu, 3.1+)."""
 
     name = PLUGIN_NAME
     fastapi_apps: ClassVar[list[dict[str, Any]]] = [
         {"app": create_app(), "url_prefix": URL_PREFIX, "name": "fscommit commit status"}
     ]
-    external_views: ClassVar[list[dict[str, Any]]] = [
-        {
-            "name": "Partition commit",
-            # Relative to the UI's base URL; url_route shows it inside the UI (an iframe).
-            "href": f"{URL_PREFIX.lstrip('/')}/",
-            "url_route": "fscommit",
-            "destination": "nav",
-            "category": "browse",
-        }
-    ]
+    external_views: ClassVar[list[dict[str, Any]]] = ui_menu_entries(
+        [
+            {
+                "name": "Partition commit",
+                # Relative to the UI's base URL; url_route shows it inside the UI (an iframe).
+                "href": f"{URL_PREFIX.lstrip('/')}/",
+                "url_route": "fscommit",
+                "destination": "nav",
+                "category": "browse",
+            }
+        ]
+    )

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime, timezone
 from html import escape
 from urllib.parse import quote
 
@@ -274,7 +274,7 @@ def _time(epoch_ms: int | None, missing: str = "-") -> str:
     """A moment as UTC wall clock to the second, the way the Airflow UI shows times."""
     if epoch_ms is None:
         return missing
-    return datetime.fromtimestamp(epoch_ms / 1000, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    return datetime.fromtimestamp(epoch_ms / 1000, timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
 def _duration(ms: int | None) -> str:

@@ -9,12 +9,12 @@ from typing import Any, ClassVar
 
 from airflow.configuration import conf
 from airflow.sdk import BaseSensorOperator, PokeReturnValue
-from airflow.sdk.exceptions import AirflowException
 
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.status.partition_wait import PartitionCheck, check_partition
 from airflow_provider_fscommit.hooks.aws import aws_storage
 from airflow_provider_fscommit.triggers.watermark import PartitionWatermarkTrigger
+from airflow_provider_fscommit.version_compat import AirflowException
 
 
 class PartitionWatermarkSensor(BaseSensorOperator):

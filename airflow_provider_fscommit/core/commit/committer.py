@@ -15,7 +15,6 @@ A partition past its expiration (:mod:`expiration`) is never committed again.
 
 from __future__ import annotations
 
-import enum
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -26,6 +25,7 @@ from airflow_provider_fscommit.core.commit.policy import (
     CommitSummary,
     PartitionCommitPolicy,
 )
+from airflow_provider_fscommit.core.compat import StrEnum
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.faults import fault_point
 from airflow_provider_fscommit.core.ledger.expiration import expired_reason
@@ -35,7 +35,7 @@ from airflow_provider_fscommit.core.partition.partition_spec import PartitionSpe
 from airflow_provider_fscommit.core.storage.object_store import store_errors
 
 
-class CommitState(enum.StrEnum):
+class CommitState(StrEnum):
     """What one commit did to one partition."""
 
     COMMITTED = "committed"  # the policies ran for what was published

@@ -30,7 +30,6 @@ deletes its hidden outputs and reports the partition failed; a rerun publishes i
 from __future__ import annotations
 
 import contextlib
-import enum
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -48,6 +47,7 @@ from airflow_provider_fscommit.core.compaction.planner import (
     CompactionPlan,
     plan_partition,
 )
+from airflow_provider_fscommit.core.compat import StrEnum
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.errors import ConfigError, FsCommitError, LedgerError
 from airflow_provider_fscommit.core.faults import fault_point
@@ -92,7 +92,7 @@ class CompactionPreview:
         }
 
 
-class CompactionState(enum.StrEnum):
+class CompactionState(StrEnum):
     """What one run did to one partition's staged files."""
 
     PUBLISHED = "published"  # compacted and published under its visible names

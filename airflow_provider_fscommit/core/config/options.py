@@ -9,13 +9,13 @@ descriptions from here, so they never disagree.
 from __future__ import annotations
 
 import difflib
-import enum
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
+from airflow_provider_fscommit.core.compat import StrEnum
 from airflow_provider_fscommit.core.config.quantities import parse_duration, parse_memory_size
 from airflow_provider_fscommit.core.errors import ConfigError, shown
 from airflow_provider_fscommit.core.formats.file_format import parse_format
@@ -79,7 +79,7 @@ def _choice(*allowed: str) -> Callable[[Any, str], str]:
     return parse
 
 
-class TriggerKind(enum.StrEnum):
+class TriggerKind(StrEnum):
     """When a partition is complete (``sink.partition-commit.trigger``)."""
 
     PARTITION_TIME = "partition-time"
@@ -87,14 +87,14 @@ class TriggerKind(enum.StrEnum):
     IDLE_TIME = "idle-time"
 
 
-class ExpirationStrategy(enum.StrEnum):
+class ExpirationStrategy(StrEnum):
     """What a partition's age counts from (``partition.expiration-strategy``)."""
 
     VALUES_TIME = "values-time"
     UPDATE_TIME = "update-time"
 
 
-def _member(kinds: type[enum.StrEnum]) -> Callable[[Any, str], Any]:
+def _member(kinds: type[StrEnum]) -> Callable[[Any, str], Any]:
     """A member of ``kinds`` by its value, in any case, as Flink reads its enum options."""
     parse_value = _choice(*(kind.value for kind in kinds))
     return lambda value, option: kinds(parse_value(value, option))
@@ -139,7 +139,7 @@ def _optional_positive_duration(value: Any, option: str) -> timedelta | None:
     return None if value in (None, "") else _positive_duration(value, option)
 
 
-class PolicyKind(enum.StrEnum):
+class PolicyKind(StrEnum):
     """The commit policies a chain may name (``sink.partition-commit.policy.kind``)."""
 
     METASTORE = "metastore"

@@ -17,7 +17,6 @@ timestamps (Hive wants string lengths, true counts or types the footers do not c
 from __future__ import annotations
 
 import datetime
-import enum
 import math
 import struct
 from collections.abc import Callable, Sequence
@@ -27,6 +26,7 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
+from airflow_provider_fscommit.core.compat import StrEnum
 from airflow_provider_fscommit.core.errors import ColumnStatisticsError, OrcTailError
 from airflow_provider_fscommit.core.formats.file_format import FileFormat
 from airflow_provider_fscommit.core.formats.orc_tail import (
@@ -39,7 +39,7 @@ from airflow_provider_fscommit.core.formats.orc_tail import (
 _EPOCH = datetime.date(1970, 1, 1)
 
 
-class StatsKind(enum.StrEnum):
+class StatsKind(StrEnum):
     """Hive's ``ColumnStatisticsData`` member a column's statistics go into."""
 
     LONG = "long"

@@ -10,7 +10,6 @@ rewritten row group by row group, line formats are concatenated.
 
 from __future__ import annotations
 
-import enum
 import posixpath
 import re
 from collections.abc import Sequence
@@ -18,12 +17,13 @@ from collections.abc import Sequence
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from airflow_provider_fscommit.core.compat import StrEnum
 from airflow_provider_fscommit.core.errors import ConfigError, FormatMismatchError
 from airflow_provider_fscommit.core.formats.line_files import LINE_CODECS
 from airflow_provider_fscommit.core.storage.filesystem import resolve_filesystem
 
 
-class FileFormat(enum.StrEnum):
+class FileFormat(StrEnum):
     """The formats Spark's file sink writes, by the names Spark gives them."""
 
     PARQUET = "parquet"

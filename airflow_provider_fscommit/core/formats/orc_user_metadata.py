@@ -22,7 +22,6 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Mapping
 from types import TracebackType
-from typing import Self
 
 import pyarrow as pa
 
@@ -130,7 +129,7 @@ class OrcUserMetadataSink:
             self._held.clear()
             self._sink.close()
 
-    def __enter__(self) -> Self:
+    def __enter__(self) -> OrcUserMetadataSink:
         return self
 
     def __exit__(

@@ -24,7 +24,7 @@ from __future__ import annotations
 import abc
 import functools
 import re
-from datetime import UTC, datetime, timedelta, timezone, tzinfo
+from datetime import datetime, timedelta, timezone, tzinfo
 from zoneinfo import ZoneInfo, available_timezones
 
 from airflow_provider_fscommit.core.errors import ConfigError
@@ -52,7 +52,7 @@ def _tzdb_ids() -> frozenset[str]:
 def parse_time_zone(name: str) -> tzinfo:
     """Resolve a zone id as Flink validates it: a TZDB id, ``UTC``, or ``GMT-08:00``."""
     if name in ("UTC", "GMT"):
-        return UTC
+        return timezone.utc
     fixed = _GMT_OFFSET.fullmatch(name)
     if fixed:
         sign, short_hours, hours, minutes = fixed.groups()

@@ -7,12 +7,12 @@ the watermark a partition is judged by is never newer than the files seen for it
 
 from __future__ import annotations
 
-import enum
 import time
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime, timezone
 from typing import Any
 
+from airflow_provider_fscommit.core.compat import StrEnum
 from airflow_provider_fscommit.core.config.options import TriggerKind
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.errors import CheckpointError, PartitionTimeError
@@ -24,7 +24,7 @@ from airflow_provider_fscommit.core.spark.staging import StagingPartition, Stagi
 from airflow_provider_fscommit.core.storage.object_store import store_errors
 
 
-class PartitionState(enum.StrEnum):
+class PartitionState(StrEnum):
     """Where a partition stands in the commit life cycle: one vocabulary for every view.
 
     The staging table and the trigger alone tell ``pending``, ``committable`` and
@@ -156,7 +156,7 @@ def iso_ms(epoch_ms: int | None) -> str | None:
     """Epoch milliseconds as an ISO-8601 UTC string (None stays None)."""
     if epoch_ms is None:
         return None
-    return datetime.fromtimestamp(epoch_ms / 1000, UTC).isoformat(timespec="milliseconds")
+    return datetime.fromtimestamp(epoch_ms / 1000, timezone.utc).isoformat(timespec="milliseconds")
 
 
 class TableStatusReader:
