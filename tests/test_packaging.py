@@ -1,15 +1,11 @@
 """The built wheel works on its own: installed into a fresh venv as users and the Docker image
 install it (scripts/install.sh, with the constraints), away from the source tree.
-
-The wheel is built from the project's tracked files only: a checkout's leftovers (the
-editable install's ``*.egg-info``) would otherwise hide a file the package data misses.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import zipfile
@@ -18,34 +14,14 @@ from pathlib import Path
 import pytest
 
 from tests.support.compaction import compact_command
-
-ROOT = Path(__file__).resolve().parents[1]
+from tests.support.wheel import ROOT, build_wheel
 
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:
-    source = tmp_path_factory.mktemp("source")
-    tracked = subprocess.run(
-        ["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
-        cwd=ROOT,
-        capture_output=True,
-        check=True,
-    ).stdout.decode()
-    for name in filter(None, tracked.split("\0")):
-        if (ROOT / name).is_file():
-            (source / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(ROOT / name, source / name)
-    out = tmp_path_factory.mktemp("dist")
-    subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(out), "."],
-        cwd=source,
-        check=True,
-        timeout=600,
-    )
-    (built,) = out.glob("airflow_provider_fscommit-*.whl")
-    return built
+    return build_wheel(tmp_path_factory.mktemp("source"), tmp_path_factory.mktemp("dist"))
 
 
 @pytest.fixture(scope="module")

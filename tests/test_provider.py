@@ -13,11 +13,12 @@ from pathlib import Path
 import airflow
 import jsonschema
 import pytest
-from airflow.sdk import BaseHook, BaseOperator, BaseSensorOperator
+from airflow.sdk import BaseOperator, BaseSensorOperator
 from airflow.triggers.base import BaseTrigger
 
 import airflow_provider_fscommit
 from airflow_provider_fscommit.get_provider_info import get_provider_info
+from airflow_provider_fscommit.version_compat import BaseHook
 
 ROOT = Path(__file__).resolve().parents[1]
 

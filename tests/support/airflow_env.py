@@ -24,6 +24,8 @@ class AirflowEnv:
     home: Path
     extra_env: dict[str, str]
     database: str | None = None  # SQLAlchemy URL; None: a SQLite file in the home
+    # The environment's scripts (``airflow``): this one's, or a compatibility suite's venv.
+    bin: Path = Path(sys.executable).parent
 
     @property
     def database_url(self) -> str:
@@ -45,14 +47,18 @@ class AirflowEnv:
             AIRFLOW__CORE__LOAD_EXAMPLES="False",
             AIRFLOW__CORE__PARALLELISM="2",
             SPARK_LOCAL_IP="127.0.0.1",
-            PATH=f"{Path(sys.executable).parent}:{env.get('PATH', '')}",
+            PATH=f"{self.bin}:{env.get('PATH', '')}",
         )
         env.update(self.extra_env)
         return env
 
     def run(self, *args: str, timeout: float = 600) -> subprocess.CompletedProcess:
         return subprocess.run(
-            [AIRFLOW, *args], env=self.env(), capture_output=True, text=True, timeout=timeout
+            [str(self.bin / "airflow"), *args],
+            env=self.env(),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
         )
 
     def setup(self) -> AirflowEnv:

@@ -1,0 +1,290 @@
+"""The provider goes into the Airflow a deployment already runs, on every supported line.
+
+For each Airflow line, a fresh virtualenv on one of the Pythons that line supports plays a
+user's deployment: Airflow and the Spark and Hive providers installed first and frozen
+(the deployment's constraints file). The provider's wheel is then installed with those
+constraints, as the README says, and must change none of the packages already there. The
+oldest line also holds every dependency at the floor ``setup.cfg`` declares, so the floors
+are tested, not guessed. Then, in that environment: every module imports, the provider
+info is valid for that Airflow's schema, the plugin loads, the example DAGs parse, and the
+hourly DAG runs for real (``airflow dags test``: the deferrable sensor in-line, the
+compaction through a spark-submit, the metastore and success-file commit, the asset event).
+
+The compaction application runs on the main environment's Spark and Python (``SPARK_HOME``
+and ``PYSPARK_PYTHON``), as a deployment's worker submits to its cluster's.
+"""
+
+from __future__ import annotations
+
+import configparser
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
+from tests.support.airflow_env import AirflowEnv
+from tests.support.example_dags import (
+    DAY,
+    SECRET,
+    example_airflow_extra_env,
+    example_spec,
+)
+from tests.support.metastore import create_table, hive_sql
+from tests.support.pythons import require_python
+from tests.support.streams import StreamingTable, hourly_batches
+from tests.support.wheel import ROOT, build_wheel
+
+pytestmark = pytest.mark.slow
+
+PACKAGE = "airflow-provider-fscommit"
+PROBE = Path(__file__).resolve().parents[1] / "support" / "compat_probe.py"
+EXAMPLE_DAGS = {"fscommit_hourly", "fscommit_sweep", "fscommit_manual", "fscommit_expire"}
+
+
+def declared_floors() -> list[str]:
+    """``setup.cfg``'s install_requires with each floor pinned (``name>=v`` → ``name==v``)."""
+    config = configparser.ConfigParser()
+    config.read(ROOT / "setup.cfg")
+    floors = []
+    for line in config["options"]["install_requires"].split("\n"):
+        if line.strip():
+            name, _, version = line.strip().partition(">=")
+            assert version and "," not in version, f"{line}: a floor only, no cap"
+            floors.append(f"{name}=={version}")
+    return floors
+
+
+@dataclass(frozen=True)
+class AirflowLine:
+    """A deployment: an Airflow release on a Python, with the Spark and Hive providers."""
+
+    airflow: str
+    python: str
+    at_floors: bool = False  # every dependency at setup.cfg's floor
+
+    def __str__(self) -> str:
+        return f"airflow{self.airflow}-py{self.python}"
+
+    def requirements(self) -> list[str]:
+        if self.at_floors:
+            floors = declared_floors()
+            assert f"apache-airflow=={self.airflow}" in floors, "the floor line is the floor"
+            return floors
+        return [
+            f"apache-airflow=={self.airflow}",
+            "apache-airflow-providers-apache-spark",
+            "apache-airflow-providers-apache-hive",
+        ]
+
+
+# Each line once; the oldest and the newest Python each somewhere.
+LINES = [
+    AirflowLine("3.0.0", "3.10", at_floors=True),
+    AirflowLine("3.1.8", "3.11"),
+    AirflowLine("3.2.2", "3.12"),
+    AirflowLine("3.3.2", "3.13"),
+]
+
+
+def pip(python: Path, *args: str) -> subprocess.CompletedProcess:
+    result = subprocess.run(
+        [str(python), "-m", "pip", *args],
+        capture_output=True,
+        text=True,
+        timeout=1800,
+        env={k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")},
+    )
+    assert result.returncode == 0, f"pip {' '.join(args)}:\n{result.stdout[-3000:]}\n" + "\n".join(
+        line for line in result.stderr.splitlines()[-40:] if "is ignored" not in line
+    )
+    return result
+
+
+def frozen(python: Path) -> dict[str, str]:
+    lines = pip(python, "freeze", "--all").stdout.splitlines()
+    return {
+        re.split(r"[=@ ]", line, maxsplit=1)[0].lower().replace("_", "-"): line for line in lines
+    }
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> Path:
+    return build_wheel(tmp_path_factory.mktemp("source"), tmp_path_factory.mktemp("dist"))
+
+
+@dataclass
+class Deployment:
+    line: AirflowLine
+    bin: Path
+    before: dict[str, str]
+    after: dict[str, str]
+
+
+@pytest.fixture(scope="module", params=LINES, ids=str)
+def deployment(request, wheel, tmp_path_factory) -> Deployment:
+    """The line's deployment, then the wheel installed into it with its constraints."""
+    line: AirflowLine = request.param
+    interpreter = require_python(line.python)
+    venv = tmp_path_factory.mktemp(str(line)) / "venv"
+    subprocess.run([str(interpreter), "-m", "venv", str(venv)], check=True, timeout=300)
+    python = venv / "bin" / "python"
+    pip(python, "install", "--quiet", "--upgrade", "pip")
+    pip(python, "install", "--quiet", *line.requirements())
+    before = frozen(python)
+    constraints = venv / "deployment-constraints.txt"
+    constraints.write_text("\n".join(before.values()) + "\n")
+    pip(python, "install", "--quiet", "--constraint", str(constraints), str(wheel))
+    return Deployment(line, venv / "bin", before, frozen(python))
+
+
+def test_installing_the_provider_changes_nothing_in_the_deployment(deployment):
+    assert deployment.before["apache-airflow"] == f"apache-airflow=={deployment.line.airflow}"
+    added = {k: v for k, v in deployment.after.items() if k not in deployment.before}
+    assert list(added) == [PACKAGE], f"installed besides the provider: {added}"
+    changed = {
+        k: (v, deployment.after[k])
+        for k, v in deployment.before.items()
+        if deployment.after.get(k) != v
+    }
+    assert not changed, f"the provider's install changed the deployment: {changed}"
+    check = subprocess.run(
+        [str(deployment.bin / "python"), "-m", "pip", "check"], capture_output=True, text=True
+    )
+    assert check.returncode == 0, check.stdout + check.stderr
+
+
+def test_every_module_imports_and_the_provider_info_is_valid(deployment, tmp_path):
+    probe = subprocess.run(
+        [str(deployment.bin / "python"), str(PROBE)],
+        cwd=tmp_path,  # not the source tree: the installed wheel is what runs
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=_env(deployment, tmp_path),
+    )
+    assert probe.returncode == 0, probe.stderr[-3000:]
+    found = json.loads(probe.stdout.splitlines()[-1])
+    assert found["python"] == [int(p) for p in deployment.line.python.split(".")]
+    assert found["airflow"] == deployment.line.airflow
+    assert found["package"].startswith(str(deployment.bin.parent))
+    assert len(found["modules"]) > 60
+    assert found["import_failures"] == {}
+    assert found["schema_error"] is None
+    # The degradations the README's compatibility table names.
+    minor = tuple(int(p) for p in deployment.line.airflow.split(".")[:2])
+    assert found["partitioned_asset_events"] == (minor >= (3, 3))
+    assert found["ui_menu_entries"] == (minor >= (3, 1))
+    assert bool(found["external_views"]) == (minor >= (3, 1))
+
+
+def test_airflow_lists_the_provider_and_its_plugin(deployment, tmp_path):
+    env = _env(deployment, tmp_path)
+    airflow = str(deployment.bin / "airflow")
+    providers = subprocess.run(
+        [airflow, "providers", "list", "--output", "json"],
+        capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300,
+    )  # fmt: skip
+    assert providers.returncode == 0, providers.stderr[-3000:]
+    assert PACKAGE in providers.stdout
+    plugins = subprocess.run(
+        [airflow, "plugins", "--output", "json"],
+        capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300,
+    )  # fmt: skip
+    assert plugins.returncode == 0, plugins.stderr[-3000:]
+    (plugin,) = [p for p in json_output(plugins.stdout) if p["name"] == "fscommit"]
+    assert "fscommit commit status" in str(plugin["fastapi_apps"])
+
+
+def test_the_example_dags_parse_and_the_hourly_dag_waits_in_its_trigger_and_commits(
+    deployment, spark, metastore, tmp_path
+):
+    # Hours 00, 01, 03, 04, 05 of 2026-11-20: the watermark (04:10) leaves hour 04 pending.
+    stream = StreamingTable(tmp_path / "stream")
+    stream.add_batches(*hourly_batches("2026-11-20", [0, 1, 3, 4, 5]))
+    stream.run(spark)
+    name = re.sub(r"\W", "_", str(deployment.line))
+    table = tmp_path / "table"
+    create_table(metastore, name, table)
+    spec = example_spec(stream, table, name)
+    airflow = AirflowEnv(
+        tmp_path / "airflow",
+        example_airflow_extra_env(tmp_path, spec, metastore) | _spark_of_the_main_env(),
+        bin=deployment.bin,
+    ).setup()
+
+    # The DAG processor's parse, stored in the metadata database, as the UI shows it.
+    reserialized = airflow.run("dags", "reserialize")
+    assert reserialized.returncode == 0, reserialized.stderr[-3000:]
+    listed = airflow.run("dags", "list", "--output", "json")
+    assert listed.returncode == 0, listed.stderr[-3000:]
+    assert {d["dag_id"] for d in json_output(listed.stdout)} >= EXAMPLE_DAGS
+    errors = airflow.run("dags", "list-import-errors", "--output", "json")
+    assert errors.returncode == 0, errors.stderr[-3000:]
+    assert json_output(errors.stdout) == [], errors.stdout[-3000:]
+
+    # Hour 04: the sensor defers (its trigger runs in-line) until the stream's watermark
+    # passes 05:00 + 1 h; two more batches move it there; then compact and commit.
+    log = tmp_path / "dags-test.log"
+    with log.open("w") as out:
+        run = subprocess.Popen(
+            [str(deployment.bin / "airflow"), "dags", "test", "fscommit_hourly",
+             "2026-11-20T05:00:00+00:00"],
+            env=airflow.env(), stdout=out, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 300
+        while "PartitionWatermarkTrigger" not in log.read_text():
+            assert run.poll() is None and time.monotonic() < deadline, log.read_text()[-3000:]
+            time.sleep(1)
+        stream.add_batches(*hourly_batches("2026-11-20", [6, 7], start_id=100))
+        stream.run(spark)
+        assert run.wait(timeout=600) == 0, log.read_text()[-3000:]
+    finally:
+        if run.poll() is None:
+            run.kill()
+    assert SECRET not in log.read_text()
+    states = airflow.task_states("fscommit_hourly")
+    assert set(states.values()) == {"success"}, states
+    assert CommitLedger(str(table)).read(f"{DAY}/hour=04").policies_current
+    assert (table / DAY / "hour=04" / "_SUCCESS").exists()
+    rows = hive_sql(metastore, f"SELECT count(*) AS n FROM fscommit.{name} WHERE hour = '04'")
+    assert rows == [{"n": 3}]
+
+    # The asset event: one per partition from 3.3, else one listing them in its extra.
+    ((extra,),) = airflow.query("SELECT extra FROM asset_event")
+    extra = extra if isinstance(extra, dict) else json.loads(extra)
+    assert list(extra["partitions"]) == [f"{DAY}/hour=04"]
+    minor = tuple(int(p) for p in deployment.line.airflow.split(".")[:2])
+    if minor >= (3, 3):
+        assert airflow.query("SELECT partition_key FROM asset_event") == [(f"{DAY}/hour=04",)]
+
+
+def json_output(stdout: str) -> object:
+    """The JSON an Airflow command printed, after whatever it logged to stdout first."""
+    documents = [line for line in stdout.splitlines() if line.startswith(("[", "{"))]
+    return json.loads(documents[-1]) if documents else []
+
+
+def _spark_of_the_main_env() -> dict[str, str]:
+    """The cluster side: this environment's pyspark (jars, spark-submit) and Python."""
+    import pyspark
+
+    return {
+        "SPARK_HOME": str(Path(pyspark.__file__).resolve().parent),
+        "PYSPARK_PYTHON": sys.executable,
+    }
+
+
+def _env(deployment: Deployment, home: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    return env | {
+        "AIRFLOW_HOME": str(home / "airflow-home"),
+        "PATH": f"{deployment.bin}:{env['PATH']}",
+    }
