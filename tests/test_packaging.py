@@ -30,7 +30,7 @@ def venv(wheel, tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("venv")
     subprocess.run([sys.executable, "-m", "venv", str(path)], check=True)
     installed = subprocess.run(
-        [str(ROOT / "scripts" / "install.sh"), str(path / "bin" / "python"), str(wheel)],
+        [str(ROOT / "scripts" / "install.sh"), str(path / "bin" / "python"), f"{wheel}[spark]"],
         capture_output=True,
         text=True,
         timeout=1200,

@@ -70,15 +70,17 @@ class PartitionWatermarkTrigger(BaseTrigger):
             if self.process_time_fallback is None
             else timedelta(seconds=self.process_time_fallback)
         )
-        # Set in this trigger's own context (copied into the polling threads): other
-        # triggers in the triggerer keep theirs.
-        with use_s3_settings(settings):
-            while True:
+        while True:
+            # Set in this trigger's own context (copied into the polling thread) and only
+            # around the poll: other triggers in the triggerer keep theirs, and nothing is
+            # left to reset when the triggerer closes this generator after its event (from
+            # another context, as `airflow dags test` of Airflow 3.0 does).
+            with use_s3_settings(settings):
                 check = await asyncio.to_thread(
                     check_partition, spec, self.partition, stall, fallback
                 )
-                self.log.info("%s: %s", self.partition, check.reason)
-                if check.committable or check.stalled:
-                    yield TriggerEvent(check.to_dict())
-                    return
-                await asyncio.sleep(self.poll_interval)
+            self.log.info("%s: %s", self.partition, check.reason)
+            if check.committable or check.stalled:
+                yield TriggerEvent(check.to_dict())
+                return
+            await asyncio.sleep(self.poll_interval)
