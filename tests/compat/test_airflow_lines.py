@@ -7,8 +7,10 @@ constraints, as the README says, and must change none of the packages already th
 oldest line also holds every dependency at the floor ``setup.cfg`` declares, so the floors
 are tested, not guessed. Then, in that environment: every module imports, the provider
 info is valid for that Airflow's schema, the plugin loads, the example DAGs parse, and the
-hourly DAG runs for real (``airflow dags test``: the deferrable sensor in-line, the
-compaction through a spark-submit, the metastore and success-file commit, the asset event).
+hourly DAG runs for real (``airflow dags test``: the deferrable sensor waits in its
+trigger until a real stream's watermark moves, the compaction runs through a
+spark-submit, the metastore and success-file commit, the asset event), and so do the
+manual, sweep and expire DAGs.
 
 The compaction application runs on the main environment's Spark and Python (``SPARK_HOME``
 and ``PYSPARK_PYTHON``), as a deployment's worker submits to its cluster's.
@@ -70,6 +72,9 @@ class AirflowLine:
     airflow: str
     python: str
     at_floors: bool = False  # every dependency at setup.cfg's floor
+    # What Airflow's constraints file for the release pins and a bare install would not
+    # (these machines cannot fetch the official files): a newer release breaks Airflow.
+    pins: tuple[str, ...] = ()
 
     def __str__(self) -> str:
         return f"airflow{self.airflow}-py{self.python}"
@@ -83,6 +88,7 @@ class AirflowLine:
             f"apache-airflow=={self.airflow}",
             "apache-airflow-providers-apache-spark",
             "apache-airflow-providers-apache-hive",
+            *self.pins,
         ]
 
 
@@ -90,7 +96,9 @@ class AirflowLine:
 LINES = [
     AirflowLine("3.0.0", "3.10", at_floors=True),
     AirflowLine("3.1.8", "3.11"),
-    AirflowLine("3.2.2", "3.12"),
+    # Airflow 3.2.2's in-process execution API (`dags test`, the task SDK) fails with
+    # FastAPI 0.165 (a pydantic discriminator) and with svcs 26 (no registry in its state).
+    AirflowLine("3.2.2", "3.12", pins=("fastapi==0.136.3", "svcs==25.1.0")),
     AirflowLine("3.3.2", "3.13"),
 ]
 
@@ -204,9 +212,7 @@ def test_airflow_lists_the_provider_and_its_plugin(deployment, tmp_path):
     assert "fscommit commit status" in str(plugin["fastapi_apps"])
 
 
-def test_the_example_dags_parse_and_the_hourly_dag_waits_in_its_trigger_and_commits(
-    deployment, spark, metastore, tmp_path
-):
+def test_the_example_dags_parse_and_run_on_a_real_stream(deployment, spark, metastore, tmp_path):
     # Hours 00, 01, 03, 04, 05 of 2026-11-20: the watermark (04:10) leaves hour 04 pending.
     stream = StreamingTable(tmp_path / "stream")
     stream.add_batches(*hourly_batches("2026-11-20", [0, 1, 3, 4, 5]))
@@ -256,8 +262,6 @@ def test_the_example_dags_parse_and_the_hourly_dag_waits_in_its_trigger_and_comm
     assert set(states.values()) == {"success"}, states
     assert CommitLedger(str(table)).read(f"{DAY}/hour=04").policies_current
     assert (table / DAY / "hour=04" / "_SUCCESS").exists()
-    rows = hive_sql(metastore, f"SELECT count(*) AS n FROM fscommit.{name} WHERE hour = '04'")
-    assert rows == [{"n": 3}]
 
     # The asset event: one per partition from 3.3, else one listing them in its extra.
     ((extra,),) = airflow.query("SELECT extra FROM asset_event")
@@ -266,6 +270,35 @@ def test_the_example_dags_parse_and_the_hourly_dag_waits_in_its_trigger_and_comm
     minor = tuple(int(p) for p in deployment.line.airflow.split(".")[:2])
     if minor >= (3, 3):
         assert airflow.query("SELECT partition_key FROM asset_event") == [(f"{DAY}/hour=04",)]
+
+    # The other three example DAGs: manual (validated Params) for hour 00, the sweep for
+    # every other committable hour (a mapped commit each), then expiration of them all.
+    ledger = CommitLedger(str(table))
+    manual = airflow.run(
+        "dags", "test", "fscommit_manual",
+        "-c", json.dumps({"partition": {"dt": "2026-11-20", "hour": "00"}}),
+    )  # fmt: skip
+    assert manual.returncode == 0, manual.stdout[-3000:]
+    assert ledger.read(f"{DAY}/hour=00").policies_current
+    refused = airflow.run(
+        "dags", "test", "fscommit_manual", "-c", json.dumps({"partition": {"dt": ".."}})
+    )
+    assert "Invalid input for param partition" in refused.stdout + refused.stderr
+    sweep = airflow.run("dags", "test", "fscommit_sweep")
+    assert sweep.returncode == 0, sweep.stdout[-3000:]
+    for hour in ("01", "03", "05"):
+        assert ledger.read(f"{DAY}/hour={hour}").policies_current, hour
+    rows = hive_sql(
+        metastore, f"SELECT hour, count(*) AS n FROM fscommit.{name} GROUP BY hour ORDER BY hour"
+    )
+    assert {r["hour"]: r["n"] for r in rows} == {h: 3 for h in ("00", "01", "03", "04", "05")}
+    (tmp_path / "table.json").write_text(json.dumps(spec | {"partition.expiration-time": "1 d"}))
+    expire = airflow.run("dags", "test", "fscommit_expire")
+    assert expire.returncode == 0, expire.stdout[-3000:]
+    assert ledger.read(f"{DAY}/hour=05").expired["origin"]["dag_id"] == "fscommit_expire"
+    assert not [p for p in table.glob(f"{DAY}/*") if p.is_dir()]
+    for result in (manual, sweep, expire):
+        assert SECRET not in result.stdout + result.stderr
 
 
 def json_output(stdout: str) -> object:
