@@ -40,6 +40,8 @@ PROGRESS_PREFIX = "FSCOMMIT_PROGRESS "
 RESULT_PREFIX = "FSCOMMIT_RESULT "
 # Spark tasks per core: enough slack to even out units of different sizes.
 TASKS_PER_CORE = 3
+# At most this many tasks ask the executors for their Python and pyarrow.
+_FLOOR_CHECK_TASKS = 256
 
 
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
@@ -104,7 +106,9 @@ def _run(args: argparse.Namespace) -> int:
 def require_floors(context: Any) -> None:
     """Refuse executors whose Python or pyarrow is below the floors (or that cannot start
     Python at all), before anything is planned: one small Spark job asks each slot."""
-    slots = max(context.defaultParallelism, 1)
+    # One task per slot reaches every executor in practice; a bounded number of tasks
+    # keeps the check cheap on a large cluster.
+    slots = min(max(context.defaultParallelism, 1), _FLOOR_CHECK_TASKS)
     try:
         found = context.parallelize(range(slots), slots).map(runtime).distinct().collect()
     except Exception as exc:
