@@ -141,7 +141,10 @@ def _add_compaction_commands(commands: _Commands) -> None:
 def _add_spark_arguments(parser: argparse.ArgumentParser) -> None:
     """Where the compaction units run (spark-submit or Spark Connect) and how they write."""
     parser.add_argument("--spark-master", default="local[*]", help="default: local[*]")
-    parser.add_argument("--spark-submit", help="spark-submit to use (default: pyspark's)")
+    parser.add_argument(
+        "--spark-submit",
+        help="spark-submit to use (default: $SPARK_HOME/bin's, else pyspark's, else PATH's)",
+    )
     parser.add_argument(
         "--spark-remote",
         default=os.environ.get(REMOTE_ENV) or None,

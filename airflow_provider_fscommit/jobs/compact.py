@@ -33,12 +33,15 @@ from airflow_provider_fscommit.core.compaction.publisher import (
 )
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.errors import FsCommitError
+from airflow_provider_fscommit.jobs.floors import refusal, runtime
 
 PLANNED_PREFIX = "FSCOMMIT_PLANNED "
 PROGRESS_PREFIX = "FSCOMMIT_PROGRESS "
 RESULT_PREFIX = "FSCOMMIT_RESULT "
 # Spark tasks per core: enough slack to even out units of different sizes.
 TASKS_PER_CORE = 3
+# At most this many tasks ask the executors for their Python and pyarrow.
+_FLOOR_CHECK_TASKS = 256
 
 
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
@@ -63,6 +66,7 @@ def _run(args: argparse.Namespace) -> int:
 
     def start() -> None:
         sessions.append(SparkSession.builder.appName("fscommit-compact").getOrCreate())
+        require_floors(sessions[0].sparkContext)
 
     def run_units(tasks: list[UnitTask]) -> list[UnitResult]:
         context = sessions[0].sparkContext
@@ -77,6 +81,10 @@ def _run(args: argparse.Namespace) -> int:
         summary = [{"partition": p.partition, "files": len(p.inputs)} for p in plans]
         print(PLANNED_PREFIX + json.dumps(summary), flush=True)
 
+    refused = refusal("driver", runtime())
+    if refused is not None:
+        print(RESULT_PREFIX + json.dumps({"error": refused, "partitions": []}), flush=True)
+        return 1
     try:
         result = run_and_record(
             TableSpec.from_json(args.spec),
@@ -93,6 +101,25 @@ def _run(args: argparse.Namespace) -> int:
             session.stop()
     print(RESULT_PREFIX + json.dumps(result), flush=True)
     return 1 if failed(result) else 0
+
+
+def require_floors(context: Any) -> None:
+    """Refuse executors whose Python or pyarrow is below the floors (or that cannot start
+    Python at all), before anything is planned: one small Spark job asks each slot."""
+    # One task per slot reaches every executor in practice; a bounded number of tasks
+    # keeps the check cheap on a large cluster.
+    slots = min(max(context.defaultParallelism, 1), _FLOOR_CHECK_TASKS)
+    try:
+        found = context.parallelize(range(slots), slots).map(runtime).distinct().collect()
+    except Exception as exc:
+        first = next((line for line in str(exc).splitlines() if "Error" in line), str(exc))
+        raise FsCommitError(
+            f"the compaction job's executors could not run Python ({first.strip()[:300]}); "
+            "check spark.pyspark.python (or PYSPARK_PYTHON) on the cluster's nodes; "
+            "nothing was planned or written"
+        ) from None
+    for refused in filter(None, (refusal("executors", each) for each in found)):
+        raise FsCommitError(refused)
 
 
 def unit_groups(tasks: list[UnitTask], parallelism: int) -> list[list[UnitTask]]:
@@ -118,18 +145,19 @@ def run_and_record(
     """The driver's part of a run, wherever the units run: the whole protocol, then the
     run summary stored in the ledger under ``run_id`` (what the hook reads back).
 
-    ``start`` brings the executors up (a Spark session, a Connect server's); the inputs'
-    footers are read meanwhile, and its errors propagate with nothing planned. An error
-    that stops the whole run (the lock, the checkpoint, the store) becomes the summary's
-    ``error``; a failed partition is in its ``partitions``.
+    ``start`` brings the executors up (a Spark session, a Connect server's) and may refuse
+    them (:func:`require_floors`); the inputs' footers are read meanwhile, and nothing is
+    planned before it returns. An error that stops the whole run (executors below the
+    floors, the lock, the checkpoint, the store) becomes the summary's ``error``; a failed
+    partition is in its ``partitions``.
     """
     try:
         publisher = CompactionPublisher(spec, codec)
     except FsCommitError as exc:
         return {"error": str(exc), "partitions": []}
-    if start is not None:
-        _start_reading_ahead(publisher, partitions, start)
     try:
+        if start is not None:
+            _start_reading_ahead(publisher, partitions, start)
         result = publisher.run(run_units, partitions, progress, planned).to_dict()
     except FsCommitError as exc:
         return {"error": str(exc), "partitions": []}

@@ -25,6 +25,7 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from airflow_provider_fscommit.core.commit.policy import CommitContext, PartitionCommitPolicy
+from airflow_provider_fscommit.core.compat import strict_zip
 from airflow_provider_fscommit.core.errors import ConfigError, HttpReportError
 from airflow_provider_fscommit.core.status.committable import iso_ms
 
@@ -121,7 +122,7 @@ def report_document(context: CommitContext, params: Mapping[str, Any]) -> dict[s
         else None,
         "table_path": spec.table_path,
         "partition": context.path,
-        "values": dict(zip(context.partition.keys, context.values, strict=True)),
+        "values": dict(strict_zip(context.partition.keys, context.values)),
         "location": context.location,
         "rows": summary.rows,
         "files": summary.files,

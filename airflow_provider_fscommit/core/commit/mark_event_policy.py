@@ -24,6 +24,7 @@ from airflow_provider_fscommit.core.commit.metastore_policy import (
     metastore_values,
 )
 from airflow_provider_fscommit.core.commit.policy import CommitContext
+from airflow_provider_fscommit.core.compat import strict_zip
 from airflow_provider_fscommit.core.errors import MetastoreError
 
 LOAD_DONE = ttypes.PartitionEventType.LOAD_DONE
@@ -39,9 +40,7 @@ class MarkEventCommitPolicy(MetastoreTablePolicy):
         try:
             with connection as client:
                 for context in contexts:
-                    values = dict(
-                        zip(keys, metastore_values(context.spec, context.values), strict=True)
-                    )
+                    values = dict(strict_zip(keys, metastore_values(context.spec, context.values)))
                     client.markPartitionForEvent(self.database, self.table, values, LOAD_DONE)
         except ttypes.UnknownTableException:
             raise MetastoreError(

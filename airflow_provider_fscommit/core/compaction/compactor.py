@@ -29,21 +29,29 @@ from collections import deque
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Union
 
 import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.orc as po
 import pyarrow.parquet as pq
 
+from airflow_provider_fscommit.core.compat import (
+    ORC_READER_REFUSES_FAR_TIMESTAMPS,
+    PARQUET_DECIMALS_AS_INTEGERS,
+    concat_batches,
+    strict_zip,
+)
 from airflow_provider_fscommit.core.errors import (
     FsCommitError,
+    OrcTailError,
     SchemaMismatchError,
     UnreadableLineFileError,
 )
 from airflow_provider_fscommit.core.faults import fault_point
 from airflow_provider_fscommit.core.formats.file_format import FileFormat
 from airflow_provider_fscommit.core.formats.line_files import codec_of, merge_lines
+from airflow_provider_fscommit.core.formats.orc_tail import read_footer, timestamp_range_ms
 from airflow_provider_fscommit.core.formats.orc_user_metadata import OrcUserMetadataSink
 from airflow_provider_fscommit.core.storage.filesystem import renames_atomically, resolve_filesystem
 from airflow_provider_fscommit.core.storage.object_store import S3Settings, explain, use_s3_settings
@@ -347,6 +355,8 @@ def _scanned(uris: Sequence[str], schema: pa.Schema) -> Iterator[pa.RecordBatch]
 def _one_by_one(task: UnitTask, schema: pa.Schema) -> Iterator[pa.RecordBatch]:
     """The inputs opened and read one after the other, errors naming their file."""
     for uri, reader in _opened(task.inputs, task.input_sizes, task.format):
+        if task.format is FileFormat.ORC and not ORC_READER_REFUSES_FAR_TIMESTAMPS:
+            _refuse_far_timestamps(uri)
         batches = _batches(reader)
         while True:
             try:  # a file whose footer reads can still have damaged pages
@@ -370,10 +380,10 @@ def _coalesced(batches: Iterator[pa.RecordBatch], rows: int) -> Iterator[pa.Reco
         small.append(batch)
         count += batch.num_rows
         if count >= rows:
-            yield pa.concat_batches(small)
+            yield concat_batches(small)
             small, count = [], 0
     if small:
-        yield pa.concat_batches(small)
+        yield concat_batches(small)
 
 
 def _merge(task: UnitTask, table_fs: pafs.FileSystem, target: str) -> UnitResult:
@@ -393,7 +403,7 @@ def _merge(task: UnitTask, table_fs: pafs.FileSystem, target: str) -> UnitResult
     return _written(task, table_fs, target, rows)
 
 
-Reader = pq.ParquetFile | po.ORCFile | pa.NativeFile
+Reader = Union[pq.ParquetFile, po.ORCFile, pa.NativeFile]
 
 
 @contextlib.contextmanager
@@ -407,13 +417,14 @@ def _writer(task: UnitTask, sink: pa.NativeFile, schema: pa.Schema) -> Iterator[
             finally:
                 writer.close()
         return
+    decimals = {"store_decimal_as_integer": True} if PARQUET_DECIMALS_AS_INTEGERS else {}
     with pq.ParquetWriter(
         sink,
         schema,
         compression=task.codec,
         use_dictionary=list(task.dictionary_columns),
         use_deprecated_int96_timestamps=task.int96,
-        store_decimal_as_integer=True,
+        **decimals,
     ) as writer:
         yield writer
 
@@ -465,7 +476,7 @@ def _opened(
     context = contextvars.copy_context()  # the S3 settings in effect, for the threads
     with ThreadPoolExecutor(_PREFETCH_FILES, thread_name_prefix="fscommit-fetch") as pool:
         window: deque[tuple[str, Future[Reader]]] = deque()
-        items = iter(zip(uris, known, strict=True))
+        items = iter(strict_zip(uris, known))
         try:
             while True:
                 while len(window) < _PREFETCH_FILES:
@@ -523,13 +534,34 @@ def _reader(source: pa.NativeFile, uri: str, file_format: FileFormat) -> Reader:
 def _unreadable_rows(uri: str, exc: Exception, file_format: FileFormat) -> FsCommitError:
     """A file whose rows do not read; pyarrow's ORC reader has one limit of its own."""
     if file_format is FileFormat.ORC and "out of range for nanosecond resolution" in str(exc):
-        return FsCommitError(
-            f"staged file {uri} holds a timestamp outside 1677-09-21..2262-04-11, which "
-            f"Spark writes but pyarrow's ORC reader cannot read ({exc}); nothing of its "
-            "partition was published. Set auto-compaction: false for this table: files are "
-            "then published as they are, byte for byte, without reading their rows"
-        )
+        return _far_timestamps(uri, str(exc))
     return unreadable(uri, exc, file_format)
+
+
+# What pyarrow's ORC reader holds: nanoseconds since the epoch in an int64, as ms.
+_NANOSECOND_RANGE_MS = (-(2**63) // 10**6, (2**63 - 1) // 10**6)
+
+
+def _refuse_far_timestamps(uri: str) -> None:
+    """Refuse an ORC input whose Footer records a timestamp pyarrow (before 25) would wrap
+    around silently, before any of its rows is read."""
+    filesystem, path = resolve_filesystem(uri)
+    try:
+        bounds = timestamp_range_ms(read_footer(filesystem, path))
+    except OrcTailError as exc:
+        raise unreadable(uri, exc, FileFormat.ORC) from None
+    low, high = _NANOSECOND_RANGE_MS
+    if bounds is not None and not low <= bounds[0] <= bounds[1] <= high:
+        raise _far_timestamps(uri, f"its Footer records {bounds[0]}..{bounds[1]} ms")
+
+
+def _far_timestamps(uri: str, detail: str) -> FsCommitError:
+    return FsCommitError(
+        f"staged file {uri} holds a timestamp outside 1677-09-21..2262-04-11, which "
+        f"Spark writes but pyarrow's ORC reader cannot read ({detail}); nothing of its "
+        "partition was published. Set auto-compaction: false for this table: files are "
+        "then published as they are, byte for byte, without reading their rows"
+    )
 
 
 def _missing(uri: str) -> FsCommitError:

@@ -38,7 +38,7 @@ def _names(value: Any, option: str) -> tuple[str, ...]:
         items: Any = value.split(",") if value.strip() else []
         if any(not part.strip() for part in items):
             raise ConfigError(f"{option}: {value!r} has an empty entry; write e.g. 'dt,hour'")
-    elif isinstance(value, list | tuple):
+    elif isinstance(value, (list, tuple)):
         items = value
     else:
         raise ConfigError(f"{option}: expected a comma-separated list, got {value!r}")

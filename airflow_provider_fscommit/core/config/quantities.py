@@ -68,9 +68,9 @@ def parse_duration(text: str | int | float | timedelta, option: str = "duration"
     """Parse ``'1 h'``, ``'30min'``, ``'500'`` (milliseconds, as in Flink) into a timedelta."""
     if isinstance(text, timedelta):
         return text
-    if isinstance(text, bool) or (isinstance(text, int | float) and not 0 <= text < math.inf):
+    if isinstance(text, bool) or (isinstance(text, (int, float)) and not 0 <= text < math.inf):
         raise ConfigError(f"{option}: expected a duration such as '1 h', got {text!r}")
-    if isinstance(text, int | float):
+    if isinstance(text, (int, float)):
         nanos = round(text * 10**6)
     else:
         amount, unit = _amount(

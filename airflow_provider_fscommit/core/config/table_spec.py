@@ -276,7 +276,7 @@ class TableSpec:
         self, partitions: str | Mapping[str, str | None] | Sequence[Any]
     ) -> list[str]:
         """:meth:`partition_path` of one partition or of each of a list of them."""
-        if isinstance(partitions, str | Mapping):
+        if isinstance(partitions, (str, Mapping)):
             return [self.partition_path(partitions)]
         return [self.partition_path(p) for p in partitions]
 

@@ -26,7 +26,7 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
-from airflow_provider_fscommit.core.compat import StrEnum
+from airflow_provider_fscommit.core.compat import StrEnum, strict_zip
 from airflow_provider_fscommit.core.errors import ColumnStatisticsError, OrcTailError
 from airflow_provider_fscommit.core.formats.file_format import FileFormat
 from airflow_provider_fscommit.core.formats.orc_tail import (
@@ -220,7 +220,7 @@ def _orc_file(filesystem: pafs.FileSystem, path: str) -> dict[str, ColumnStatist
     if kind != _ORC_STRUCT or len(columns) != len(names):
         raise OrcTailError("the ORC Footer's root type is not a struct of named columns")
     found: dict[str, ColumnStatistics | None] = {}
-    for name, column in zip(names, columns, strict=True):
+    for name, column in strict_zip(names, columns):
         stats_kind = _ORC_KINDS.get(_orc_type(types[column])[0]) if column < len(types) else None
         if stats_kind is None:
             continue

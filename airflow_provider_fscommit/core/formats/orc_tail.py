@@ -1,9 +1,10 @@
 """The tail of an ORC file (Footer and PostScript), read without an ORC library.
 
-Two things need the ORC tail that pyarrow does not expose: the compactor adds Spark's user
-metadata to the Footer (:mod:`orc_user_metadata`), and the metastore policy reads the
-Footer's column statistics (:mod:`column_statistics`). Both need only a minimal protobuf
-wire reader and the chunked decompression of the ORC specification, kept here once::
+Three things need the ORC tail that pyarrow does not expose: the compactor adds Spark's
+user metadata to the Footer (:mod:`orc_user_metadata`) and checks its timestamp bounds
+(:func:`timestamp_range_ms`), and the metastore policy reads the Footer's column
+statistics (:mod:`column_statistics`). All need only a minimal protobuf wire reader and
+the chunked decompression of the ORC specification, kept here once::
 
     ... stripes | stripe statistics | Footer | PostScript | PostScript length (1 byte)
 
@@ -90,6 +91,45 @@ def read_footer(filesystem: pafs.FileSystem, path: str) -> bytes:
     if postscript.compression == NO_COMPRESSION:
         return footer
     return decompress(footer, postscript.compression)
+
+
+# Footer {4: repeated Type types, 7: repeated ColumnStatistics}, column i's statistics the
+# i-th; Type {1: kind}, kinds 9 TIMESTAMP and 18 TIMESTAMP_INSTANT; ColumnStatistics
+# {9: TimestampStatistics {1: minimum, 2: maximum, 3: minimumUtc, 4: maximumUtc}} (sint64 ms).
+_FOOTER_TYPES, _FOOTER_STATISTICS, _TYPE_KIND = 4, 7, 1
+_TIMESTAMP_KINDS = (9, 18)
+_TIMESTAMP_STATISTICS = 9
+_TIMESTAMP_BOUNDS = (1, 2, 3, 4)
+
+
+def timestamp_range_ms(footer: bytes) -> tuple[int, int] | None:
+    """The earliest and latest timestamp of any timestamp column (nested ones included)
+    that the Footer's statistics record, in ms since the epoch; None without any.
+
+    pyarrow's ORC reader converts timestamps to nanoseconds: before pyarrow 25 a value
+    outside 1677-09-21..2262-04-11 wraps around silently, so the compactor asks the
+    Footer before it reads rows.
+    """
+    kinds: list[int] = []
+    statistics: list[bytes] = []
+    for number, _, value, _, _ in fields(footer, "Footer"):
+        if number == _FOOTER_TYPES and isinstance(value, bytes):
+            kind = next((v for n, _, v, _, _ in fields(value, "Type") if n == _TYPE_KIND), 0)
+            kinds.append(kind if isinstance(kind, int) else 0)
+        elif number == _FOOTER_STATISTICS and isinstance(value, bytes):
+            statistics.append(value)
+    bounds: list[int] = []
+    for kind, stats in zip(kinds, statistics):
+        if kind not in _TIMESTAMP_KINDS:
+            continue
+        for number, _, value, _, _ in fields(stats, "ColumnStatistics"):
+            if number == _TIMESTAMP_STATISTICS and isinstance(value, bytes):
+                bounds += [
+                    (v >> 1) ^ -(v & 1)  # zigzag sint64
+                    for n, _, v, _, _ in fields(value, "TimestampStatistics")
+                    if n in _TIMESTAMP_BOUNDS and isinstance(v, int)
+                ]
+    return (min(bounds), max(bounds)) if bounds else None
 
 
 def _int_field(

@@ -37,11 +37,14 @@ digits are truncated). A field given twice with different values inside an optio
 section makes Java drop that section; here the whole parse fails.
 """
 
+from __future__ import annotations
+
 import calendar
 import dataclasses
 import datetime
 import enum
 import re
+from typing import Union
 
 __all__ = ["JavaDateTimeFormatter"]
 
@@ -144,10 +147,10 @@ class _Text:
 
 @dataclasses.dataclass(frozen=True)
 class _Optional:
-    elements: tuple["_Element", ...]
+    elements: tuple[_Element, ...]
 
 
-_Element = _Literal | _Number | _Text | _Optional
+_Element = Union[_Literal, _Number, _Text, _Optional]
 
 
 class _ResolveError(Exception):
@@ -163,7 +166,7 @@ class _Section:
     exactly as in Java, because that decides how many digits a year may take.
     """
 
-    def __init__(self, parent: "_Section | None") -> None:
+    def __init__(self, parent: _Section | None) -> None:
         self.parent = parent
         self.elements: list[_Element] = []
         self.value_index = -1

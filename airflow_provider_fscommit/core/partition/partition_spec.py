@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from airflow_provider_fscommit.core.compat import strict_zip
 from airflow_provider_fscommit.core.errors import PartitionPathError, shown
 
 DEFAULT_PARTITION_NAME = "__HIVE_DEFAULT_PARTITION__"
@@ -95,7 +96,7 @@ class PartitionSpec:
                 f"are {list(keys)}; check the table's partition keys (--partition-keys)"
             )
         values: list[str | None] = []
-        for segment, key in zip(segments, keys, strict=True):
+        for segment, key in strict_zip(segments, keys):
             name, sep, raw = segment.partition("=")
             if not sep or unescape_path_name(name) != key:
                 raise PartitionPathError(
@@ -109,11 +110,11 @@ class PartitionSpec:
         """The escaped relative directory of this partition, as Spark names it."""
         return "/".join(
             f"{escape_path_name(k)}={default_name if v is None or v == '' else escape_path_name(v)}"
-            for k, v in zip(self.keys, self.values, strict=True)
+            for k, v in strict_zip(self.keys, self.values)
         )
 
     def as_dict(self) -> dict[str, str | None]:
-        return dict(zip(self.keys, self.values, strict=True))
+        return dict(strict_zip(self.keys, self.values))
 
     def __str__(self) -> str:
         return self.path()

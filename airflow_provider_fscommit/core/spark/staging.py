@@ -13,6 +13,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.fs as pafs
 
+from airflow_provider_fscommit.core.compat import strict_zip
 from airflow_provider_fscommit.core.errors import SinkLogError
 from airflow_provider_fscommit.core.partition.partition_spec import PartitionSpec
 from airflow_provider_fscommit.core.spark.sink_log import FileSinkLog, SinkLogSnapshot
@@ -92,8 +93,8 @@ class StagingTable:
         summary = snapshot.directories
         current: dict[str, StagingPartition] = {}
         outside: list[str] = []
-        for directory, *facts in zip(
-            *(summary[name].to_pylist() for name in summary.column_names), strict=True
+        for directory, *facts in strict_zip(
+            *(summary[name].to_pylist() for name in summary.column_names)
         ):
             cached = self._partitions.get(directory)
             if cached is None or (
@@ -133,8 +134,8 @@ class StagingTable:
         files = snapshot.files.filter(
             pc.is_in(snapshot.files["dir"], value_set=pa.array(list(wanted), pa.string()))
         )
-        for uri, size, directory in zip(
-            *(files[name].to_pylist() for name in ("path", "size", "dir")), strict=True
+        for uri, size, directory in strict_zip(
+            *(files[name].to_pylist() for name in ("path", "size", "dir"))
         ):
             out[wanted[directory]].append(StagedFile(uri, size))
         return out

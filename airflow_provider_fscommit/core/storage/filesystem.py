@@ -118,7 +118,7 @@ def write_atomically(filesystem: pafs.FileSystem, path: str, data: bytes) -> Non
 
 def renames_atomically(filesystem: pafs.FileSystem) -> bool:
     """Local disks and HDFS rename atomically; object stores copy and delete."""
-    return isinstance(filesystem, pafs.LocalFileSystem | pafs.HadoopFileSystem)
+    return isinstance(filesystem, (pafs.LocalFileSystem, pafs.HadoopFileSystem))
 
 
 def unwritable(path: str, exc: BaseException) -> FsCommitError:

@@ -32,10 +32,11 @@ import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import wraps
-from typing import Any, ParamSpec, TypeVar
+from typing import Any, TypeVar, cast
 
 import pyarrow.fs as pafs
 
+from airflow_provider_fscommit.core.compat import S3_DELAYED_OPEN
 from airflow_provider_fscommit.core.errors import FsCommitError, StoreError
 
 # Transient failures (503 SlowDown, resets, timeouts) are retried with exponential
@@ -158,9 +159,9 @@ def s3_filesystem(bucket: str) -> pafs.S3FileSystem:
         "connect_timeout": _CONNECT_TIMEOUT_S,
         "request_timeout": _REQUEST_TIMEOUT_S,
         "retry_strategy": pafs.AwsStandardS3RetryStrategy(max_attempts=_MAX_ATTEMPTS),
-        # A small object is one PUT, not a multipart upload of one part (3 requests).
-        "allow_delayed_open": True,
     }
+    if S3_DELAYED_OPEN:
+        options["allow_delayed_open"] = True
     if settings.endpoint_url:
         options["endpoint_override"] = settings.endpoint_url
         if settings.endpoint_url.startswith("http://"):
@@ -359,11 +360,12 @@ def _error_facts(exc: BaseException) -> tuple[str | None, str | None, str | None
     return match.group(1), match.group(2), where
 
 
-P = ParamSpec("P")
-R = TypeVar("R")
+# A decorator that keeps the signature (typing.ParamSpec is Python 3.10's; the job's
+# modules also run on the cluster's Python 3.9).
+F = TypeVar("F", bound=Callable[..., Any])
 
 
-def store_errors(function: Callable[P, R]) -> Callable[P, R]:
+def store_errors(function: F) -> F:
     """Turn store failures inside ``function`` into their one clear message.
 
     Used on the core's entry points (status, wait, compaction, commit, clean-up), so a
@@ -371,7 +373,7 @@ def store_errors(function: Callable[P, R]) -> Callable[P, R]:
     """
 
     @wraps(function)
-    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return function(*args, **kwargs)
         except OSError as exc:
@@ -380,4 +382,4 @@ def store_errors(function: Callable[P, R]) -> Callable[P, R]:
                 raise
             raise explained from exc
 
-    return wrapper
+    return cast(F, wrapper)
