@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.compaction import FSCOMMIT
+from tests.support.processes import communicate_all
 from tests.support.s3_proxy import S3FaultProxy
 from tests.support.s3_tables import (
     assert_exactly_once,
@@ -89,7 +90,7 @@ def test_three_concurrent_compactions_behind_a_slow_store_publish_each_partition
             )
             for _ in range(3)
         ]
-        results = [run.communicate(timeout=900) for run in runs]
+        results = list(communicate_all(dict(enumerate(runs)), 900).values())
     finally:
         proxy.close()
     assert [run.returncode for run in runs] == [0, 0, 0], [err[-1500:] for _, err in results]

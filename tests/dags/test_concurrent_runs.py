@@ -24,6 +24,7 @@ from tests.support.airflow_env import AIRFLOW, AirflowEnv
 from tests.support.compaction import check_exactly_once
 from tests.support.example_dags import DAY, example_airflow_extra_env, example_spec
 from tests.support.metastore import create_table, hive_sql
+from tests.support.processes import communicate_all
 from tests.support.streams import StreamingTable, hourly_batches
 
 HOUR = ("2026-11-20", "01")
@@ -69,7 +70,7 @@ def test_three_runs_of_one_hour_at_once_commit_it_exactly_once(spark, metastore,
         )
         for name in RUNS
     }
-    outputs = {name: process.communicate(timeout=900)[0] for name, process in processes.items()}
+    outputs = {name: out for name, (out, _) in communicate_all(processes, 900).items()}
     for name, process in processes.items():
         assert process.returncode == 0, f"{name}:\n{outputs[name][-3000:]}"
 

@@ -30,6 +30,7 @@ from tests.support.compaction import (
     visible_data_files,
 )
 from tests.support.listeners import free_port
+from tests.support.processes import communicate_all
 from tests.support.spark_connect import ConnectServer, worker_python
 from tests.support.streams import StreamingTable
 
@@ -134,7 +135,7 @@ def test_three_concurrent_clients_publish_each_partition_once(
         )
         for _ in range(3)
     ]
-    outputs = [client.communicate(timeout=600) for client in clients]
+    outputs = list(communicate_all(dict(enumerate(clients)), 600).values())
     assert [client.returncode for client in clients] == [0, 0, 0], [err for _, err in outputs]
     ready = committable(hourly_stream.staging, hourly_stream.checkpoint)
     states = [
