@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from airflow_provider_fscommit.jobs.launch import default_conf, default_spark_submit, submit_env
+from airflow_provider_fscommit.jobs.launch import SparkInstallation, default_conf, submit_env
 from bench.settings import REPO, SPARK_MASTER
 
 JOBS = REPO / "bench" / "jobs"
@@ -19,8 +19,8 @@ def submit_command(
     application: str, arguments: Sequence[str], conf: Mapping[str, str] | None = None
 ) -> list[str]:
     """``spark-submit`` of ``bench/jobs/<application>.py`` with fscommit's defaults."""
-    command = [default_spark_submit(), "--master", SPARK_MASTER]
-    for key, value in (default_conf() | dict(conf or {})).items():
+    command = [SparkInstallation.locate().spark_submit, "--master", SPARK_MASTER]
+    for key, value in default_conf(conf or {}).items():
         command += ["--conf", f"{key}={value}"]
     return [*command, str(JOBS / f"{application}.py"), *arguments]
 

@@ -29,7 +29,7 @@ from airflow_provider_fscommit.jobs.compact import (
 from airflow_provider_fscommit.jobs.connect import ConnectCompaction
 from airflow_provider_fscommit.jobs.launch import (
     CompactionSubmission,
-    default_spark_submit,
+    SparkInstallation,
     run_here_if_idle,
 )
 
@@ -42,6 +42,7 @@ class SparkOptions:
 
     master: str = "local[*]"
     spark_submit: str | None = None
+    spark_home: str | None = None  # the cluster's Spark (default: $SPARK_HOME)
     conf: dict[str, str] = field(default_factory=dict)
     codec: str = "snappy"
     remote: str | None = None  # a Spark Connect server: no spark-submit
@@ -112,11 +113,12 @@ def _submitted(
     Its command line is the launcher's description of the run, with the flags' master
     and spark-submit: this runs without Airflow's connections, so not through its hook.
     """
+    installation = SparkInstallation.locate(spark.spark_home, spark.spark_submit)
     with tempfile.TemporaryDirectory(prefix="fscommit-") as scratch:
         submission = CompactionSubmission.prepare(
-            spec, partitions, scratch, codec=spark.codec, conf=spark.conf
+            spec, partitions, scratch, codec=spark.codec, conf=spark.conf, spark=installation
         )
-        command = submission.command(spark.spark_submit or default_spark_submit(), spark.master)
+        command = submission.command(installation.spark_submit, spark.master)
         env = {**os.environ, **submission.env}  # as the Spark provider's hook adds them
         log_path = os.path.join(scratch, "spark-submit.log")
         result = _follow(command, env, log_path, show_progress)

@@ -142,8 +142,15 @@ def _add_spark_arguments(parser: argparse.ArgumentParser) -> None:
     """Where the compaction units run (spark-submit or Spark Connect) and how they write."""
     parser.add_argument("--spark-master", default="local[*]", help="default: local[*]")
     parser.add_argument(
+        "--spark-home",
+        metavar="DIR",
+        help="the Spark installation the cluster runs, e.g. /opt/spark-3.5.9 (default: "
+        "$SPARK_HOME, else the pyspark installed here when it has Spark's jars); name the "
+        "cluster's Python with --conf spark.pyspark.python=...",
+    )
+    parser.add_argument(
         "--spark-submit",
-        help="spark-submit to use (default: $SPARK_HOME/bin's, else pyspark's, else PATH's)",
+        help="spark-submit to use (default: the Spark home's, else PATH's)",
     )
     parser.add_argument(
         "--spark-remote",
@@ -305,11 +312,12 @@ def _run(args: argparse.Namespace) -> int:
         spec = spec_from_args(args)
         if args.command in ("compact", "commit", "plan"):
             spark = SparkOptions(
-                args.spark_master,
-                args.spark_submit,
-                _pairs(args.conf, "--conf"),
-                args.codec,
-                args.spark_remote,
+                master=args.spark_master,
+                spark_submit=args.spark_submit,
+                spark_home=args.spark_home,
+                conf=_pairs(args.conf, "--conf"),
+                codec=args.codec,
+                remote=args.spark_remote,
             )
             partitions = args.partitions or None
             if args.command == "commit":

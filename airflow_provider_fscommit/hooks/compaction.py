@@ -35,7 +35,7 @@ from airflow_provider_fscommit.hooks.aws import aws_storage
 from airflow_provider_fscommit.jobs.connect import ConnectCompaction
 from airflow_provider_fscommit.jobs.launch import (
     CompactionSubmission,
-    default_spark_submit,
+    SparkInstallation,
     run_here_if_idle,
 )
 from airflow_provider_fscommit.version_compat import BaseHook
@@ -46,8 +46,11 @@ class CompactionHook(BaseHook):
 
     :param conn_id: Spark connection (its host is the master, e.g. ``local[*]``), or a
         Spark Connect connection (type ``spark_connect``): then the units run on that server.
-    :param spark_binary: spark-submit to run; default: pyspark's, next to this Python.
-    :param conf: Spark conf; ``spark.pyspark.python`` defaults to this Python.
+    :param spark_binary: spark-submit to run; default: the connection's ``spark-binary``,
+        else ``$SPARK_HOME/bin/spark-submit``, else the ``spark`` extra's pyspark, else PATH's.
+    :param conf: Spark conf; ``spark.pyspark.python`` (the cluster's Python, which runs the
+        driver too unless ``spark.pyspark.driver.python`` says otherwise) defaults to
+        ``$PYSPARK_PYTHON``, else this Python.
     :param aws_conn_id: AWS connection for S3 tables (None: the standard AWS chain).
     :param submit_kwargs: further ``SparkSubmitHook`` arguments (executor settings...).
     """
@@ -64,7 +67,7 @@ class CompactionHook(BaseHook):
         super().__init__()
         self.conn_id = conn_id
         self.aws_conn_id = aws_conn_id
-        self.spark_binary = spark_binary or default_spark_submit()
+        self.spark_binary = spark_binary
         self.conf = dict(conf or {})
         self.codec = codec
         self.submit_kwargs = submit_kwargs
@@ -88,11 +91,12 @@ class CompactionHook(BaseHook):
         ledger = CommitLedger(spec.require_table_path())
         submit_kwargs = dict(self.submit_kwargs)
         env = self._aws_env(s3) | (submit_kwargs.pop("env_vars", None) or {})
+        spark = self._spark_installation()
         with tempfile.TemporaryDirectory(prefix="fscommit-") as scratch:
             submission = CompactionSubmission.prepare(
-                spec, partitions, scratch, codec=self.codec, conf=self.conf, env=env
+                spec, partitions, scratch, codec=self.codec, conf=self.conf, env=env, spark=spark
             )
-            self._submit_hook = self._spark_submit_hook(submission, submit_kwargs)
+            self._submit_hook = self._spark_submit_hook(submission, spark, submit_kwargs)
             try:
                 self._submit_hook.submit(submission.application)
             except Exception as exc:
@@ -108,14 +112,24 @@ class CompactionHook(BaseHook):
             )
         return result
 
+    def _spark_installation(self) -> SparkInstallation:
+        """The Spark to submit with: this hook's ``spark_binary``, else the connection's
+        ``spark-binary`` extra (as the Spark provider reads it), else the located one."""
+        connection = self._connection()
+        named = connection.extra_dejson.get("spark-binary") if connection else None
+        return SparkInstallation.locate(spark_submit=self.spark_binary or named)
+
     def _spark_submit_hook(
-        self, submission: CompactionSubmission, submit_kwargs: dict[str, Any]
+        self,
+        submission: CompactionSubmission,
+        spark: SparkInstallation,
+        submit_kwargs: dict[str, Any],
     ) -> SparkSubmitHook:
         """The Spark provider's hook for ``submission``: it builds the command line from the
         connection (master, deploy mode, secrets masked) and tracks the driver."""
         return SparkSubmitHook(
             conn_id=self.conn_id,
-            spark_binary=self.spark_binary,
+            spark_binary=spark.spark_submit,
             conf=submission.conf,
             py_files=submission.py_files,
             name=submission.name,

@@ -20,6 +20,7 @@ from typing import Any
 import airflow_provider_fscommit
 from airflow_provider_fscommit.core.compaction.publisher import CompactionPublisher
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
+from airflow_provider_fscommit.core.errors import ConfigError
 from airflow_provider_fscommit.jobs.compact import run_group
 
 PACKAGE_DIR = Path(airflow_provider_fscommit.__file__).resolve().parent
@@ -27,52 +28,91 @@ APPLICATION = str(PACKAGE_DIR / "jobs" / "compact.py")
 APPLICATION_NAME = "fscommit-compact"
 
 
-def default_spark_submit() -> str:
-    """The ``spark-submit`` to run: ``$SPARK_HOME``'s, else pyspark's next to this Python,
-    else the one on PATH (a deployment's Spark comes first, never assumed to be a wheel's)."""
-    spark_home = os.environ.get("SPARK_HOME")
-    candidates = [Path(spark_home) / "bin" / "spark-submit"] if spark_home else []
-    candidates.append(Path(sys.executable).parent / "spark-submit")
-    found = next((str(c) for c in candidates if c.exists()), None)
-    return found or shutil.which("spark-submit") or "spark-submit"
+@dataclass(frozen=True)
+class SparkInstallation:
+    """The Spark that runs the application: its ``spark-submit`` and its ``SPARK_HOME``.
+
+    Found as the deployment has it, never assuming the Airflow side's pyspark wheel: an
+    explicit Spark home (``--spark-home``), else ``$SPARK_HOME``; an explicit spark-submit
+    (``--spark-submit``, the operator's ``spark_binary``, the Spark connection's
+    ``spark-binary``) keeps the home it finds itself. Without either, the pyspark next to
+    this Python when it carries Spark's jars (the ``spark`` extra; the Spark provider's
+    ``pyspark-client`` has none), else ``spark-submit`` on PATH.
+    """
+
+    spark_submit: str
+    home: str | None  # exported as SPARK_HOME; None: spark-submit finds its own
+
+    @classmethod
+    def locate(
+        cls, spark_home: str | None = None, spark_submit: str | None = None
+    ) -> SparkInstallation:
+        home = spark_home or os.environ.get("SPARK_HOME") or None
+        if spark_submit:
+            return cls(spark_submit, home)
+        if home is None:
+            home = _pyspark_with_jars()
+            if home is None:
+                return cls(shutil.which("spark-submit") or "spark-submit", None)
+        binary = Path(home) / "bin" / "spark-submit"
+        if not binary.exists():
+            named = "--spark-home" if spark_home else "SPARK_HOME"
+            raise ConfigError(
+                f"{named} {home} has no bin/spark-submit; point it at the Spark installation "
+                "the cluster runs (the directory holding bin/ and jars/)"
+            )
+        return cls(str(binary), home)
+
+    def env(self) -> dict[str, str]:
+        """What spark-submit's environment needs: this Spark's home, and loopback unless
+        this process says otherwise.
+
+        pyspark's ``spark-submit`` looks for its home with whatever ``python3`` is on
+        PATH, which need not be this environment's; naming it avoids that guess. Only
+        these two: where the Spark provider copies the environment onto the command line
+        (YARN, Kubernetes), the rest of this process's environment is not the
+        application's business.
+        """
+        env = {"SPARK_LOCAL_IP": os.environ.get("SPARK_LOCAL_IP", "127.0.0.1")}
+        return env | ({"SPARK_HOME": self.home} if self.home else {})
+
+
+def _pyspark_with_jars() -> str | None:
+    """The pyspark package's directory when it is a whole Spark (its ``jars/``)."""
+    try:
+        import pyspark
+    except ImportError:
+        return None
+    home = Path(pyspark.__file__).resolve().parent
+    return str(home) if (home / "jars").is_dir() else None
 
 
 def submit_env() -> dict[str, str]:
-    """Environment for spark-submit: this process's, with :func:`spark_env_defaults`."""
-    return dict(os.environ) | spark_env_defaults()
+    """Environment for the located spark-submit: this process's, with what it needs."""
+    return dict(os.environ) | SparkInstallation.locate().env()
 
 
-def spark_env_defaults() -> dict[str, str]:
-    """pyspark's Spark home, and loopback, unless this process's environment sets them.
+def default_conf(conf: Mapping[str, Any]) -> dict[str, Any]:
+    """``conf`` with the Pythons of the driver and the tasks filled in.
 
-    pyspark's ``spark-submit`` looks for its home with whatever ``python3`` is on PATH,
-    which need not be this environment's; naming it avoids that guess. Only these two:
-    where the Spark provider copies the environment onto the command line (YARN,
-    Kubernetes), the rest of this process's environment is not the application's business.
+    In Spark's own order: the tasks run ``spark.pyspark.python``, else ``$PYSPARK_PYTHON``;
+    the driver ``spark.pyspark.driver.python``, else ``spark.pyspark.python``, else
+    ``$PYSPARK_DRIVER_PYTHON``, else ``$PYSPARK_PYTHON``. Where none is set, this
+    environment's Python (Spark would take whatever ``python3`` is on PATH). So a
+    cluster's Python named once, as ``spark.pyspark.python``, runs the driver too.
     """
-    spark_home = os.environ.get("SPARK_HOME")
-    if not spark_home:
-        import pyspark
-
-        spark_home = str(Path(pyspark.__file__).resolve().parent)
-    return {
-        "SPARK_HOME": spark_home,
-        "SPARK_LOCAL_IP": os.environ.get("SPARK_LOCAL_IP", "127.0.0.1"),
+    python = conf.get("spark.pyspark.python") or os.environ.get("PYSPARK_PYTHON")
+    driver = (
+        conf.get("spark.pyspark.driver.python")
+        or conf.get("spark.pyspark.python")
+        or os.environ.get("PYSPARK_DRIVER_PYTHON")
+        or python
+    )
+    defaults = {
+        "spark.pyspark.python": python or sys.executable,
+        "spark.pyspark.driver.python": driver or sys.executable,
     }
-
-
-def default_conf() -> dict[str, str]:
-    """Run the driver and the workers on ``PYSPARK_PYTHON`` where the deployment sets it
-    (Spark's own variable for the cluster's Python), else on this environment's Python.
-
-    On a cluster whose nodes have another Python, set ``PYSPARK_PYTHON`` or override
-    ``spark.pyspark.python``.
-    """
-    python = os.environ.get("PYSPARK_PYTHON") or sys.executable
-    return {
-        "spark.pyspark.python": python,
-        "spark.pyspark.driver.python": os.environ.get("PYSPARK_DRIVER_PYTHON") or python,
-    }
+    return defaults | dict(conf)
 
 
 def package_zip(directory: str | None = None) -> str:
@@ -125,16 +165,18 @@ class CompactionSubmission:
         codec: str = "snappy",
         conf: Mapping[str, Any] | None = None,
         env: Mapping[str, str] | None = None,
+        spark: SparkInstallation | None = None,
     ) -> CompactionSubmission:
         """A new run: the package zipped into ``scratch`` (which must outlive the run);
-        ``conf`` over :func:`default_conf`, ``env`` over :func:`spark_env_defaults`."""
+        ``conf`` through :func:`default_conf`, ``env`` over what ``spark`` (default: the
+        located installation) needs."""
         run_id = uuid.uuid4().hex
         return cls(
             run_id=run_id,
             application_args=tuple(job_arguments(spec, partitions, run_id, codec)),
             py_files=package_zip(scratch),
-            conf=default_conf() | dict(conf or {}),
-            env=spark_env_defaults() | dict(env or {}),
+            conf=default_conf(conf or {}),
+            env=(spark or SparkInstallation.locate()).env() | dict(env or {}),
         )
 
     def command(self, spark_submit: str, master: str) -> list[str]:

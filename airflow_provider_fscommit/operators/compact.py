@@ -27,8 +27,10 @@ class PartitionCompactOperator(BaseOperator):
     :param conn_id: the Spark connection, default ``spark_default``. A ``spark_connect``
         connection runs the compaction units on that running Spark Connect server (no
         spark-submit, no JVM start per run); the protocol stays in this task.
-    :param spark_binary: spark-submit to run; default: pyspark's.
-    :param conf: Spark conf for the application.
+    :param spark_binary: spark-submit to run; default: the connection's ``spark-binary``,
+        else ``$SPARK_HOME/bin/spark-submit``, else the ``spark`` extra's pyspark.
+    :param conf: Spark conf for the application; ``spark.pyspark.python`` names the
+        cluster's Python (the driver's too, unless ``spark.pyspark.driver.python`` is set).
     :param codec: Parquet codec of the outputs (snappy, zstd, gzip, lz4, none); ORC outputs
         keep their inputs' compression, JSON/CSV/text their codec.
     :param dry_run: only log the plan; templated (``"{{ params.dry_run }}"``).

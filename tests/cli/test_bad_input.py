@@ -73,6 +73,13 @@ CASES = [
     ),
     ("custom without class", [], {"--policy": "custom"}, 1, "policy.class is not set"),
     ("bad codec", [], {"--codec": "lz0"}, 1, "codec 'lz0' is not supported"),
+    (
+        "not a Spark home",
+        [],
+        {"--spark-home": "/nonexistent/spark"},
+        1,
+        "--spark-home /nonexistent/spark has no bin/spark-submit; point it at the Spark",
+    ),
     ("empty partition key", [], {"--partition-keys": "dt,,hour"}, 1, "has an empty entry"),
     ("keys that do not match", [], {"--partition-keys": "day"}, 1, "'$dt', which is not"),
     (

@@ -39,7 +39,7 @@ from tests.support.example_dags import (
     example_spec,
 )
 from tests.support.metastore import create_table, hive_sql
-from tests.support.pythons import require_python
+from tests.support.pythons import fresh_venv, pip, require_python
 from tests.support.streams import StreamingTable, hourly_batches
 from tests.support.wheel import ROOT, build_wheel
 
@@ -109,20 +109,6 @@ LINES = [
 ]
 
 
-def pip(python: Path, *args: str) -> subprocess.CompletedProcess:
-    result = subprocess.run(
-        [str(python), "-m", "pip", *args],
-        capture_output=True,
-        text=True,
-        timeout=1800,
-        env={k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")},
-    )
-    assert result.returncode == 0, f"pip {' '.join(args)}:\n{result.stdout[-3000:]}\n" + "\n".join(
-        line for line in result.stderr.splitlines()[-40:] if "is ignored" not in line
-    )
-    return result
-
-
 def frozen(python: Path) -> dict[str, str]:
     lines = pip(python, "freeze", "--all").stdout.splitlines()
     return {
@@ -149,8 +135,7 @@ def deployment(request, wheel, tmp_path_factory) -> Deployment:
     line: AirflowLine = request.param
     interpreter = require_python(line.python)
     venv = tmp_path_factory.mktemp(str(line)) / "venv"
-    subprocess.run([str(interpreter), "-m", "venv", str(venv)], check=True, timeout=300)
-    python = venv / "bin" / "python"
+    python = fresh_venv(interpreter, venv)
     pip(python, "install", "--quiet", "--upgrade", "pip")
     pip(python, "install", "--quiet", *line.requirements())
     before = frozen(python)

@@ -22,7 +22,7 @@ import pytest
 from airflow_provider_fscommit.core.compaction.compactor import UnitTask, read_plan_schema
 from airflow_provider_fscommit.core.formats.file_format import FileFormat
 from airflow_provider_fscommit.jobs.launch import package_zip
-from tests.support.pythons import require_python
+from tests.support.pythons import fresh_venv, require_python
 from tests.support.streams import typed_row, typed_schema
 
 pytestmark = pytest.mark.slow
@@ -45,16 +45,9 @@ pickle.dump(results, open(sys.argv[2], "wb"))
 def cluster_python(request, tmp_path_factory) -> Path:
     minor, *packages = request.param
     interpreter = require_python(minor)
-    venv = tmp_path_factory.mktemp(f"cluster-py{minor}") / "venv"
-    subprocess.run([str(interpreter), "-m", "venv", str(venv)], check=True, timeout=300)
-    installed = subprocess.run(
-        [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", *packages],
-        capture_output=True,
-        text=True,
-        timeout=900,
+    return fresh_venv(
+        interpreter, tmp_path_factory.mktemp(f"cluster-py{minor}") / "venv", *packages
     )
-    assert installed.returncode == 0, installed.stderr[-3000:]
-    return venv / "bin" / "python"
 
 
 def _typed_files(spark, directory: Path, file_format: str) -> list[Path]:

@@ -4,6 +4,8 @@ spark-submit only through an environment it keeps."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
@@ -42,9 +44,8 @@ def test_the_spark_provider_is_handed_what_the_cli_submits(monkeypatch, tmp_path
         conf={"spark.sql.shuffle.partitions": "4"},
         env={"AWS_REGION": "eu-west-3"},
     )
-    provider = CompactionHook(conn_id="spark_local", spark_binary=SPARK_SUBMIT)._spark_submit_hook(
-        submission, {}
-    )
+    hook = CompactionHook(conn_id="spark_local", spark_binary=SPARK_SUBMIT)
+    provider = hook._spark_submit_hook(submission, hook._spark_installation(), {})
     from_hook = provider._build_spark_submit_command(submission.application)
     from_cli = submission.command(SPARK_SUBMIT, "local[2]")
     assert parts(from_hook) == parts(from_cli)
@@ -72,3 +73,30 @@ def test_credentials_reach_spark_submit_only_through_an_environment_it_keeps(
     assert env["AWS_ENDPOINT_URL"] == "http://127.0.0.1:9" and env["AWS_REGION"] == "eu-west-3"
     assert (env.get("AWS_SECRET_ACCESS_KEY") == aws_tables_secret) is keys_passed
     assert ("AWS_ACCESS_KEY_ID" in env) is keys_passed
+
+
+def test_the_spark_connections_spark_binary_submits_unless_the_operator_names_one(
+    monkeypatch, tmp_path
+):
+    """As the Spark provider's own operator: a cluster whose Spark is ``spark3-submit`` on
+    PATH says so in the connection; that Spark then finds its own home."""
+    monkeypatch.delenv("SPARK_HOME", raising=False)
+    monkeypatch.setenv(
+        "AIRFLOW_CONN_SPARK_CLUSTER",
+        json.dumps(
+            {"conn_type": "spark", "host": "spark://127.0.0.1", "port": 7077,
+             "extra": {"spark-binary": "spark3-submit"}}
+        ),
+    )  # fmt: skip
+    spec = TableSpec.from_options(
+        hourly_table(str(tmp_path / "s"), str(tmp_path / "c"), table_path=str(tmp_path / "t"))
+    )
+    for spark_binary, expected in ((None, "spark3-submit"), (SPARK_SUBMIT, SPARK_SUBMIT)):
+        hook = CompactionHook(conn_id="spark_cluster", spark_binary=spark_binary)
+        spark = hook._spark_installation()
+        submission = CompactionSubmission.prepare(spec, None, str(tmp_path), spark=spark)
+        provider = hook._spark_submit_hook(submission, spark, {})
+        command = provider._build_spark_submit_command(submission.application)
+        assert command[0] == expected
+        assert ("--master", "spark://127.0.0.1:7077") in parts(command)[1]
+        assert "SPARK_HOME" not in submission.env

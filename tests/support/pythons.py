@@ -1,8 +1,10 @@
-"""Other CPython interpreters of this machine, for the compatibility suites.
+"""Other CPython interpreters of this machine, and fresh venvs on them, for the
+compatibility suites.
 
 Found on PATH (``python3.12``) or in pyenv's versions (``$(pyenv root)/versions/3.12.*``),
 the newest patch release first. A missing one skips its suite, or fails it under ``CI``:
-the machines that run CI have them (``pyenv versions``).
+the machines that run CI have them (``pyenv versions``). The venvs install through pip's
+cache, so a run after the first downloads (and builds) nothing again.
 """
 
 from __future__ import annotations
@@ -49,3 +51,27 @@ def require_python(minor: str) -> Path:
             pytest.fail(reason)
         pytest.skip(reason)
     return python
+
+
+def fresh_venv(interpreter: Path, venv: Path, *packages: str) -> Path:
+    """A new venv of ``interpreter`` at ``venv`` with ``packages``; its Python."""
+    subprocess.run([str(interpreter), "-m", "venv", str(venv)], check=True, timeout=300)
+    python = venv / "bin" / "python"
+    if packages:
+        pip(python, "install", "--quiet", *packages)
+    return python
+
+
+def pip(python: Path, *args: str) -> subprocess.CompletedProcess:
+    """``python -m pip ARGS`` outside this venv; fails the test with pip's own words."""
+    result = subprocess.run(
+        [str(python), "-m", "pip", *args],
+        capture_output=True,
+        text=True,
+        timeout=1800,
+        env={k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")},
+    )
+    assert result.returncode == 0, f"pip {' '.join(args)}:\n{result.stdout[-3000:]}\n" + "\n".join(
+        line for line in result.stderr.splitlines()[-40:] if "is ignored" not in line
+    )
+    return result

@@ -24,6 +24,8 @@ BLOCK_VALUE = "__block__"
 # Input files get increasing modification times from here, so the file source (which
 # orders new files by modification time) takes exactly one file per batch, in order.
 _INPUT_MTIME_BASE = 1_700_000_000
+# Where a child query (stream_job.py) appends its progress, one JSON object a line.
+CHILD_PROGRESS = "child-progress.jsonl"
 
 SPARK_TEST_CONF: dict[str, str] = {
     "spark.ui.enabled": "false",
@@ -39,11 +41,15 @@ SPARK_TEST_CONF: dict[str, str] = {
 }
 
 
-def spark_env() -> dict[str, str]:
+def spark_env(python: str = sys.executable) -> dict[str, str]:
+    """Spark on loopback, its driver and workers on ``python`` (whose pyspark runs)."""
     env = dict(os.environ)
     env.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    env["PYSPARK_PYTHON"] = sys.executable
-    env["PYSPARK_DRIVER_PYTHON"] = sys.executable
+    env["PYSPARK_PYTHON"] = python
+    env["PYSPARK_DRIVER_PYTHON"] = python
+    if python != sys.executable:  # another Spark line: its own pyspark, not ours
+        env.pop("SPARK_HOME", None)
+        env.pop("PYTHONPATH", None)
     return env
 
 
@@ -120,6 +126,8 @@ class StreamingTable(QueryDirs):
     file_format: str = "parquet"
     sink_options: dict[str, str] = field(default_factory=dict)
     progress: list[dict[str, Any]] = field(default_factory=list)
+    # The Python whose pyspark runs the query in a child (another Spark line's venv).
+    python: str = sys.executable
 
     def add_batches(self, *batches: list[dict[str, Any]]) -> None:
         """Write one input file per batch; the next run processes them in order.
@@ -161,14 +169,33 @@ class StreamingTable(QueryDirs):
         iso = self.progress[-1]["eventTime"]["watermark"]
         return int(datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp() * 1000)
 
+    def run_child(self) -> list[dict[str, Any]]:
+        """Process every new input file in a child on ``python``; its progress, kept."""
+        child = self.run_in_child()
+        if child.wait(timeout=300) != 0:
+            raise RuntimeError(f"the child query failed; see {self.base}/child.log")
+        return self.child_progress()
+
+    def child_progress(self) -> list[dict[str, Any]]:
+        """``progress`` with what children reported since it was last read."""
+        reported = self.base / CHILD_PROGRESS
+        if reported.exists():
+            self.progress.extend(json.loads(line) for line in reported.read_text().splitlines())
+            reported.unlink()
+        return self.progress
+
     def run_in_child(self, block: bool = False) -> subprocess.Popen:
-        """Start the query in its own process group (``stream_job.py``)."""
-        env = spark_env()
+        """Start the query in its own process group (``stream_job.py``) on ``python``.
+
+        The child appends the progress of the batches it finished to ``progress``'s file
+        (:meth:`child_progress`); a killed child reports none.
+        """
+        env = spark_env(self.python)
         if block:
             env["FSCOMMIT_TEST_BLOCK_SIGNAL"] = str(self.base / "blocked")
         return subprocess.Popen(
             [
-                sys.executable,
+                self.python,
                 str(ROOT / "tests" / "support" / "stream_job.py"),
                 json.dumps(self.config()),
             ],
@@ -412,6 +439,7 @@ def killed_mid_batch(table: StreamingTable, *then: list[dict]) -> StreamingTable
     restarted = table.run_in_child(block=False)
     if restarted.wait(timeout=300) != 0:
         raise RuntimeError(f"the restarted query failed; see {table.base}/child.log")
+    table.child_progress()
     return table
 
 

@@ -26,8 +26,11 @@ from airflow_provider_fscommit.core.spark.metadata_log import (
 )
 from airflow_provider_fscommit.core.storage.filesystem import resolve_filesystem
 
-# Spark 4.x writes offsets v1 or v2 (sourceMetadataInfo) and commits v1-v3 (state ids,
-# sink metadata); every version keeps the watermark fields we read.
+# As Spark 4.3's OffsetSeqLog and CommitLog declare them. Spark 3.5 writes v1 of both; 4.x
+# writes offsets v2 (sourceMetadataInfo, then `sourceId:offset` lines) when
+# spark.sql.streaming.offsetLog.formatVersion=2 (4.3 does, 4.0 does not know the setting),
+# and commits v2 (state ids) with stateStore.checkpointFormatVersion=2, v3 (sink
+# metadata) later. Every version keeps the watermark field of its first JSON line.
 _MAX_OFFSET_VERSION = 2
 _MAX_COMMIT_VERSION = 3
 
