@@ -11,12 +11,16 @@ environment) reads their checkpoints (``fscommit status``) and compacts them twi
 ``fscommit compact --spark-home <the line's Spark>`` with ``spark.pyspark.python`` naming
 the line's Python: the driver and the tasks run there. That Spark then reads the
 published table back with the schema and the rows it reads from staging.
+
+Spark Connect: the Spark provider's client (4.x) compacts on a Spark 4.0 Connect server,
+the oldest line that has one.
 """
 
 from __future__ import annotations
 
 import json
 import subprocess
+import sys
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -26,8 +30,9 @@ from typing import Any, TypeVar
 import pytest
 
 from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
-from tests.support.compaction import FSCOMMIT, compact
+from tests.support.compaction import FSCOMMIT, check_exactly_once, committable, compact
 from tests.support.pythons import fresh_venv, require_python
+from tests.support.spark_connect import ConnectServer
 from tests.support.spark_read import PREFIX
 from tests.support.streams import (
     ROOT,
@@ -213,3 +218,36 @@ def test_a_streams_checkpoint_and_log_are_read_and_its_spark_compacts_it(cluster
         json.loads(r)["id"] for r in views["parquet"]["published"]["rows"][f"{DAY}/hour=00"]
     }
     assert 900 in late_ids
+
+
+@pytest.fixture(scope="module")
+def connect_server_4_0(tmp_path_factory):
+    """A Spark 4.0 Connect server, the oldest line with one (Spark 3.5's pyspark ships
+    none). Its workers run the client's Python minor, as Spark Connect requires, with that
+    pyspark, pyarrow and numpy: not the provider."""
+    base = tmp_path_factory.mktemp("connect-4.0")
+    minor = f"{sys.version_info.major}.{sys.version_info.minor}"
+    worker = fresh_venv(require_python(minor), base / "venv", "pyspark==4.0.5", "pyarrow", "numpy")
+    home = next((base / "venv" / "lib").glob("python*/site-packages/pyspark"))
+    server = ConnectServer(base, spark_home=home, worker=str(worker)).start()
+    yield server
+    server.stop()
+
+
+def test_the_4x_client_compacts_on_a_spark_4_0_connect_server(
+    spark, connect_server_4_0, killed_stream, tmp_path
+):
+    """The Spark provider's pyspark-client (4.x) against the oldest Connect server: a
+    SIGKILLed query's table published exactly once, and a rerun changes nothing."""
+    table = tmp_path / "table"
+    remote = ("--spark-remote", connect_server_4_0.url)
+    ran = compact(killed_stream.staging, killed_stream.checkpoint, str(table), *remote)
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    ready = committable(killed_stream.staging, killed_stream.checkpoint)
+    assert {p["state"] for p in json.loads(ran.stdout)["partitions"]} == {"published"}
+    assert check_exactly_once(spark, killed_stream.staging, str(table), ready) > 0
+    again = compact(killed_stream.staging, killed_stream.checkpoint, str(table), *remote)
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert {p["state"] for p in json.loads(again.stdout)["partitions"]} == {"up-to-date"}
+    logs = "".join(p.read_text() for p in (connect_server_4_0.base / "logs").iterdir())
+    assert "Running Spark version 4.0.5" in logs

@@ -40,11 +40,25 @@ def worker_python(base: Path) -> str:
     return str(venv / "bin" / "python")
 
 
+def _launcher(home: Path) -> list[str]:
+    """pyspark's ``sbin/start-connect-server.sh``, or where a wheel lacks it (4.0's), the
+    daemon submission that script runs."""
+    script = home / "sbin" / "start-connect-server.sh"
+    if script.exists():
+        return [str(script)]
+    daemon = home / "sbin" / "spark-daemon.sh"
+    return [str(daemon), "submit", SERVER_CLASS, "1", "--name", "Spark Connect server"]
+
+
 @dataclass
 class ConnectServer:
     base: Path
     port: int = 0
     env: dict[str, str] = field(default_factory=dict)  # for its workers, e.g. a fault
+    # Another Spark line's home and the Python of its workers (default: this pyspark's,
+    # and a Python with this environment's libraries but not the provider).
+    spark_home: Path | None = None
+    worker: str | None = None
 
     @property
     def url(self) -> str:
@@ -57,7 +71,7 @@ class ConnectServer:
     def start(self) -> ConnectServer:
         """Start (or restart, on the same port) and wait until it accepts connections."""
         self.port = self.port or free_port()
-        home = Path(pyspark.__file__).parent
+        home = self.spark_home or Path(pyspark.__file__).parent
         env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "SPARK_REMOTE")}
         env.update(
             SPARK_HOME=str(home),
@@ -65,14 +79,14 @@ class ConnectServer:
             SPARK_LOG_DIR=str(self.base / "logs"),
             SPARK_LOCAL_IP="127.0.0.1",
             SPARK_IDENT_STRING="fscommit-test",
-            PYSPARK_PYTHON=worker_python(self.base),
+            PYSPARK_PYTHON=self.worker or worker_python(self.base),
         )
         env.update(self.env)
         self.pid_file.unlink(missing_ok=True)
         subprocess.run(
             [
                 "bash",
-                str(home / "sbin" / "start-connect-server.sh"),
+                *_launcher(home),
                 "--master",
                 "local[2]",
                 "--conf",
