@@ -31,6 +31,7 @@ from tests.support.compaction import check_exactly_once, committable, compact, t
 from tests.support.streams import StreamingTable, kill_group, row
 
 BATCHES = 36
+WAITED = "dt=2026-11-20/hour=00"
 CLEANUP_CONF = {
     "spark.sql.streaming.fileSink.log.compactInterval": "2",
     "spark.sql.streaming.fileSink.log.cleanupDelay": "0",
@@ -74,8 +75,13 @@ class Poller(threading.Thread):
         while not self.stop.is_set():
             try:
                 for reader in (incremental, TableStatusReader(self.spec)):
-                    self._record(reader.read())
-                check_partition(self.spec, "dt=2026-11-20/hour=00")
+                    status = reader.read()
+                    self._record(status)
+                # The wait's cheap look (the checkpoint only) agrees with the full read
+                # whenever both saw the same batch.
+                check = check_partition(self.spec, WAITED)
+                if check.batch_id == status.checkpoint.latest_committed_batch:
+                    assert check.committable == status.judge(WAITED)[1], check.reason
                 report = read_table_report(table_spec)
                 assert report.status.missing_files == [], report.status.missing_files
                 self.calls += 4

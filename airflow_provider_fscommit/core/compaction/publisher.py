@@ -190,10 +190,8 @@ class CompactionPublisher:
             chosen = sorted(committable)
         else:
             for partition in partitions:
-                _, ready = status.judge(partition)
+                _, ready = status.judge(partition)  # raises for one it cannot judge
                 staged = status.find(partition)
-                if staged is not None and staged.error:
-                    raise FsCommitError(f"partition {partition} cannot be judged: {staged.error}")
                 if not ready:
                     state = staged.state.value if staged else "pending (no committed files)"
                     raise FsCommitError(

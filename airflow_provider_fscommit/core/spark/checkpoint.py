@@ -63,98 +63,123 @@ class CheckpointState:
 
 def read_checkpoint(checkpoint_uri: str) -> CheckpointState:
     """Read the latest committed batch and its watermark from a checkpoint directory."""
-    filesystem, root = resolve_filesystem(checkpoint_uri)
-    if filesystem.get_file_info(root).type != pafs.FileType.Directory:
-        raise CheckpointError(
-            f"checkpoint {checkpoint_uri} does not exist; point the checkpoint path at the "
-            "streaming query's checkpointLocation"
-        )
-    return read_consistently(
-        lambda: _read_checkpoint(checkpoint_uri, filesystem, root), CheckpointError
-    )
-
-
-def _read_checkpoint(
-    checkpoint_uri: str, filesystem: pafs.FileSystem, root: str
-) -> CheckpointState:
-    # Commits are listed before offsets: offsets/N is written before commits/N, so every
-    # commit listed has its offsets file in the later listing (unless purged meanwhile).
-    commits = list_log(filesystem, f"{root}/commits")
-    offsets = list_log(filesystem, f"{root}/offsets")
-    if offsets is None:
-        raise CheckpointError(
-            f"{checkpoint_uri} is not a Structured Streaming checkpoint (it has no offsets/ "
-            "directory); point the checkpoint path at the query's checkpointLocation"
-        )
-    latest_planned = offsets[-1].batch_id if offsets else None
-    if not commits:
-        return CheckpointState(checkpoint_uri, None, latest_planned, None, None, None)
-    committed = commits[-1]
-    offset_file = next((f for f in offsets if f.batch_id == committed.batch_id), None)
-    if offset_file is None:
-        raise LogChanged(
-            f"{committed.path} exists but offsets/{committed.batch_id} does not: the "
-            "checkpoint is damaged (a partial copy?); restore the whole checkpoint directory"
-        )
-    offset_meta = _read_metadata(filesystem, offset_file, _MAX_OFFSET_VERSION)
-    commit_meta = _read_metadata(filesystem, committed, _MAX_COMMIT_VERSION)
-    return CheckpointState(
-        path=checkpoint_uri,
-        latest_committed_batch=committed.batch_id,
-        latest_planned_batch=latest_planned,
-        watermark_ms=_int_field(offset_meta, "batchWatermarkMs", offset_file),
-        next_batch_watermark_ms=_int_field(commit_meta, "nextBatchWatermarkMs", committed),
-        last_commit_time_ms=committed.mtime_ms,
-    )
+    return CheckpointReader(checkpoint_uri).read()
 
 
 def watermark_since_ms(checkpoint_uri: str, state: CheckpointState) -> int | None:
-    """When the checkpoint's safe watermark reached its current value (epoch ms).
+    """When the checkpoint's safe watermark reached its current value (epoch ms)."""
+    return CheckpointReader(checkpoint_uri).watermark_since_ms(state)
 
-    That is when the first retained batch running with this watermark was planned: the
-    stream has not advanced event time since. Purged batches make it a lower bound.
+
+class CheckpointReader:
+    """Reads one checkpoint again and again, each batch file once.
+
+    Spark writes ``offsets/N`` and ``commits/N`` once (to a temporary name, then renamed)
+    and only ever deletes them afterwards, so what a file says is kept by its name, size
+    and modification time: a look at a live checkpoint costs two listings (as long as
+    ``minBatchesToRetain``, 100 by default, whatever the stream's age) and the files of
+    the batches that are new since the last look. Not thread-safe: one thread at a time.
     """
-    if state.latest_committed_batch is None:
-        return None
-    filesystem, root = resolve_filesystem(checkpoint_uri)
-    offsets = read_consistently(
-        lambda: list_log(filesystem, f"{root}/offsets") or [], CheckpointError
-    )
-    since = None
-    for log_file in reversed(offsets):
-        if log_file.batch_id > state.latest_committed_batch:
-            continue
-        try:
-            metadata = _read_metadata(filesystem, log_file, _MAX_OFFSET_VERSION)
-        except FileNotFoundError:
-            break  # purged since the listing: older than what is kept, a lower bound
-        if _int_field(metadata, "batchWatermarkMs", log_file) != state.watermark_ms:
-            break
-        since = log_file.mtime_ms
-    return since
 
+    def __init__(self, checkpoint_uri: str) -> None:
+        self.checkpoint_uri = checkpoint_uri
+        self._metadata: dict[LogFile, dict[str, Any]] = {}
 
-def _read_metadata(
-    filesystem: pafs.FileSystem, log_file: LogFile, max_version: int
-) -> dict[str, Any]:
-    """The JSON metadata line that follows the version header of an offsets/commits file.
+    def read(self) -> CheckpointState:
+        """The latest committed batch and its safe watermark, now."""
+        # Resolved at each look: the S3 settings in effect may differ between looks.
+        self._filesystem, self._root = resolve_filesystem(self.checkpoint_uri)
+        if self._filesystem.get_file_info(self._root).type != pafs.FileType.Directory:
+            raise CheckpointError(
+                f"checkpoint {self.checkpoint_uri} does not exist; point the checkpoint path "
+                "at the streaming query's checkpointLocation"
+            )
+        return read_consistently(self._read, CheckpointError)
 
-    A file the query purged since it was listed raises ``FileNotFoundError``.
-    """
-    with filesystem.open_input_stream(log_file.path) as stream:
-        content = stream.read()
-    _, body = split_version(content, log_file.path, max_version, CheckpointError)
-    line = body.partition(b"\n")[0]
-    try:
-        metadata = json.loads(line)
-    except ValueError:
-        metadata = None
-    if not isinstance(metadata, dict):
-        raise CheckpointError(
-            f"{log_file.path} has no JSON metadata line; the file is corrupt or truncated: "
-            "restore the checkpoint from a backup"
+    def _read(self) -> CheckpointState:
+        # Commits are listed before offsets: offsets/N is written before commits/N, so every
+        # commit listed has its offsets file in the later listing (unless purged meanwhile).
+        commits = list_log(self._filesystem, f"{self._root}/commits")
+        offsets = list_log(self._filesystem, f"{self._root}/offsets")
+        if offsets is None:
+            raise CheckpointError(
+                f"{self.checkpoint_uri} is not a Structured Streaming checkpoint (it has no "
+                "offsets/ directory); point the checkpoint path at the query's "
+                "checkpointLocation"
+            )
+        self._forget_all_but([*(commits or []), *offsets])
+        latest_planned = offsets[-1].batch_id if offsets else None
+        if not commits:
+            return CheckpointState(self.checkpoint_uri, None, latest_planned, None, None, None)
+        committed = commits[-1]
+        offset_file = next((f for f in offsets if f.batch_id == committed.batch_id), None)
+        if offset_file is None:
+            raise LogChanged(
+                f"{committed.path} exists but offsets/{committed.batch_id} does not: the "
+                "checkpoint is damaged (a partial copy?); restore the whole checkpoint directory"
+            )
+        offset_meta = self._read_metadata(offset_file, _MAX_OFFSET_VERSION)
+        commit_meta = self._read_metadata(committed, _MAX_COMMIT_VERSION)
+        return CheckpointState(
+            path=self.checkpoint_uri,
+            latest_committed_batch=committed.batch_id,
+            latest_planned_batch=latest_planned,
+            watermark_ms=_int_field(offset_meta, "batchWatermarkMs", offset_file),
+            next_batch_watermark_ms=_int_field(commit_meta, "nextBatchWatermarkMs", committed),
+            last_commit_time_ms=committed.mtime_ms,
         )
-    return metadata
+
+    def watermark_since_ms(self, state: CheckpointState) -> int | None:
+        """When the checkpoint's safe watermark reached its current value (epoch ms).
+
+        That is when the first retained batch running with this watermark was planned:
+        the stream has not advanced event time since. Purged batches make it a lower bound.
+        """
+        if state.latest_committed_batch is None:
+            return None
+        self._filesystem, self._root = resolve_filesystem(self.checkpoint_uri)
+        offsets = read_consistently(
+            lambda: list_log(self._filesystem, f"{self._root}/offsets") or [], CheckpointError
+        )
+        since = None
+        for log_file in reversed(offsets):
+            if log_file.batch_id > state.latest_committed_batch:
+                continue
+            try:
+                metadata = self._read_metadata(log_file, _MAX_OFFSET_VERSION)
+            except FileNotFoundError:
+                break  # purged since the listing: older than what is kept, a lower bound
+            if _int_field(metadata, "batchWatermarkMs", log_file) != state.watermark_ms:
+                break
+            since = log_file.mtime_ms
+        return since
+
+    def _forget_all_but(self, listed: list[LogFile]) -> None:
+        """Keep what the files still listed said: memory stays that of the retained batches."""
+        keep = set(listed)
+        self._metadata = {f: m for f, m in self._metadata.items() if f in keep}
+
+    def _read_metadata(self, log_file: LogFile, max_version: int) -> dict[str, Any]:
+        """The JSON metadata line that follows the version header of an offsets/commits
+        file. A file the query purged since it was listed raises ``FileNotFoundError``."""
+        cached = self._metadata.get(log_file)
+        if cached is not None:
+            return cached
+        with self._filesystem.open_input_stream(log_file.path) as stream:
+            content = stream.read()
+        _, body = split_version(content, log_file.path, max_version, CheckpointError)
+        line = body.partition(b"\n")[0]
+        try:
+            metadata = json.loads(line)
+        except ValueError:
+            metadata = None
+        if not isinstance(metadata, dict):
+            raise CheckpointError(
+                f"{log_file.path} has no JSON metadata line; the file is corrupt or "
+                "truncated: restore the checkpoint from a backup"
+            )
+        self._metadata[log_file] = metadata
+        return metadata
 
 
 def _int_field(metadata: dict[str, Any], name: str, log_file: LogFile) -> int:

@@ -168,6 +168,11 @@ class FileSinkLog:
         parsed += [self._deltas[b] for b in range(start, latest + 1)]
         return _snapshot(self.staging_uri, latest, parsed)
 
+    def require(self) -> None:
+        """Refuse a staging path without a sink log, as :meth:`read` does, in one request."""
+        if self._filesystem.get_file_info(self._log_dir).type != pafs.FileType.Directory:
+            self._raise_missing_log()
+
     def _raise_missing_log(self) -> None:
         if self._filesystem.get_file_info(self._root).type == pafs.FileType.NotFound:
             raise SinkLogError(

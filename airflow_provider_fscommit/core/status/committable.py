@@ -18,7 +18,7 @@ from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.errors import CheckpointError, PartitionTimeError
 from airflow_provider_fscommit.core.formats.file_format import FileFormat, table_format
 from airflow_provider_fscommit.core.partition.partition_spec import PartitionSpec
-from airflow_provider_fscommit.core.spark.checkpoint import CheckpointState, read_checkpoint
+from airflow_provider_fscommit.core.spark.checkpoint import CheckpointReader, CheckpointState
 from airflow_provider_fscommit.core.spark.sink_log import SinkLogSnapshot
 from airflow_provider_fscommit.core.spark.staging import StagingPartition, StagingTable
 from airflow_provider_fscommit.core.storage.object_store import store_errors
@@ -106,21 +106,19 @@ class TableStatus:
         A partition the stream wrote nothing to (an idle hour) is judged by its time alone
         under ``partition-time``; ``process-time`` and ``idle-time`` cannot judge it (no
         file to time). A path that does not match the partition keys raises
-        ``PartitionPathError``.
+        ``PartitionPathError``; one whose time cannot be extracted, ``PartitionTimeError``.
         """
-        values = PartitionSpec.parse(
-            partition, self.spec.partition_keys, self.spec.partition_default_name
-        )
         staged = self.find(partition)
-        if staged is not None:
-            return staged.commit_time_ms, staged.state == PartitionState.COMMITTABLE
-        if self.spec.trigger is not TriggerKind.PARTITION_TIME:
-            return None, False
-        trigger = self.spec.commit_trigger
-        commit_time = trigger.commit_time_ms(values, 0)
-        return commit_time, trigger.is_committable(
-            commit_time, self.checkpoint.watermark_ms, self.now_ms
-        )
+        if staged is None:
+            if self.spec.trigger is not TriggerKind.PARTITION_TIME:
+                PartitionSpec.parse(
+                    partition, self.spec.partition_keys, self.spec.partition_default_name
+                )
+                return None, False
+            return judge_by_time(self.spec, partition, self.checkpoint, self.now_ms)
+        if staged.error:
+            raise PartitionTimeError(f"partition {partition} cannot be judged: {staged.error}")
+        return staged.commit_time_ms, staged.state == PartitionState.COMMITTABLE
 
     def to_dict(self) -> dict[str, Any]:
         cp = self.checkpoint
@@ -152,6 +150,24 @@ class TableStatus:
         }
 
 
+def judge_by_time(
+    spec: TableSpec, partition: str, checkpoint: CheckpointState, now_ms: int
+) -> tuple[int, bool]:
+    """``partition-time``'s verdict on ``partition`` from its path and the checkpoint.
+
+    Under ``partition-time`` a partition's commit time is its partition time plus the
+    delay, whatever its files: the safe watermark alone decides, so waiting needs the
+    checkpoint, never the sink log (which grows with the stream's age).
+    """
+    values = PartitionSpec.parse(partition, spec.partition_keys, spec.partition_default_name)
+    trigger = spec.commit_trigger
+    try:
+        commit_time = trigger.commit_time_ms(values, 0)
+    except PartitionTimeError as exc:
+        raise PartitionTimeError(f"partition {partition} cannot be judged: {exc}") from None
+    return commit_time, trigger.is_committable(commit_time, checkpoint.watermark_ms, now_ms)
+
+
 def iso_ms(epoch_ms: int | None) -> str | None:
     """Epoch milliseconds as an ISO-8601 UTC string (None stays None)."""
     if epoch_ms is None:
@@ -162,8 +178,9 @@ def iso_ms(epoch_ms: int | None) -> str | None:
 class TableStatusReader:
     """Reads a table's status; keep one per table to make repeated reads incremental."""
 
-    def __init__(self, spec: TableSpec) -> None:
+    def __init__(self, spec: TableSpec, checkpoint: CheckpointReader | None = None) -> None:
         self.spec = spec
+        self.checkpoint = checkpoint or CheckpointReader(spec.checkpoint_path)
         self.staging = StagingTable(
             spec.staging_path, spec.partition_keys, spec.partition_default_name
         )
@@ -176,7 +193,7 @@ class TableStatusReader:
     def read(self, now_ms: int | None = None, find_orphans: bool = True) -> TableStatus:
         """The state of every partition; ``find_orphans`` adds a listing of staging."""
         now_ms = int(time.time() * 1000) if now_ms is None else now_ms
-        checkpoint = read_checkpoint(self.spec.checkpoint_path)
+        checkpoint = self.checkpoint.read()
         snapshot = self.staging.snapshot()
         self._check_watermark(checkpoint, snapshot)
         partitions = [self._judge(p, checkpoint, now_ms) for p in self.staging.partitions(snapshot)]
@@ -196,7 +213,7 @@ class TableStatusReader:
 
     def _settle(self) -> tuple[SinkLogSnapshot, int | None]:
         """The log read again after the checkpoint, and the latest commit's time."""
-        checkpoint = read_checkpoint(self.spec.checkpoint_path)
+        checkpoint = self.checkpoint.read()
         return self.staging.snapshot(), checkpoint.last_commit_time_ms
 
     def _check_watermark(self, checkpoint: CheckpointState, snapshot: SinkLogSnapshot) -> None:

@@ -5,11 +5,21 @@ trigger's verdict it reports a *stalled* stream: a watermark that has not moved 
 ``stall_timeout`` means the query is stopped, failing or receiving no data, and waiting
 silently for it is the pain every Flink user knows. An opt-in process-time fallback
 commits anyway once the wall clock is past the commit time plus a further delay.
+
+A wait costs what the checkpoint costs, not what the sink log costs. One process (the
+triggerer) holds many waiting partitions of the same tables, each polling; a year-old
+stream's sink log holds a million entries. So each table gets one :class:`TableWatch` per
+process, shared by its waiting partitions: under ``partition-time`` (the default) a look
+reads the checkpoint only (its new batch files, since the last look), since the watermark
+and the partition's time decide; ``process-time`` and ``idle-time`` need the partition's
+files and read the sink log incrementally (only what the query appended since).
 """
 
 from __future__ import annotations
 
+import threading
 import time
+from collections import OrderedDict
 from dataclasses import asdict, dataclass
 from datetime import timedelta
 from typing import Any
@@ -17,10 +27,28 @@ from typing import Any
 from airflow_provider_fscommit.core.config.options import TriggerKind
 from airflow_provider_fscommit.core.config.quantities import format_duration
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
-from airflow_provider_fscommit.core.spark.checkpoint import CheckpointState, watermark_since_ms
-from airflow_provider_fscommit.core.status.committable import TableStatusReader, iso_ms
+from airflow_provider_fscommit.core.spark.checkpoint import (
+    CheckpointReader,
+    CheckpointState,
+    watermark_since_ms,
+)
+from airflow_provider_fscommit.core.spark.sink_log import FileSinkLog
+from airflow_provider_fscommit.core.status.committable import (
+    TableStatusReader,
+    iso_ms,
+    judge_by_time,
+)
+from airflow_provider_fscommit.core.storage.object_store import (
+    S3Settings,
+    current_settings,
+    store_errors,
+)
 
 _MS = timedelta(milliseconds=1)
+# Tables watched at once by one process; the least recently looked at is forgotten
+# beyond (it costs one full read of its sink log when looked at again). Under
+# process-time and idle-time a watch holds its table's parsed sink log.
+MAX_WATCHED_TABLES = 16
 
 
 @dataclass(frozen=True)
@@ -39,6 +67,68 @@ class PartitionCheck:
         return asdict(self)
 
 
+@dataclass(frozen=True)
+class _Look:
+    checkpoint: CheckpointState
+    commit_time_ms: int | None
+    committable: bool
+    watermark_pending: bool
+
+
+class TableWatch:
+    """What this process knows about one table between looks; one thread at a time."""
+
+    def __init__(self, spec: TableSpec) -> None:
+        self.spec = spec
+        self.checkpoint = CheckpointReader(spec.checkpoint_path)
+        self.lock = threading.Lock()
+        self._sink_log: FileSinkLog | None = None
+        self._status: TableStatusReader | None = None
+
+    @store_errors
+    def look(self, partition: str, now_ms: int) -> _Look:
+        if self.spec.trigger is TriggerKind.PARTITION_TIME:
+            checkpoint = self.checkpoint.read()
+            if self._sink_log is None:
+                self._sink_log = FileSinkLog(self.spec.staging_path)
+            self._sink_log.require()
+            # A query without a watermark is refused only when its sink has files: the
+            # full read decides that (rare, and then the wait ends with the error).
+            if not ((checkpoint.latest_committed_batch or 0) >= 1 and not checkpoint.has_watermark):
+                commit_time, committable = judge_by_time(self.spec, partition, checkpoint, now_ms)
+                pending = (
+                    checkpoint.latest_committed_batch is not None
+                    and not checkpoint.watermark_advanced
+                )
+                return _Look(checkpoint, commit_time, committable, pending)
+        if self._status is None:
+            self._status = TableStatusReader(self.spec, self.checkpoint)
+        status = self._status.read(now_ms=now_ms, find_orphans=False)
+        commit_time, committable = status.judge(partition)
+        return _Look(status.checkpoint, commit_time, committable, status.watermark_pending)
+
+    def progress_since_ms(self, checkpoint: CheckpointState) -> int | None:
+        return progress_since_ms(self.spec, checkpoint, self.checkpoint)
+
+
+_WATCHES: OrderedDict[tuple[str, S3Settings], TableWatch] = OrderedDict()
+_WATCHES_LOCK = threading.Lock()
+
+
+def table_watch(spec: TableSpec) -> TableWatch:
+    """This process's watch of ``spec``'s table: one per table options and S3 settings
+    (a watch keeps the filesystems it opened, so another identity gets its own)."""
+    key = (spec.to_json(), current_settings())
+    with _WATCHES_LOCK:
+        watch = _WATCHES.get(key)
+        if watch is None:
+            watch = _WATCHES[key] = TableWatch(spec)
+            while len(_WATCHES) > MAX_WATCHED_TABLES:
+                _WATCHES.popitem(last=False)
+        _WATCHES.move_to_end(key)
+        return watch
+
+
 def check_partition(
     spec: TableSpec,
     partition: str,
@@ -48,9 +138,16 @@ def check_partition(
 ) -> PartitionCheck:
     """Judge ``partition`` (an escaped path such as ``dt=2026-11-20/hour=03``) now."""
     now_ms = int(time.time() * 1000) if now_ms is None else now_ms
-    status = TableStatusReader(spec).read(now_ms=now_ms, find_orphans=False)
-    cp = status.checkpoint
-    commit_time, committable = status.judge(partition)
+    watch = table_watch(spec)
+    with watch.lock:
+        look = watch.look(partition, now_ms)
+        since = (
+            watch.progress_since_ms(look.checkpoint)
+            if stall_timeout is not None and not look.committable
+            else None
+        )
+    cp = look.checkpoint
+    commit_time, committable = look.commit_time_ms, look.committable
 
     def verdict(committable: bool, stalled: bool, reason: str) -> PartitionCheck:
         return PartitionCheck(
@@ -83,22 +180,20 @@ def check_partition(
             "process-time fallback: the wall clock passed the commit "
             f"time {iso_ms(commit_time)} plus {process_time_fallback}",
         )
-    if stall_timeout is not None:
-        since = progress_since_ms(spec, cp)
-        if is_stalled(since, stall_timeout, now_ms):
-            return verdict(
-                False,
-                True,
-                (
-                    "the stream looks stalled or idle: its watermark "
-                    f"{iso_ms(cp.watermark_ms)} has not moved since {iso_ms(since)} (more than "
-                    f"{stall_timeout}), so partition {partition} (commit time "
-                    f"{iso_ms(commit_time)}) may never become committable. "
-                    f"Check the streaming query (checkpoint {spec.checkpoint_path}): stopped, "
-                    "failing, or receiving no data? Or set process_time_fallback to commit anyway"
-                ),
-            )
-    if status.watermark_pending:
+    if stall_timeout is not None and is_stalled(since, stall_timeout, now_ms):
+        return verdict(
+            False,
+            True,
+            (
+                "the stream looks stalled or idle: its watermark "
+                f"{iso_ms(cp.watermark_ms)} has not moved since {iso_ms(since)} (more than "
+                f"{stall_timeout}), so partition {partition} (commit time "
+                f"{iso_ms(commit_time)}) may never become committable. "
+                f"Check the streaming query (checkpoint {spec.checkpoint_path}): stopped, "
+                "failing, or receiving no data? Or set process_time_fallback to commit anyway"
+            ),
+        )
+    if look.watermark_pending:
         return verdict(
             False,
             False,
@@ -115,14 +210,20 @@ def check_partition(
     return verdict(False, False, f"waiting: {clock}, commit time {iso_ms(commit_time)}")
 
 
-def progress_since_ms(spec: TableSpec, checkpoint: CheckpointState) -> int | None:
+def progress_since_ms(
+    spec: TableSpec, checkpoint: CheckpointState, reader: CheckpointReader | None = None
+) -> int | None:
     """Since when the stream has made no progress (epoch ms), None before its first batch.
 
     Progress is the watermark moving; a query without a watermark (process-time) counts
     its committed batches instead. The sensor's stall check and the status page share it.
     """
     if checkpoint.has_watermark:
-        since = watermark_since_ms(spec.checkpoint_path, checkpoint)
+        since = (
+            reader.watermark_since_ms(checkpoint)
+            if reader is not None
+            else watermark_since_ms(spec.checkpoint_path, checkpoint)
+        )
         if since is not None:
             return since
     return checkpoint.last_commit_time_ms

@@ -4,10 +4,23 @@ from __future__ import annotations
 
 import time
 from datetime import timedelta
+from pathlib import Path
+
+import pytest
 
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
-from airflow_provider_fscommit.core.status.partition_wait import check_partition
+from airflow_provider_fscommit.core.spark import checkpoint, sink_log
+from airflow_provider_fscommit.core.status.committable import TableStatusReader
+from airflow_provider_fscommit.core.status.partition_wait import (
+    MAX_WATCHED_TABLES,
+    check_partition,
+    table_watch,
+)
+from airflow_provider_fscommit.core.storage.object_store import S3Settings, use_s3_settings
+from bench.synthetic_log import SyntheticLog
 from tests.support.compaction import committable, table_options
+from tests.support.counting_fs import counting
+from tests.support.tables import hourly_table
 
 
 def spec_of(stream, tmp_path) -> TableSpec:
@@ -54,3 +67,95 @@ def test_process_time_fallback_commits_after_the_commit_time_plus_the_fallback(
         now_ms=commit_ms + 1,
     )
     assert not later.committable
+
+
+# Each stream's table as its query partitions it (options beside the hourly table's).
+STREAMS = {
+    "compacted_stream": {},
+    "late_stateful_stream": {},
+    "late_stateless_stream": {},
+    "killed_stream": {},
+    "first_batches_stream": {},
+    "shanghai_stream": {"sink.partition-commit.watermark-time-zone": "Asia/Shanghai"},
+    "awkward_stream": {
+        "partition_keys": "dt,k",
+        "partition.time-extractor.timestamp-pattern": "$dt 00:00:00",
+    },
+}
+
+
+@pytest.mark.parametrize("trigger", ["partition-time", "process-time"])
+@pytest.mark.parametrize("fixture", sorted(STREAMS))
+def test_a_wait_judges_every_partition_as_the_full_read_does(fixture, trigger, request, tmp_path):
+    """The cheap look (checkpoint only, for partition-time) and the shared incremental
+    one (process-time) give the full read's verdict, staged partitions or not."""
+    stream = request.getfixturevalue(fixture)
+    options = table_options(stream, str(tmp_path / "table")) | STREAMS[fixture]
+    spec = TableSpec.from_options(options | {"sink.partition-commit.trigger": trigger})
+    now = int(time.time() * 1000)
+    full = TableStatusReader(spec).read(now_ms=now, find_orphans=False)
+    staged = [p.staged.path for p in full.partitions]
+    assert staged
+    # Nothing staged: a day before the stream (committable by time alone), one after.
+    idle = [f"dt={day}/{spec.partition_keys[1]}=00" for day in ("2026-11-19", "2026-11-21")]
+    for partition in staged + idle:
+        commit_time, ready = full.judge(partition)
+        for _ in range(2):  # the first look at the table, then the next (incremental)
+            check = check_partition(spec, partition, now_ms=now)
+            assert (check.committable, check.commit_time_ms) == (ready, commit_time), partition
+            assert check.watermark_ms == full.checkpoint.watermark_ms
+            assert check.batch_id == full.checkpoint.latest_committed_batch
+            assert ("has not advanced yet" in check.reason) == (
+                full.watermark_pending and not ready
+            )
+
+
+@pytest.mark.slow
+def test_a_poll_reads_the_checkpoint_not_the_sink_log_whatever_its_size(
+    tmp_path_factory, monkeypatch
+):
+    """On a million-entry log as on a thousand-entry one: two listings of the checkpoint,
+    its new batch files, and one look at the sink log's directory; no sink log file."""
+    calls: dict[int, list[tuple[str, str]]] = {}
+    for entries, partitions in ((1_000, 10), (1_000_000, 10_000)):
+        log = SyntheticLog(tmp_path_factory.mktemp(f"log{entries}"), entries, partitions)
+        log.write()
+        spec = TableSpec.from_options(hourly_table(str(log.staging), str(log.checkpoint)))
+        newest = log.partition_path(partitions - 1)  # pending: its hour is not over
+        with counting(monkeypatch, checkpoint, sink_log) as seen:
+            for _ in range(3):
+                check = check_partition(
+                    spec, newest, stall_timeout=timedelta(days=1), now_ms=log.now_ms()
+                )
+                assert not check.committable and not check.stalled
+            calls[entries] = [(operation, _shape(path, log.root)) for operation, path in seen]
+        log_dir = str(log.log_dir)
+        assert not [c for c in seen if c[1].startswith(log_dir) and c[0] != "get_file_info"]
+        assert check_partition(spec, log.partition_path(0), now_ms=log.now_ms()).committable
+    assert calls[1_000] == calls[1_000_000]
+    opened = [name for operation, name in calls[1_000] if operation.startswith("open")]
+    # The first poll: the latest offsets and commits files, and the offsets before the
+    # latest (the stall check); later polls open nothing (no new batch in between).
+    assert opened == [f"checkpoint/{log}/N" for log in ("offsets", "commits", "offsets")]
+    assert [operation for operation, _ in calls[1_000]].count("list") == 3 * 3
+
+
+def _shape(path: str, root: Path) -> str:
+    """The path below ``root`` with batch numbers as ``N``: ``checkpoint/offsets/N``."""
+    parts = Path(path).relative_to(root).parts
+    return "/".join("N" if part.isdigit() else part for part in parts)
+
+
+def test_the_waiting_partitions_of_a_table_share_one_watch_per_identity(tmp_path):
+    spec = TableSpec.from_options(hourly_table(str(tmp_path / "s"), str(tmp_path / "c")))
+    watch = table_watch(spec)
+    assert table_watch(TableSpec.from_options(spec.to_dict())) is watch
+    with use_s3_settings(S3Settings(endpoint_url="http://127.0.0.1:9")):
+        assert table_watch(spec) is not watch
+    others = [
+        TableSpec.from_options(hourly_table(str(tmp_path / f"s{i}"), str(tmp_path / "c")))
+        for i in range(MAX_WATCHED_TABLES)
+    ]
+    for other in others:
+        table_watch(other)
+    assert table_watch(spec) is not watch  # the least recently looked at was forgotten
