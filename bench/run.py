@@ -26,9 +26,10 @@ from bench.metastore import run_metastore
 from bench.object_store import run_object_store
 from bench.profiling import run_profiles
 from bench.settings import DEFAULT_RESULTS, DEFAULT_SCRATCH, BenchSettings
+from bench.wait import WINDOW_S, run_wait
 from bench.workloads import WORKLOADS
 
-SUITES = ("compaction", "checkpoint", "metastore", "profile", "object-store")
+SUITES = ("compaction", "checkpoint", "metastore", "profile", "object-store", "wait")
 
 
 def _names(choices: Sequence[str]) -> Callable[[str], list[str]]:
@@ -58,6 +59,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--suites", type=_names(SUITES), default=list(SUITES))
     parser.add_argument("--workloads", type=_names(tuple(WORKLOADS)), default=list(WORKLOADS))
     parser.add_argument("--engines", type=_names(tuple(ENGINES)), default=list(ENGINES))
+    parser.add_argument(
+        "--wait-window",
+        type=int,
+        metavar="SECONDS",
+        help=f"the wait suite's measured window per configuration (default {WINDOW_S} s, scaled)",
+    )
     args = parser.parse_args(argv)  # fmt: skip
     if not 0 < args.scale <= 1 or args.reps < 1:
         parser.error("--scale must be in (0, 1] and --reps at least 1")
@@ -73,6 +80,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "metastore": lambda: run_metastore(settings),
         "profile": lambda: run_profiles(settings),
         "object-store": lambda: run_object_store(settings),
+        "wait": lambda: run_wait(settings, args.wait_window),
     }
     document = report.load(settings.results)
     document["machine"] = describe_machine()

@@ -42,6 +42,9 @@ def evaluate(suites: dict[str, Any]) -> list[dict[str, Any]]:
                 scale,
             )
         )
+    wait = suites.get("wait")
+    if wait:
+        rows += _wait_targets(wait)
     metastore = suites.get("metastore")
     if metastore:
         results = metastore["results"]
@@ -125,6 +128,27 @@ def _compaction_targets(compaction: dict[str, Any]) -> list[dict[str, Any]]:
                 "partition",
                 after <= 1.5 * before,
                 min(workloads["a"]["settings"]["scale"], workloads["c"]["settings"]["scale"]),
+            )
+        )
+    return rows
+
+
+def _wait_targets(wait: dict[str, Any]) -> list[dict[str, Any]]:
+    runs, scale = wait["results"]["runs"], wait["settings"]["scale"]
+    idle = runs["idle"]["cpu_share"]
+    rows = []
+    for name in ("after-large", "after-small"):
+        run = runs.get(name)
+        if run is None:
+            continue
+        above, peak = run["cpu_share"] - idle, run["peak_rss"]
+        rows.append(
+            _row(
+                f"{wait['results']['sensors']:,} waiting sensors on {run['entries']:,}-entry "
+                "logs: < 5 % of a core above idle and < 1 GB",
+                f"{100 * above:.1f} %, {peak / GIB:.2f} GiB peak RSS",
+                above < 0.05 and peak < GIB,
+                scale,
             )
         )
     return rows

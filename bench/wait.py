@@ -1,0 +1,339 @@
+"""Waiting partitions in a real triggerer (issue 32): what a thousand deferred sensors cost.
+
+A real ``airflow triggerer`` (Airflow's own, SQLite metadata database in a throwaway home)
+holds ``SENSORS`` deferred ``PartitionWatermarkSensor`` triggers over ``TABLES`` tables,
+each polling every 30 s with the example DAG's stall timeout (2 h). The triggers are
+what the sensor's ``defer()`` stores: one task instance each, in state ``deferred``, its
+trigger built from the serialized task's arguments (running a thousand tasks only to
+defer them would cost this 2-core machine half an hour and measure nothing more).
+
+The tables' logs are synthetic, in Spark's exact format (``bench/synthetic_log.py``): one
+generated log and checkpoint backs every table (the tables differ in their published
+path, so each is a table of its own to the readers), first with ``FULL_ENTRIES`` entries,
+then with ``SMALL_ENTRIES``. The waited-for partitions are hours of 2030: pending on both.
+Each configuration runs the triggerer for a warm-up and then a measured window: its CPU
+(user + system of the triggerer and its trigger runner, as a share of one core) over the
+window, above the same triggerer holding no trigger, and its peak RSS over the whole run.
+The code before the change runs from ``git archive`` of ``BEFORE`` on ``PYTHONPATH``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import threading
+import time
+from datetime import UTC, datetime, timedelta
+from io import BytesIO
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+from bench.settings import REPO, BenchSettings
+from bench.synthetic_log import SyntheticLog
+from tests.support.airflow_env import AirflowEnv
+from tests.support.tables import hourly_table
+
+# The last commit whose sensor read the whole sink log on every poll.
+BEFORE = "5df38f0"
+FULL_ENTRIES, FULL_PARTITIONS = 1_000_000, 10_000
+SMALL_ENTRIES, SMALL_PARTITIONS = 1_000, 10
+SENSORS, TABLES = 1_000, 20
+POLL_S = 30
+WINDOW_S = 600
+STALL_TIMEOUT = timedelta(hours=2)
+DAG_ID = "fscommit_wait_bench"
+DAG_FILE = f'''"""{SENSORS} deferrable sensors over {TABLES} tables (bench/wait.py)."""
+import json
+from datetime import timedelta
+from pathlib import Path
+
+import pendulum
+from airflow.sdk import DAG
+
+from airflow_provider_fscommit.sensors.watermark import PartitionWatermarkSensor
+
+SHAPE = json.loads(Path(__file__).with_suffix(".json").read_text())
+
+with DAG("{DAG_ID}", schedule=None, start_date=pendulum.datetime(2026, 1, 1, tz="UTC")):
+    for task_id, (table, partition) in SHAPE.items():
+        PartitionWatermarkSensor(
+            task_id=task_id, table=table, partition=partition, deferrable=True,
+            poke_interval={POLL_S}, stall_timeout=timedelta(seconds={STALL_TIMEOUT.seconds}),
+        )
+'''
+
+
+def run_wait(settings: BenchSettings, window_s: int | None = None) -> dict[str, Any]:
+    """Every configuration once; ``window_s`` overrides the measured window (600 s)."""
+    root = settings.directory("wait")
+    sensors = settings.scaled(SENSORS, 20)
+    tables = min(TABLES, sensors)
+    warmup_s = settings.scaled(60, 20)
+    window_s = window_s or settings.scaled(WINDOW_S, 60)
+    logs = {
+        "large": (settings.scaled(FULL_ENTRIES, 20_000), settings.scaled(FULL_PARTITIONS, 200)),
+        "small": (SMALL_ENTRIES, SMALL_PARTITIONS),
+    }
+    current = root / "current"  # where every table's staging and checkpoint are
+    shape = _shape(current, sensors, tables)
+    waiting = _home(root / "airflow-waiting", shape)
+    idle = _home(root / "airflow-idle", {})
+    before = _code_before(root / "before")
+    print(
+        f"wait: {sensors} deferred sensors over {tables} tables, polls every {POLL_S} s; "
+        f"{warmup_s} s warm-up, {window_s} s measured",
+        flush=True,
+    )
+    runs: dict[str, dict[str, Any]] = {}
+    runs["idle"] = _measure(idle, None, warmup_s, window_s, "idle")
+    for size, (entries, partitions) in logs.items():
+        log = _place(root, current, size, entries, partitions)
+        for code, pythonpath in (("after", None), ("before", before)):
+            name = f"{code}-{size}"
+            runs[name] = _measure(waiting, pythonpath, warmup_s, window_s, name)
+            runs[name] |= {"entries": log.entries, "partitions": log.partitions}
+    return {
+        "sensors": sensors,
+        "tables": tables,
+        "poll_s": POLL_S,
+        "warmup_s": warmup_s,
+        "window_s": window_s,
+        "runs": runs,
+    }
+
+
+def _shape(current: Path, sensors: int, tables: int) -> dict[str, tuple[dict, str]]:
+    """Task id → (table options, partition): hours of 2030, pending whatever the log."""
+    first = datetime(2030, 1, 1, tzinfo=UTC)
+    shape = {}
+    for i in range(sensors):
+        table = hourly_table(
+            str(current / "staging"),
+            str(current / "checkpoint"),
+            table_path=str(current.parent / "tables" / f"t{i % tables:02d}"),
+        )
+        hour = first + timedelta(hours=i // tables)
+        shape[f"t{i % tables:02d}_p{i // tables:03d}"] = (
+            table,
+            f"dt={hour:%Y-%m-%d}/hour={hour:%H}",
+        )
+    return shape
+
+
+def _home(home: Path, shape: dict[str, tuple[dict, str]]) -> AirflowEnv:
+    """An Airflow home whose run of the bench DAG has a deferred task per sensor of ``shape``."""
+    marker = home / "shape.json"
+    airflow = AirflowEnv(home, {"AIRFLOW__TRIGGERER__CAPACITY": str(len(shape) + 100)})
+    if marker.exists() and json.loads(marker.read_text()) == json.loads(json.dumps(shape)):
+        return airflow
+    shutil.rmtree(home, ignore_errors=True)
+    airflow.setup()
+    if shape:
+        (airflow.dags_folder / f"{DAG_ID}.json").write_text(json.dumps(shape))
+        (airflow.dags_folder / f"{DAG_ID}.py").write_text(DAG_FILE)
+        for command in (("dags", "reserialize"),):
+            done = airflow.run(*command)
+            assert done.returncode == 0, done.stderr[-3000:]
+        deferred = subprocess.run(
+            [sys.executable, "-m", "bench.wait", "defer"],
+            env=airflow.env() | {"PYTHONPATH": str(REPO)},
+            capture_output=True,
+            text=True,
+            timeout=1800,
+        )
+        assert deferred.returncode == 0, deferred.stderr[-3000:]
+    marker.write_text(json.dumps(shape))
+    return airflow
+
+
+def defer() -> None:
+    """``python -m bench.wait defer`` (in the Airflow home's environment): one run of the
+    bench DAG, every task deferred on the trigger its sensor's ``defer()`` would store."""
+    from airflow.models.serialized_dag import SerializedDagModel
+    from airflow.models.trigger import Trigger
+    from airflow.utils.session import create_session
+    from airflow.utils.state import DagRunState, TaskInstanceState
+    from airflow.utils.types import DagRunTriggeredByType, DagRunType
+
+    from airflow_provider_fscommit.triggers.watermark import PartitionWatermarkTrigger
+
+    dags = Path(os.environ["AIRFLOW__CORE__DAGS_FOLDER"])
+    shape = json.loads((dags / f"{DAG_ID}.json").read_text())
+    with create_session() as session:
+        dag = SerializedDagModel.get_dag(DAG_ID, session=session)
+        assert dag is not None, "the bench DAG was not serialized"
+        run = dag.create_dagrun(
+            run_id="wait-bench",
+            run_after=datetime.now(UTC),
+            run_type=DagRunType.MANUAL,
+            triggered_by=DagRunTriggeredByType.TEST,
+            state=DagRunState.RUNNING,
+            session=session,
+        )
+        for ti in run.get_task_instances(session=session):
+            table, partition = shape[ti.task_id]
+            trigger = Trigger.from_object(
+                PartitionWatermarkTrigger(
+                    table=table,
+                    partition=partition,
+                    poll_interval=POLL_S,
+                    stall_timeout=STALL_TIMEOUT.total_seconds(),
+                )
+            )
+            session.add(trigger)
+            session.flush()
+            ti.state = TaskInstanceState.DEFERRED
+            ti.trigger_id = trigger.id
+            ti.next_method = "execute_complete"
+    print(f"deferred {len(shape)} task instances")
+
+
+def _code_before(target: Path) -> Path:
+    """The package as it was at ``BEFORE``, for ``PYTHONPATH`` (checked to win over the
+    editable install)."""
+    if not (target / "airflow_provider_fscommit").exists():
+        archive = subprocess.run(
+            ["git", "-C", str(REPO), "archive", BEFORE, "airflow_provider_fscommit"],
+            capture_output=True,
+            check=True,
+        ).stdout
+        target.mkdir(parents=True, exist_ok=True)
+        with tarfile.open(fileobj=BytesIO(archive)) as tar:
+            tar.extractall(target, filter="data")
+    found = subprocess.run(
+        [sys.executable, "-c", "import airflow_provider_fscommit as p; print(p.__file__)"],
+        env=os.environ | {"PYTHONPATH": str(target)},
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert found.startswith(str(target)), found
+    return target
+
+
+def _place(root: Path, current: Path, size: str, entries: int, partitions: int) -> SyntheticLog:
+    """The log of ``size`` generated at ``current`` (its entries name that path), its
+    checkpoint files touched: the watermark moved just now, so no trigger calls it stalled."""
+    if current.exists():
+        shape = json.loads((current / "synthetic.json").read_text())
+        current.rename(root / f"parked-{shape['entries']}-{shape['partitions']}")
+    parked = root / f"parked-{entries}-{partitions}"
+    if parked.exists():
+        parked.rename(current)
+    log = SyntheticLog(current, entries, partitions)
+    log.write()
+    now = time.time()
+    for batch_file in (current / "checkpoint").rglob("*"):
+        os.utime(batch_file, (now, now))
+    return log
+
+
+def _measure(
+    airflow: AirflowEnv, pythonpath: Path | None, warmup_s: int, window_s: int, name: str
+) -> dict[str, Any]:
+    """One triggerer run: CPU share over the window after the warm-up, peak RSS overall."""
+    env = airflow.env()
+    if pythonpath is not None:
+        env["PYTHONPATH"] = str(pythonpath)
+    log = airflow.home / f"triggerer-{name}.log"
+    polls_before = _polls_logged(airflow.home)
+    with log.open("w") as out:
+        process = subprocess.Popen(
+            [str(airflow.bin / "airflow"), "triggerer", "--skip-serve-logs"],
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    sampler = _Sampler(process.pid)
+    sampler.start()
+    try:
+        time.sleep(warmup_s)
+        start_cpu, start = sampler.cpu_s(), time.monotonic()
+        time.sleep(window_s)
+        cpu_s, elapsed = sampler.cpu_s() - start_cpu, time.monotonic() - start
+        alive = process.poll() is None
+    finally:
+        sampler.done.set()
+        os.killpg(process.pid, 15)
+        try:
+            process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, 9)
+            process.wait()
+    polls = _polls_logged(airflow.home) - polls_before
+    fired = log.read_text(errors="replace").count("TriggerEvent")
+    result = {
+        "cpu_share": cpu_s / elapsed,
+        "peak_rss": sampler.peak_rss,
+        "window_s": elapsed,
+        "polls_logged": polls,
+        "events": fired,
+        "alive": alive,
+    }
+    print(
+        f"  {name:<13} {100 * result['cpu_share']:6.1f} % of a core, "
+        f"peak RSS {sampler.peak_rss / 2**20:7.0f} MiB, {polls} polls logged",
+        flush=True,
+    )
+    return result
+
+
+def _polls_logged(home: Path) -> int:
+    """How many looks the triggers have logged (their task logs) until now."""
+    return sum(
+        path.read_text(errors="replace").count(": waiting: ")
+        for path in (home / "logs").rglob("*.log.trigger.*")
+    )
+
+
+class _Sampler(threading.Thread):
+    """The process tree's summed RSS peak, and its CPU seconds (exited children kept)."""
+
+    def __init__(self, pid: int) -> None:
+        super().__init__(daemon=True)
+        self.root = psutil.Process(pid)
+        self.peak_rss = 0
+        self.done = threading.Event()
+        self._cpu: dict[int, float] = {}
+        self._lock = threading.Lock()
+
+    def cpu_s(self) -> float:
+        self._sample()
+        with self._lock:
+            return sum(self._cpu.values())
+
+    def run(self) -> None:
+        while not self.done.is_set():
+            self._sample()
+            self.done.wait(1.0)
+
+    def _sample(self) -> None:
+        try:
+            processes = [self.root, *self.root.children(recursive=True)]
+        except psutil.NoSuchProcess:
+            return
+        total = 0
+        for process in processes:
+            try:
+                with process.oneshot():
+                    times, rss = process.cpu_times(), process.memory_info().rss
+            except psutil.NoSuchProcess:
+                continue
+            total += rss
+            with self._lock:
+                self._cpu[process.pid] = times.user + times.system
+        self.peak_rss = max(self.peak_rss, total)
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] == ["defer"]:
+        defer()
+    else:
+        sys.exit("usage: python -m bench.wait defer")
