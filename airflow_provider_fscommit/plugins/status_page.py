@@ -90,7 +90,7 @@ def read_cards(settings: PageSettings, now_ms: int) -> list[TableCard]:
         try:
             spec = TableSpec.from_file(path)
             with aws_storage(settings.aws_conn_id):
-                report = read_table_report(spec, settings.stall_timeout, now_ms=now_ms)
+                report = read_table_report(spec, settings.stall_timeout, now_ms=now_ms, shared=True)
         except FsCommitError as exc:
             cards.append(TableCard(name, path, error=str(exc)))
         except Exception as exc:

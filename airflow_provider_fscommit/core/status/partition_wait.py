@@ -8,8 +8,8 @@ commits anyway once the wall clock is past the commit time plus a further delay.
 
 A wait costs what the checkpoint costs, not what the sink log costs. One process (the
 triggerer) holds many waiting partitions of the same tables, each polling; a year-old
-stream's sink log holds a million entries. So each table gets one :class:`TableWatch` per
-process, shared by its waiting partitions: under ``partition-time`` (the default) a look
+stream's sink log holds a million entries. So the waiting partitions of a table share
+its :class:`~.table_watch.TableWatch`: under ``partition-time`` (the default) a look
 reads the checkpoint only (its new batch files, since the last look), since the watermark
 and the partition's time decide; ``process-time`` and ``idle-time`` need the partition's
 files and read the sink log incrementally (only what the query appended since).
@@ -17,9 +17,7 @@ files and read the sink log incrementally (only what the query appended since).
 
 from __future__ import annotations
 
-import threading
 import time
-from collections import OrderedDict
 from dataclasses import asdict, dataclass
 from datetime import timedelta
 from typing import Any
@@ -32,23 +30,11 @@ from airflow_provider_fscommit.core.spark.checkpoint import (
     CheckpointState,
     watermark_since_ms,
 )
-from airflow_provider_fscommit.core.spark.sink_log import FileSinkLog
-from airflow_provider_fscommit.core.status.committable import (
-    TableStatusReader,
-    iso_ms,
-    judge_by_time,
-)
-from airflow_provider_fscommit.core.storage.object_store import (
-    S3Settings,
-    current_settings,
-    store_errors,
-)
+from airflow_provider_fscommit.core.status.committable import iso_ms, judge_by_time
+from airflow_provider_fscommit.core.status.table_watch import TableWatch, table_watch
+from airflow_provider_fscommit.core.storage.object_store import store_errors
 
 _MS = timedelta(milliseconds=1)
-# Tables watched at once by one process; the least recently looked at is forgotten
-# beyond (it costs one full read of its sink log when looked at again). Under
-# process-time and idle-time a watch holds its table's parsed sink log.
-MAX_WATCHED_TABLES = 16
 
 
 @dataclass(frozen=True)
@@ -75,58 +61,25 @@ class _Look:
     watermark_pending: bool
 
 
-class TableWatch:
-    """What this process knows about one table between looks; one thread at a time."""
-
-    def __init__(self, spec: TableSpec) -> None:
-        self.spec = spec
-        self.checkpoint = CheckpointReader(spec.checkpoint_path)
-        self.lock = threading.Lock()
-        self._sink_log: FileSinkLog | None = None
-        self._status: TableStatusReader | None = None
-
-    @store_errors
-    def look(self, partition: str, now_ms: int) -> _Look:
-        if self.spec.trigger is TriggerKind.PARTITION_TIME:
-            checkpoint = self.checkpoint.read()
-            if self._sink_log is None:
-                self._sink_log = FileSinkLog(self.spec.staging_path)
-            self._sink_log.require()
-            # A query without a watermark is refused only when its sink has files: the
-            # full read decides that (rare, and then the wait ends with the error).
-            if not ((checkpoint.latest_committed_batch or 0) >= 1 and not checkpoint.has_watermark):
-                commit_time, committable = judge_by_time(self.spec, partition, checkpoint, now_ms)
-                pending = (
-                    checkpoint.latest_committed_batch is not None
-                    and not checkpoint.watermark_advanced
-                )
-                return _Look(checkpoint, commit_time, committable, pending)
-        if self._status is None:
-            self._status = TableStatusReader(self.spec, self.checkpoint)
-        status = self._status.read(now_ms=now_ms, find_orphans=False)
-        commit_time, committable = status.judge(partition)
-        return _Look(status.checkpoint, commit_time, committable, status.watermark_pending)
-
-    def progress_since_ms(self, checkpoint: CheckpointState) -> int | None:
-        return progress_since_ms(self.spec, checkpoint, self.checkpoint)
-
-
-_WATCHES: OrderedDict[tuple[str, S3Settings], TableWatch] = OrderedDict()
-_WATCHES_LOCK = threading.Lock()
-
-
-def table_watch(spec: TableSpec) -> TableWatch:
-    """This process's watch of ``spec``'s table: one per table options and S3 settings
-    (a watch keeps the filesystems it opened, so another identity gets its own)."""
-    key = (spec.to_json(), current_settings())
-    with _WATCHES_LOCK:
-        watch = _WATCHES.get(key)
-        if watch is None:
-            watch = _WATCHES[key] = TableWatch(spec)
-            while len(_WATCHES) > MAX_WATCHED_TABLES:
-                _WATCHES.popitem(last=False)
-        _WATCHES.move_to_end(key)
-        return watch
+@store_errors
+def _look(watch: TableWatch, partition: str, now_ms: int) -> _Look:
+    """One look at ``partition`` with what ``watch`` knows (its lock held)."""
+    spec = watch.spec
+    if spec.trigger is TriggerKind.PARTITION_TIME:
+        checkpoint = watch.checkpoint.read()
+        watch.sink_log().require()
+        # A query without a watermark is refused only when its sink has files: the full
+        # read decides that (rare, and then the wait ends with the error).
+        two_batches = (checkpoint.latest_committed_batch or 0) >= 1
+        if checkpoint.has_watermark or not two_batches:
+            commit_time, committable = judge_by_time(spec, partition, checkpoint, now_ms)
+            pending = (
+                checkpoint.latest_committed_batch is not None and not checkpoint.watermark_advanced
+            )
+            return _Look(checkpoint, commit_time, committable, pending)
+    status = watch.status_reader().read(now_ms=now_ms, find_orphans=False)
+    commit_time, committable = status.judge(partition)
+    return _Look(status.checkpoint, commit_time, committable, status.watermark_pending)
 
 
 def check_partition(
@@ -140,9 +93,9 @@ def check_partition(
     now_ms = int(time.time() * 1000) if now_ms is None else now_ms
     watch = table_watch(spec)
     with watch.lock:
-        look = watch.look(partition, now_ms)
+        look = _look(watch, partition, now_ms)
         since = (
-            watch.progress_since_ms(look.checkpoint)
+            progress_since_ms(spec, look.checkpoint, watch.checkpoint)
             if stall_timeout is not None and not look.committable
             else None
         )

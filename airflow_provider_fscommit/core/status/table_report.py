@@ -28,6 +28,7 @@ from airflow_provider_fscommit.core.status.committable import (
     iso_ms,
 )
 from airflow_provider_fscommit.core.status.partition_wait import is_stalled, progress_since_ms
+from airflow_provider_fscommit.core.status.table_watch import table_watch
 from airflow_provider_fscommit.core.storage.object_store import explain, store_errors
 
 # The sensor has no default stall timeout; a page needs one to say "stalled" at all.
@@ -165,16 +166,32 @@ def read_table_report(
     stall_timeout: timedelta = DEFAULT_STALL_TIMEOUT,
     now_ms: int | None = None,
     find_orphans: bool = True,
+    shared: bool = False,
 ) -> TableReport:
     """Read the stream's status and the ledger (when the spec has a table path) together.
 
     Read-only. The checkpoint and sink log are read first, then the ledger, so a commit
     that lands in between shows as committed rather than as a partition gone missing.
+    ``shared``: read through this process's watch of the table (incrementally, as a
+    long-lived process such as the api-server should), else afresh.
     """
     now_ms = int(time.time() * 1000) if now_ms is None else now_ms
-    reader = TableStatusReader(spec)
+    if not shared:
+        return _report(spec, TableStatusReader(spec), stall_timeout, now_ms, find_orphans)
+    watch = table_watch(spec)
+    with watch.lock:
+        return _report(spec, watch.status_reader(), stall_timeout, now_ms, find_orphans)
+
+
+def _report(
+    spec: TableSpec,
+    reader: TableStatusReader,
+    stall_timeout: timedelta,
+    now_ms: int,
+    find_orphans: bool,
+) -> TableReport:
     status = reader.read(now_ms=now_ms, find_orphans=find_orphans)
-    since = progress_since_ms(spec, status.checkpoint)
+    since = progress_since_ms(spec, status.checkpoint, reader.checkpoint)
     if not spec.table_path:
         partitions = [_from_status(p) for p in status.partitions]
         return TableReport(status, partitions, stall_timeout, since)

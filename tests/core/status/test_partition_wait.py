@@ -11,12 +11,7 @@ import pytest
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.spark import checkpoint, sink_log
 from airflow_provider_fscommit.core.status.committable import TableStatusReader
-from airflow_provider_fscommit.core.status.partition_wait import (
-    MAX_WATCHED_TABLES,
-    check_partition,
-    table_watch,
-)
-from airflow_provider_fscommit.core.storage.object_store import S3Settings, use_s3_settings
+from airflow_provider_fscommit.core.status.partition_wait import check_partition
 from bench.synthetic_log import SyntheticLog
 from tests.support.compaction import committable, table_options
 from tests.support.counting_fs import counting
@@ -144,18 +139,3 @@ def _shape(path: str, root: Path) -> str:
     """The path below ``root`` with batch numbers as ``N``: ``checkpoint/offsets/N``."""
     parts = Path(path).relative_to(root).parts
     return "/".join("N" if part.isdigit() else part for part in parts)
-
-
-def test_the_waiting_partitions_of_a_table_share_one_watch_per_identity(tmp_path):
-    spec = TableSpec.from_options(hourly_table(str(tmp_path / "s"), str(tmp_path / "c")))
-    watch = table_watch(spec)
-    assert table_watch(TableSpec.from_options(spec.to_dict())) is watch
-    with use_s3_settings(S3Settings(endpoint_url="http://127.0.0.1:9")):
-        assert table_watch(spec) is not watch
-    others = [
-        TableSpec.from_options(hourly_table(str(tmp_path / f"s{i}"), str(tmp_path / "c")))
-        for i in range(MAX_WATCHED_TABLES)
-    ]
-    for other in others:
-        table_watch(other)
-    assert table_watch(spec) is not watch  # the least recently looked at was forgotten
