@@ -72,6 +72,9 @@ def test_executors_with_an_old_pyarrow_are_refused_before_anything_is_planned(
         str(table),
         "--conf",
         f"spark.pyspark.python={old_pyarrow_python}",
+        # The driver is fine: it would otherwise run spark.pyspark.python too, as in Spark.
+        "--conf",
+        f"spark.pyspark.driver.python={sys.executable}",
     )
     assert result.returncode != 0, result.stdout[-2000:] + result.stderr[-3000:]
     (error,) = [line for line in result.stderr.splitlines() if line.startswith("fscommit: error")]
