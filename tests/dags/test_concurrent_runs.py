@@ -4,7 +4,9 @@ In production they are task instances on different workers that share nothing bu
 table; here each is an ``airflow dags test`` of its own Airflow installation (its own
 metadata DB, so SQLite's single writer cannot serialize them), started together against
 one real stream, Spark and metastore. The table lock decides; the ledger makes the
-losers' work a no-op.
+losers' work a no-op. The run that plans first holds the lock for ``HOLD_S`` at its plan
+(a stall injected at the ``after-plan`` point, as a slow store would make it), so the
+others meet it there however a busy machine staggers their starts.
 
 ``dags test`` makes manual-type runs: the "scheduled" and "backfill" runs are the hourly
 DAG's tasks for the same data interval, as the scheduler and a backfill would run them;
@@ -19,6 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
+from airflow_provider_fscommit.core.faults import FAULT_ENV, STALL_ENV
 from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
 from tests.support.airflow_env import AIRFLOW, AirflowEnv
 from tests.support.compaction import check_exactly_once
@@ -28,6 +31,7 @@ from tests.support.processes import communicate_all
 from tests.support.streams import StreamingTable, hourly_batches
 
 HOUR = ("2026-11-20", "01")
+HOLD_S = 60
 RUNS = {
     # `dags test` at 02:00 runs the hourly DAG for the hour that ended then: hour 01.
     "scheduled": ("fscommit_hourly", "2026-11-20T02:00:00+00:00"),
@@ -50,9 +54,10 @@ def test_three_runs_of_one_hour_at_once_commit_it_exactly_once(spark, metastore,
     spec = example_spec(stream, table, "raced")
     for name in RUNS:
         (tmp_path / name).mkdir()
+    hold = {FAULT_ENV: "after-plan", STALL_ENV: str(HOLD_S)}
     homes = {
         name: AirflowEnv(
-            tmp_path / name, example_airflow_extra_env(tmp_path / name, spec, metastore)
+            tmp_path / name, example_airflow_extra_env(tmp_path / name, spec, metastore) | hold
         )
         for name in RUNS
     }
