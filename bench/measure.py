@@ -43,36 +43,54 @@ class Measurement:
         return json.loads(lines[-1][len(RESULT_PREFIX) :]) if lines else {}
 
 
-class _TreeSampler(threading.Thread):
-    """Samples the RSS of a process and all its descendants until it exits."""
+class TreeSampler(threading.Thread):
+    """Samples a process and all its descendants until it exits (or ``done`` is set):
+    the peak of their summed RSS, of the largest Python process, and their CPU seconds
+    (user + system, exited descendants kept at their last sample)."""
 
-    def __init__(self, pid: int) -> None:
+    def __init__(self, pid: int, interval_s: float = _SAMPLE_SECONDS) -> None:
         super().__init__(daemon=True)
         self.root = psutil.Process(pid)
+        self.interval_s = interval_s
         self.peak_tree = 0
         self.peak_python = 0
         self.done = threading.Event()
         self._python: dict[int, bool] = {}
+        self._cpu: dict[int, float] = {}
+        self._lock = threading.Lock()
+
+    def cpu_s(self) -> float:
+        """CPU seconds of the tree so far, sampled now."""
+        self._sample()
+        with self._lock:
+            return sum(self._cpu.values())
 
     def run(self) -> None:
-        while not self.done.is_set():
+        while not self.done.is_set() and self._sample():
+            self.done.wait(self.interval_s)
+
+    def _sample(self) -> bool:
+        try:
+            processes = [self.root, *self.root.children(recursive=True)]
+        except psutil.NoSuchProcess:
+            return False
+        total = 0
+        for process in processes:
             try:
-                processes = [self.root, *self.root.children(recursive=True)]
-            except psutil.NoSuchProcess:
-                return
-            total = 0
-            for process in processes:
-                try:
-                    rss = process.memory_info().rss
+                with process.oneshot():
+                    rss, times = process.memory_info().rss, process.cpu_times()
                     if process.pid not in self._python:
                         self._python[process.pid] = "python" in process.name()
-                except psutil.NoSuchProcess:
-                    continue
-                total += rss
+            except psutil.NoSuchProcess:
+                continue
+            total += rss
+            with self._lock:
+                self._cpu[process.pid] = times.user + times.system
                 if self._python[process.pid]:
                     self.peak_python = max(self.peak_python, rss)
+        with self._lock:
             self.peak_tree = max(self.peak_tree, total)
-            self.done.wait(_SAMPLE_SECONDS)
+        return True
 
 
 def run_measured(
@@ -88,7 +106,7 @@ def run_measured(
         process = subprocess.Popen(
             list(command), stdout=subprocess.PIPE, stderr=stderr, text=True, env=env
         )
-        sampler = _TreeSampler(process.pid)
+        sampler = TreeSampler(process.pid)
         sampler.start()
         try:
             stdout, _ = process.communicate(timeout=timeout)

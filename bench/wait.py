@@ -25,15 +25,13 @@ import shutil
 import subprocess
 import sys
 import tarfile
-import threading
 import time
 from datetime import UTC, datetime, timedelta
 from io import BytesIO
 from pathlib import Path
 from typing import Any
 
-import psutil
-
+from bench.measure import TreeSampler
 from bench.settings import REPO, BenchSettings
 from bench.synthetic_log import SyntheticLog
 from tests.support.airflow_env import AirflowEnv
@@ -195,9 +193,9 @@ def defer() -> None:
 
 
 def _code_before(target: Path) -> Path:
-    """The package as it was at ``BEFORE``, for ``PYTHONPATH`` (checked to win over the
-    editable install)."""
-    if not (target / "airflow_provider_fscommit").exists():
+    """The package as it was at ``BEFORE``, for ``PYTHONPATH``, with a ``sitecustomize``
+    that sets the editable install aside (checked)."""
+    if not (target / "sitecustomize.py").exists():
         archive = subprocess.run(
             ["git", "-C", str(REPO), "archive", BEFORE, "airflow_provider_fscommit"],
             capture_output=True,
@@ -206,9 +204,17 @@ def _code_before(target: Path) -> Path:
         target.mkdir(parents=True, exist_ok=True)
         with tarfile.open(fileobj=BytesIO(archive)) as tar:
             tar.extractall(target, filter="data")
+    # The editable install's import hook would otherwise find this checkout's package
+    # before PYTHONPATH is looked at; sitecustomize runs after it is installed.
+    (target / "sitecustomize.py").write_text(
+        "import sys\n"
+        "sys.meta_path[:] = [f for f in sys.meta_path\n"
+        "                    if not getattr(f, '__module__', '').startswith('__editable__')]\n"
+    )
     found = subprocess.run(
         [sys.executable, "-c", "import airflow_provider_fscommit as p; print(p.__file__)"],
         env=os.environ | {"PYTHONPATH": str(target)},
+        cwd=target,  # not this checkout, which `python -c` would put first on sys.path
         capture_output=True,
         text=True,
         check=True,
@@ -247,11 +253,12 @@ def _measure(
         process = subprocess.Popen(
             [str(airflow.bin / "airflow"), "triggerer", "--skip-serve-logs"],
             env=env,
+            cwd=airflow.home,
             stdout=out,
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )
-    sampler = _Sampler(process.pid)
+    sampler = TreeSampler(process.pid, interval_s=1.0)
     sampler.start()
     try:
         time.sleep(warmup_s)
@@ -271,7 +278,7 @@ def _measure(
     fired = log.read_text(errors="replace").count("TriggerEvent")
     result = {
         "cpu_share": cpu_s / elapsed,
-        "peak_rss": sampler.peak_rss,
+        "peak_rss": sampler.peak_tree,
         "window_s": elapsed,
         "polls_logged": polls,
         "events": fired,
@@ -279,7 +286,7 @@ def _measure(
     }
     print(
         f"  {name:<13} {100 * result['cpu_share']:6.1f} % of a core, "
-        f"peak RSS {sampler.peak_rss / 2**20:7.0f} MiB, {polls} polls logged",
+        f"peak RSS {sampler.peak_tree / 2**20:7.0f} MiB, {polls} polls logged",
         flush=True,
     )
     return result
@@ -291,45 +298,6 @@ def _polls_logged(home: Path) -> int:
         path.read_text(errors="replace").count(": waiting: ")
         for path in (home / "logs").rglob("*.log.trigger.*")
     )
-
-
-class _Sampler(threading.Thread):
-    """The process tree's summed RSS peak, and its CPU seconds (exited children kept)."""
-
-    def __init__(self, pid: int) -> None:
-        super().__init__(daemon=True)
-        self.root = psutil.Process(pid)
-        self.peak_rss = 0
-        self.done = threading.Event()
-        self._cpu: dict[int, float] = {}
-        self._lock = threading.Lock()
-
-    def cpu_s(self) -> float:
-        self._sample()
-        with self._lock:
-            return sum(self._cpu.values())
-
-    def run(self) -> None:
-        while not self.done.is_set():
-            self._sample()
-            self.done.wait(1.0)
-
-    def _sample(self) -> None:
-        try:
-            processes = [self.root, *self.root.children(recursive=True)]
-        except psutil.NoSuchProcess:
-            return
-        total = 0
-        for process in processes:
-            try:
-                with process.oneshot():
-                    times, rss = process.cpu_times(), process.memory_info().rss
-            except psutil.NoSuchProcess:
-                continue
-            total += rss
-            with self._lock:
-                self._cpu[process.pid] = times.user + times.system
-        self.peak_rss = max(self.peak_rss, total)
 
 
 if __name__ == "__main__":
