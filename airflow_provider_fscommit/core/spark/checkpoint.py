@@ -66,11 +66,6 @@ def read_checkpoint(checkpoint_uri: str) -> CheckpointState:
     return CheckpointReader(checkpoint_uri).read()
 
 
-def watermark_since_ms(checkpoint_uri: str, state: CheckpointState) -> int | None:
-    """When the checkpoint's safe watermark reached its current value (epoch ms)."""
-    return CheckpointReader(checkpoint_uri).watermark_since_ms(state)
-
-
 class CheckpointReader:
     """Reads one checkpoint again and again, each batch file once.
 

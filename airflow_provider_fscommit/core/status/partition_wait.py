@@ -25,11 +25,7 @@ from typing import Any
 from airflow_provider_fscommit.core.config.options import TriggerKind
 from airflow_provider_fscommit.core.config.quantities import format_duration
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
-from airflow_provider_fscommit.core.spark.checkpoint import (
-    CheckpointReader,
-    CheckpointState,
-    watermark_since_ms,
-)
+from airflow_provider_fscommit.core.spark.checkpoint import CheckpointReader, CheckpointState
 from airflow_provider_fscommit.core.status.committable import iso_ms, judge_by_time
 from airflow_provider_fscommit.core.status.table_watch import TableWatch, table_watch
 from airflow_provider_fscommit.core.storage.object_store import store_errors
@@ -95,7 +91,7 @@ def check_partition(
     with watch.lock:
         look = _look(watch, partition, now_ms)
         since = (
-            progress_since_ms(spec, look.checkpoint, watch.checkpoint)
+            progress_since_ms(look.checkpoint, watch.checkpoint)
             if stall_timeout is not None and not look.committable
             else None
         )
@@ -163,20 +159,14 @@ def check_partition(
     return verdict(False, False, f"waiting: {clock}, commit time {iso_ms(commit_time)}")
 
 
-def progress_since_ms(
-    spec: TableSpec, checkpoint: CheckpointState, reader: CheckpointReader | None = None
-) -> int | None:
+def progress_since_ms(checkpoint: CheckpointState, reader: CheckpointReader) -> int | None:
     """Since when the stream has made no progress (epoch ms), None before its first batch.
 
     Progress is the watermark moving; a query without a watermark (process-time) counts
     its committed batches instead. The sensor's stall check and the status page share it.
     """
     if checkpoint.has_watermark:
-        since = (
-            reader.watermark_since_ms(checkpoint)
-            if reader is not None
-            else watermark_since_ms(spec.checkpoint_path, checkpoint)
-        )
+        since = reader.watermark_since_ms(checkpoint)
         if since is not None:
             return since
     return checkpoint.last_commit_time_ms

@@ -191,7 +191,7 @@ def _report(
     find_orphans: bool,
 ) -> TableReport:
     status = reader.read(now_ms=now_ms, find_orphans=find_orphans)
-    since = progress_since_ms(spec, status.checkpoint, reader.checkpoint)
+    since = progress_since_ms(status.checkpoint, reader.checkpoint)
     if not spec.table_path:
         partitions = [_from_status(p) for p in status.partitions]
         return TableReport(status, partitions, stall_timeout, since)
