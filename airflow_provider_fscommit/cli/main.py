@@ -5,7 +5,8 @@ from flags (Flink option keys accepted through ``--option``), calls the core and
 a readable table or, with ``--json``, one JSON object.
 
 Exit codes: 0 done, 1 error (the message names the thing and the fix), 2 usage,
-3 nothing committable yet (``compact``, ``commit`` and ``plan`` without partitions).
+3 nothing committable yet (``compact``, ``commit`` and ``plan`` without partitions;
+``status PARTITION`` while the partition waits).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from datetime import timedelta
 from typing import Any
 
 from airflow_provider_fscommit.cli.commit import metastore_client_factory, run_commit
-from airflow_provider_fscommit.cli.compact import SparkOptions, run_compact
+from airflow_provider_fscommit.cli.compact import NOTHING_COMMITTABLE, SparkOptions, run_compact
 from airflow_provider_fscommit.console import messages_to_stderr
 from airflow_provider_fscommit.core.commit.policy_factory import metastore_table_policy
 from airflow_provider_fscommit.core.config import options as o
@@ -35,6 +36,7 @@ from airflow_provider_fscommit.core.ledger.expiration import ExpirationReport, e
 from airflow_provider_fscommit.core.ledger.quarantine import QuarantinedFile, quarantine
 from airflow_provider_fscommit.core.ledger.retention import CleanupReport, clean_staging
 from airflow_provider_fscommit.core.status.committable import iso_ms
+from airflow_provider_fscommit.core.status.partition_wait import PartitionCheck, check_partition
 from airflow_provider_fscommit.core.status.table_report import (
     DEFAULT_STALL_TIMEOUT,
     TableReport,
@@ -95,6 +97,14 @@ def _add_status_command(commands: _Commands) -> None:
         "with its committed files and state, and orphan files of failed batches.",
     )
     _add_table_arguments(status)
+    status.add_argument(
+        "partition",
+        nargs="?",
+        metavar="PARTITION",
+        help="judge this one partition as the sensor does (e.g. dt=2026-11-20/hour=03): "
+        "exit 0 when committable, 3 while it waits; reads the checkpoint, not the whole "
+        "sink log, under partition-time",
+    )
     status.add_argument(
         "--stall-timeout",
         default=format_duration(DEFAULT_STALL_TIMEOUT),
@@ -353,7 +363,12 @@ def _run(args: argparse.Namespace) -> int:
             else:
                 print(render_quarantine(files))
             return 0
-        report = read_table_report(spec, parse_duration(args.stall_timeout, "--stall-timeout"))
+        stall_timeout = parse_duration(args.stall_timeout, "--stall-timeout")
+        if args.partition:
+            check = check_partition(spec, args.partition, stall_timeout)
+            print(json.dumps(check.to_dict(), indent=2) if args.json else render_check(check))
+            return 0 if check.committable else NOTHING_COMMITTABLE
+        report = read_table_report(spec, stall_timeout)
     except FsCommitError as exc:
         print(f"fscommit: error: {exc}", file=sys.stderr)
         return 1
@@ -372,6 +387,22 @@ def _pairs(items: list[str], flag: str) -> dict[str, str]:
             raise FsCommitError(f"{flag} {item!r} is not KEY=VALUE")
         pairs[key.strip()] = value.strip()
     return pairs
+
+
+def render_check(check: PartitionCheck) -> str:
+    """One partition's verdict, labelled like the table status's header."""
+    verdict = "committable" if check.committable else "stalled" if check.stalled else "waiting"
+    batch = "no batch committed yet" if check.batch_id is None else str(check.batch_id)
+    return "\n".join(
+        [
+            f"Partition  {check.partition}",
+            f"Verdict    {verdict}",
+            f"Commit at  {iso_ms(check.commit_time_ms) or '-'}",
+            f"Watermark  {iso_ms(check.watermark_ms) or '-'}",
+            f"Batch      {batch}",
+            f"Why        {check.reason}",
+        ]
+    )
 
 
 def render_status(report: TableReport) -> str:

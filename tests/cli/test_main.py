@@ -55,6 +55,26 @@ def test_status_of_a_killed_query_lists_its_orphans_through_the_installed_comman
     assert out["orphan_files"][0] in human
 
 
+def test_status_of_one_partition_is_the_sensors_verdict_with_the_tables_states(
+    compacted_stream, capsys
+):
+    assert main(status_args(compacted_stream, "--json")) == 0
+    states = {p["partition"]: p["state"] for p in json.loads(capsys.readouterr().out)["partitions"]}
+    assert set(states.values()) == {"committable", "pending"}
+    for partition, state in states.items():
+        code = main(status_args(compacted_stream, partition, "--stall-timeout", "365 d", "--json"))
+        check = json.loads(capsys.readouterr().out)
+        assert code == (0 if state == "committable" else 3), partition
+        assert check["committable"] is (state == "committable") and not check["stalled"]
+        assert check["watermark_ms"] == compacted_stream.last_watermark_ms
+        assert check["batch_id"] == compacted_stream.progress[-1]["batchId"]
+    pending = max(states)
+    assert main(status_args(compacted_stream, pending, "--stall-timeout", "365 d")) == 3
+    human = capsys.readouterr().out
+    assert f"Partition  {pending}\nVerdict    waiting\n" in human
+    assert "Why        waiting: watermark " in human
+
+
 def test_human_output_is_a_table(compacted_stream, capsys):
     assert main(status_args(compacted_stream)) == 0
     out = capsys.readouterr().out
