@@ -1,9 +1,10 @@
 """A real HTTP server (the standard library's) on 127.0.0.1, in its own process.
 
-The tests' report endpoint: it appends every request (path, headers, JSON body) to
-``requests.jsonl`` and answers as ``answer.json`` says at that moment (status, delay,
-``Location``), so a test can make it fail, hang or redirect, then recover. Started and
-stopped by PID.
+The tests' report endpoint, a receiver written for Paimon's ``http-report``: it appends
+every request (path, headers, JSON body) to ``requests.jsonl`` and answers as
+``answer.json`` says at that moment (status, body, delay, ``Location``): by default 200
+with ``{"result": "SUCCESS"}``, Paimon's success, so a test can make it refuse, fail, hang
+or redirect, then recover. Started and stopped by PID.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+SUCCESS = '{"result": "SUCCESS"}'
 
 
 class HttpServer:
@@ -44,9 +46,18 @@ class HttpServer:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    def answer(self, status: int, delay_s: float = 0.0, location: str | None = None) -> None:
-        """How the next requests are answered."""
-        answer = {"status": status, "delay_s": delay_s, "location": location}
+    def answer(
+        self,
+        status: int,
+        body: str | None = None,
+        delay_s: float = 0.0,
+        location: str | None = None,
+    ) -> None:
+        """How the next requests are answered; ``body`` defaults to Paimon's success for a
+        2xx status and to a maintenance note otherwise."""
+        if body is None:
+            body = SUCCESS if status < 300 else "the catalog is down for maintenance"
+        answer = {"status": status, "body": body, "delay_s": delay_s, "location": location}
         (self.state / "answer.json").write_text(json.dumps(answer))
 
     def requests(self) -> list[dict]:
@@ -76,7 +87,7 @@ def _handler(state: Path) -> type[BaseHTTPRequestHandler]:
             self.send_response(answer["status"])
             if answer["location"]:
                 self.send_header("Location", answer["location"])
-            message = b"" if answer["status"] < 300 else b"the catalog is down for maintenance"
+            message = answer["body"].encode()
             self.send_header("Content-Length", str(len(message)))
             self.end_headers()
             self.wfile.write(message)

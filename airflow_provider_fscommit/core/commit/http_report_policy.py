@@ -2,9 +2,13 @@
 
 Paimon's ``http-report`` mark-done action, for consumers that are neither Hive nor
 Airflow (a data catalog, a quality service, a webhook of another scheduler). One JSON
-document per partition (:func:`report_document`); any answer but 2xx, a redirect included,
-and a timeout fail the policy. The partition is then not recorded as committed, so the
-next run reports it again; the policies before it ran and are idempotent, nothing is lost.
+document per partition (:func:`report_document`) holding Paimon's four fields as Paimon
+writes them, so a receiver written for Paimon works unchanged, beside the richer facts
+of the commit. Paimon's answer rule too: the report succeeded only when the answer is
+2xx and JSON whose ``result`` is ``SUCCESS`` (any case). Anything else (another
+status, a redirect, an empty or non-JSON body, another result) and a timeout fail the
+policy. The partition is then not recorded as committed, so the next run reports it
+again; the policies before it ran and are idempotent, nothing is lost.
 A receiver may see a partition twice (a run that failed on a later partition, or a later
 policy failing): ``compaction_seq`` tells a repeat from late data committed again.
 
@@ -30,15 +34,16 @@ from airflow_provider_fscommit.core.errors import ConfigError, HttpReportError
 from airflow_provider_fscommit.core.status.committable import iso_ms
 
 _ANSWER_SHOWN = 200  # characters of a failing answer's body kept in the message
+_ANSWER_READ = 1 << 16  # bytes of an answer read: Paimon's answer is a small JSON object
 
 
 @dataclass(frozen=True)
 class HttpTarget:
-    """Where and how to POST: the URL, extra headers, the timeout and the fixed params."""
+    """Where and how to POST: the URL, extra headers, the timeout and Paimon's params text."""
 
     url: str
     timeout: timedelta
-    params: Mapping[str, Any] = field(default_factory=dict)
+    params: str | None = None
     headers: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -96,7 +101,7 @@ class HttpReportCommitPolicy(PartitionCommitPolicy):
         )
         try:
             with _OPENER.open(request, timeout=self.target.timeout.total_seconds()) as answer:
-                answer.read()
+                status, text = answer.status, answer.read(_ANSWER_READ).decode(errors="replace")
         except urllib.error.HTTPError as exc:
             text = exc.read(_ANSWER_SHOWN).decode(errors="replace").strip()
             raise HttpReportError(
@@ -110,18 +115,47 @@ class HttpReportCommitPolicy(PartitionCommitPolicy):
                     "(partition.mark-done-action.http.timeout)"
                 )
             raise HttpReportError(f"{failed}: {reason}; {retry}") from None
+        refusal = answer_refusal(text)
+        if refusal:
+            raise HttpReportError(
+                f"{failed}: HTTP {status} but {refusal}; a report succeeds only when the "
+                'answer is JSON with "result": "SUCCESS" (Paimon\'s rule), so make the '
+                f"endpoint answer that once it has taken the partition; {retry}"
+            )
 
 
-def report_document(context: CommitContext, params: Mapping[str, Any]) -> dict[str, Any]:
-    """What a receiver learns of a committed partition (times in ms and ISO-8601 UTC)."""
+def answer_refusal(text: str) -> str | None:
+    """Why a 2xx answer's body is not Paimon's success, or None when it is."""
+    shown = text.strip()[:_ANSWER_SHOWN]
+    if not text.strip():
+        return "the answer was empty"
+    try:
+        answer = json.loads(text)
+    except json.JSONDecodeError:
+        return f"the answer is not JSON ({shown!r})"
+    result = answer.get("result") if isinstance(answer, dict) else None
+    if not isinstance(result, str) or result.upper() != "SUCCESS":
+        return f'its "result" is {json.dumps(result)} ({shown})'
+    return None
+
+
+def report_document(context: CommitContext, params: str | None) -> dict[str, Any]:
+    """What a receiver learns of a committed partition (times in ms and ISO-8601 UTC).
+
+    ``params``, ``table``, ``path`` and ``partition`` are Paimon's fields, as its
+    ``HttpReportMarkDoneAction`` sends them: the option's text as written, the
+    ``database.table`` name, the table's location and the partition's path.
+    """
     spec, summary = context.spec, context.summary
     origin = context.origin or {}
     return {
+        "params": params,
         "table": f"{spec.metastore_database}.{spec.metastore_table}"
         if spec.metastore_table
         else None,
-        "table_path": spec.table_path,
+        "path": spec.table_path,
         "partition": context.path,
+        "table_path": spec.table_path,
         "values": dict(strict_zip(context.partition.keys, context.values)),
         "location": context.location,
         "rows": summary.rows,
@@ -134,5 +168,15 @@ def report_document(context: CommitContext, params: Mapping[str, Any]) -> dict[s
         "compaction_seq": summary.compaction_seq,
         "run_id": origin.get("run_id"),
         "dag_id": origin.get("dag_id"),
-        "params": dict(params),
+        "params_object": _json_object(params),
     }
+
+
+def _json_object(params: str | None) -> dict[str, Any] | None:
+    """``params`` parsed, when its text is a JSON object (what the document's ``params``
+    held before it followed Paimon); None otherwise."""
+    try:
+        parsed = json.loads(params) if params else None
+    except json.JSONDecodeError:
+        return None
+    return parsed if isinstance(parsed, dict) else None

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 from airflow_provider_fscommit.core.commit.http_report_policy import (
     HttpReportCommitPolicy,
     HttpTarget,
@@ -69,8 +67,7 @@ def spec_http_target(spec: TableSpec, url: str | None = None) -> HttpTarget:
             "the http-report policy needs an endpoint: set partition.mark-done-action.http.url "
             "(--http-report-url), or give the commit operator an HTTP connection (http_conn_id)"
         )
-    params = json.loads(spec.http_report_params) if spec.http_report_params else {}
-    return HttpTarget(url, spec.http_report_timeout, params)
+    return HttpTarget(url, spec.http_report_timeout, spec.http_report_params)
 
 
 def metastore_table_policy(

@@ -100,24 +100,20 @@ def _member(kinds: type[StrEnum]) -> Callable[[Any, str], Any]:
     return lambda value, option: kinds(parse_value(value, option))
 
 
-def _json_object(value: Any, option: str) -> str | None:
-    """A JSON object, given as its text (Paimon's form) or as a mapping; kept as compact text.
+def _report_params(value: Any, option: str) -> str | None:
+    """Paimon's ``params``: any text, kept as written (Paimon sends it verbatim).
 
-    Text, so that a spec stays plain JSON values and pastes between Paimon, YAML and Params.
+    A mapping (a YAML spec or a Param that wrote an object) becomes its compact JSON text,
+    so that a spec stays plain JSON values and pastes between Paimon, YAML and Params.
     """
     if value is None or value == "" or value == {}:
         return None
     if isinstance(value, str):
-        try:
-            value = json.loads(value)
-        except json.JSONDecodeError as exc:
-            raise ConfigError(
-                f"{option}: {shown(value)} is not valid JSON ({exc.msg} at character "
-                f'{exc.pos}); write an object such as \'{{"team": "ads"}}\''
-            ) from None
+        return value
     if not isinstance(value, Mapping):
         raise ConfigError(
-            f'{option}: expected a JSON object such as \'{{"team": "ads"}}\', got {shown(value)}'
+            f"{option}: expected text (Paimon's form, e.g. 'team=ads') or a JSON object, "
+            f"got {shown(value)}"
         )
     try:
         return json.dumps(dict(value), sort_keys=True, separators=(",", ":"))
@@ -316,9 +312,10 @@ HTTP_REPORT_PARAMS = ConfigOption(
     "http_report_params",
     "partition.mark-done-action.http.params",
     None,
-    _json_object,
-    description="A JSON object sent as 'params' in every http-report document, e.g. "
-    '\'{"team": "ads"}\'.',
+    _report_params,
+    description="Sent as written as 'params' in every http-report document (Paimon's "
+    "text, e.g. 'team=ads'); text holding a JSON object is also sent parsed as "
+    "'params_object'.",
 )
 HTTP_REPORT_TIMEOUT = ConfigOption(
     "http_report_timeout",
