@@ -228,7 +228,8 @@ SINK_PARTITION_COMMIT_TRIGGER = ConfigOption(
     description="partition-time: commit when the watermark passes the partition time plus "
     "the delay; process-time: when the wall clock passes the partition's creation plus the "
     "delay; idle-time: when no file has been committed to it for "
-    "partition.idle-time-to-done (the default when that is set).",
+    "partition.idle-time-to-done and its partition.time-interval has ended (the default "
+    "when those are set).",
 )
 SINK_PARTITION_COMMIT_DELAY = ConfigOption(
     "delay",
@@ -254,6 +255,15 @@ PARTITION_IDLE_TIME_TO_DONE = ConfigOption(
     _optional_positive_duration,
     description="The idle-time trigger's wait: a partition is done when no new file has "
     "been committed to it for this long, e.g. '30 min'.",
+)
+PARTITION_TIME_INTERVAL = ConfigOption(
+    "time_interval",
+    "partition.time-interval",
+    None,
+    _optional_positive_duration,
+    description="The idle-time trigger's span of one partition, e.g. '1 h' for hourly "
+    "partitions: as in Paimon, a partition is done only once the idle time has passed "
+    "after both its newest file and its partition time plus this interval.",
 )
 SINK_PARTITION_COMMIT_POLICY_KIND = ConfigOption(
     "policy_kind",
@@ -447,6 +457,7 @@ OPTIONS: tuple[ConfigOption, ...] = (
     SINK_PARTITION_COMMIT_DELAY,
     SINK_PARTITION_COMMIT_WATERMARK_TIME_ZONE,
     PARTITION_IDLE_TIME_TO_DONE,
+    PARTITION_TIME_INTERVAL,
     PARTITION_EXPIRATION_TIME,
     PARTITION_EXPIRATION_STRATEGY,
     PARTITION_EXPIRATION_CHECK_INTERVAL,

@@ -52,6 +52,7 @@ class TableSpec:
     table_path: str | None = o.TABLE_PATH.default
     trigger: o.TriggerKind = o.SINK_PARTITION_COMMIT_TRIGGER.default
     idle_time_to_done: timedelta | None = o.PARTITION_IDLE_TIME_TO_DONE.default
+    time_interval: timedelta | None = o.PARTITION_TIME_INTERVAL.default
     delay: timedelta = o.SINK_PARTITION_COMMIT_DELAY.default
     expiration_time: timedelta | None = o.PARTITION_EXPIRATION_TIME.default
     expiration_strategy: o.ExpirationStrategy = o.PARTITION_EXPIRATION_STRATEGY.default
@@ -180,7 +181,8 @@ class TableSpec:
         return json.dumps(self.to_dict(), sort_keys=True)
 
     def _validate_trigger(self) -> None:
-        """The idle-time trigger and its idle time come together, and without a delay."""
+        """The idle-time trigger, its idle time and its interval come together, without a
+        delay."""
         if self.trigger is o.TriggerKind.IDLE_TIME and self.idle_time_to_done is None:
             raise ConfigError(
                 "the idle-time trigger needs partition.idle-time-to-done, how long a partition "
@@ -189,6 +191,19 @@ class TableSpec:
         if self.trigger is not o.TriggerKind.IDLE_TIME and self.idle_time_to_done is not None:
             raise ConfigError(
                 f"partition.idle-time-to-done is set but the trigger is {self.trigger}; it only "
+                "applies to the idle-time trigger: drop one of them"
+            )
+        if self.trigger is o.TriggerKind.IDLE_TIME and self.time_interval is None:
+            raise ConfigError(
+                "the idle-time trigger needs partition.time-interval, the time span of one "
+                "partition (e.g. '1 h' for hourly partitions): as in Paimon, a partition is "
+                "done only once partition.idle-time-to-done has passed after both its newest "
+                "file and the end of its span, so a quiet stretch inside the span does not "
+                "announce it"
+            )
+        if self.trigger is not o.TriggerKind.IDLE_TIME and self.time_interval is not None:
+            raise ConfigError(
+                f"partition.time-interval is set but the trigger is {self.trigger}; it only "
                 "applies to the idle-time trigger: drop one of them"
             )
         if self.trigger is o.TriggerKind.IDLE_TIME and self.delay:
@@ -237,7 +252,7 @@ class TableSpec:
         values_time_expiry = (
             self.expiration_time and self.expiration_strategy is o.ExpirationStrategy.VALUES_TIME
         )
-        if self.trigger is o.TriggerKind.PARTITION_TIME or values_time_expiry:
+        if self.trigger is not o.TriggerKind.PROCESS_TIME or values_time_expiry:
             self.time_extractor.validate(self.partition_keys)
         self._validate_trigger()
         self._validate_policies()
@@ -302,7 +317,12 @@ class TableSpec:
     def trigger_summary(self) -> str:
         """The trigger and the settings it uses, as the status views show it."""
         if self.trigger is o.TriggerKind.IDLE_TIME:
-            return f"idle-time, idle {format_duration(self.idle_time_to_done or timedelta(0))}"
+            idle = format_duration(self.idle_time_to_done or timedelta(0))
+            interval = format_duration(self.time_interval or timedelta(0))
+            return (
+                f"idle-time, idle {idle} after both the newest file and the partition's end "
+                f"(its time + {interval}), time zone {self.watermark_time_zone}"
+            )
         summary = f"{self.trigger}, delay {format_duration(self.delay)}"
         if self.trigger is o.TriggerKind.PARTITION_TIME:
             summary += f", time zone {self.watermark_time_zone}"
@@ -327,8 +347,13 @@ class TableSpec:
         if self.trigger is o.TriggerKind.PROCESS_TIME:
             return ProcTimeCommitTrigger(self.delay)
         if self.trigger is o.TriggerKind.IDLE_TIME:
-            assert self.idle_time_to_done is not None  # validate() checked
-            return IdleTimeCommitTrigger(self.idle_time_to_done)
+            assert self.idle_time_to_done and self.time_interval  # validate() checked
+            return IdleTimeCommitTrigger(
+                self.idle_time_to_done,
+                self.time_interval,
+                self.time_extractor,
+                parse_time_zone(self.watermark_time_zone),
+            )
         return PartitionTimeCommitTrigger(
             self.time_extractor, self.delay, parse_time_zone(self.watermark_time_zone)
         )

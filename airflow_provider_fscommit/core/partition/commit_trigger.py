@@ -12,11 +12,14 @@ transitions the two rules agree.
 partition's creation time (its first committed file) plus the delay; with no delay (under
 a millisecond, as Flink reads it) at once.
 
-``idle-time`` (Paimon's ``partition.idle-time-to-done``): the wall clock has passed the
-partition's newest committed file's time plus the idle time. For streams without event
-time, and for trickling ones whose partition time says little about when the data stops:
-a partition is done when nothing new has arrived for that long. Late data restarts the
-clock, and the partition is committed again once it is idle again.
+``idle-time`` (Paimon's ``partition.idle-time-to-done`` with ``partition.time-interval``):
+the wall clock has passed the idle time after the later of the partition's newest
+committed file and the end of its time span (its partition time plus the interval), as
+Paimon's ``PartitionMarkDoneTrigger`` decides. For trickling streams whose partition time
+says little about when the data stops: a partition is done when nothing new has arrived
+for that long *and* its span is over, so a quiet stretch inside an hour does not announce
+the hour. Late data restarts the clock, and the partition is committed again once it is
+idle again.
 """
 
 from __future__ import annotations
@@ -145,19 +148,36 @@ class ProcTimeCommitTrigger(PartitionCommitTrigger):
 
 
 class IdleTimeCommitTrigger(PartitionCommitTrigger):
-    """``idle-time``: now > the partition's newest committed file's time + the idle time.
+    """``idle-time``: now > max(newest committed file's time, the span's end) + idle time.
 
     File times come from the clocks of the hosts that wrote them, as for ``process-time``;
-    the idle time (minutes, not milliseconds) absorbs ordinary clock skew.
+    the idle time (minutes, not milliseconds) absorbs ordinary clock skew. The span ends
+    ``interval`` after the partition time on the wall clock of ``zone``, placed on the
+    timeline as ``partition-time`` places its commit time (Paimon adds the interval to
+    the instant in the JVM's zone; the two agree outside DST transitions).
     """
 
-    def __init__(self, idle: timedelta):
+    def __init__(
+        self,
+        idle: timedelta,
+        interval: timedelta,
+        extractor: PartitionTimeExtractor,
+        zone: tzinfo,
+    ):
         self.idle = idle
+        self.interval = interval
+        self.extractor = extractor
+        self.zone = zone
+
+    def span_end_ms(self, partition: PartitionSpec) -> int:
+        """When the partition's time span ends (epoch ms): no row of it is due after."""
+        start = self.extractor.extract(partition.keys, partition.values)
+        return at_zone_epoch_ms(start + self.interval, self.zone)
 
     def commit_time_ms(
         self, partition: PartitionSpec, creation_time_ms: int, last_modified_ms: int = 0
     ) -> int:
-        return last_modified_ms + self.idle // _MS
+        return max(last_modified_ms, self.span_end_ms(partition)) + self.idle // _MS
 
     def clock_ms(self, watermark_ms: int | None, now_ms: int) -> int | None:
         return now_ms

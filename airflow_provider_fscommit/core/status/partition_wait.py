@@ -150,11 +150,15 @@ def check_partition(
             f"batches with 0 until it has seen event times), commit time {iso_ms(commit_time)}",
         )
     if spec.trigger is TriggerKind.IDLE_TIME and commit_time is not None:
+        idle = spec.idle_time_to_done or timedelta(0)
         return verdict(
             False,
             False,
-            f"waiting: no new file for {format_duration(spec.idle_time_to_done)} since the "
-            f"newest, until {iso_ms(commit_time)} (late files move it)",
+            f"waiting: no new file for {format_duration(idle)} after both the newest file "
+            f"and the partition's end (its time + partition.time-interval "
+            f"{format_duration(spec.time_interval or timedelta(0))}), the later of which is "
+            f"{iso_ms(commit_time - idle // _MS)}: until {iso_ms(commit_time)} (late files "
+            "move it)",
         )
     return verdict(False, False, f"waiting: {clock}, commit time {iso_ms(commit_time)}")
 

@@ -70,7 +70,7 @@ def test_defaults_are_flinks_unless_the_spec_says_otherwise():
         {},
         FLINK_OPTIONS,
         {"trigger": "process-time", "delay": "90 s"},
-        {"partition.idle-time-to-done": "15 min"},
+        {"partition.idle-time-to-done": "15 min", "partition.time-interval": "1 h"},
     ],
 )
 def test_json_round_trip(extra):
@@ -296,7 +296,31 @@ def test_a_key_neither_ours_nor_flinks_is_still_an_error():
             {"trigger": "partition-time", "partition.idle-time-to-done": "5 min"},
             "only applies to the idle-time trigger",
         ),
-        ({"partition.idle-time-to-done": "5 min", "delay": "1 h"}, "drop the delay"),
+        ({"partition.idle-time-to-done": "5 min"}, r"needs partition.time-interval.*'1 h'"),
+        (
+            {"trigger": "process-time", "partition.time-interval": "1 h"},
+            "partition.time-interval is set but the trigger is process-time",
+        ),
+        (
+            {"partition.idle-time-to-done": "5 min", "partition.time-interval": "0 s"},
+            "expected a positive duration",
+        ),
+        (
+            {
+                "partition.idle-time-to-done": "5 min",
+                "partition.time-interval": "1 h",
+                "timestamp_pattern": "$day",
+            },
+            "day",
+        ),
+        (
+            {
+                "partition.idle-time-to-done": "5 min",
+                "partition.time-interval": "1 h",
+                "delay": "1 h",
+            },
+            "drop the delay",
+        ),
         ({"partition.idle-time-to-done": "-5 min"}, "expected a positive duration"),
         ({"partition.idle-time-to-done": "0 s"}, "expected a positive duration"),
     ],

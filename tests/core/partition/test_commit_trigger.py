@@ -26,6 +26,10 @@ def ms(text: str) -> int:
     return int(datetime.fromisoformat(text).timestamp() * 1000)
 
 
+def epoch_ms(iso: str) -> int:
+    return int(datetime.fromisoformat(iso).timestamp() * 1000)
+
+
 def hour(dt: str, hh: str) -> PartitionSpec:
     return PartitionSpec(("dt", "hour"), (dt, hh))
 
@@ -264,9 +268,16 @@ def test_at_zone_matches_java_local_date_time_at_zone(tmp_path):
     assert ours == java
 
 
-def test_idle_time_trigger_uses_the_newest_file_and_the_wall_clock():
-    t = IdleTimeCommitTrigger(timedelta(minutes=30))
-    commit = t.commit_time_ms(hour("2026-11-20", "00"), 1_000_000, 5_000_000)
-    assert commit == 5_000_000 + 1_800_000
+def test_idle_time_trigger_waits_after_the_newest_file_and_the_partitions_end():
+    """Paimon's rule: now - max(last update, partition start + interval) > idle time."""
+    t = IdleTimeCommitTrigger(
+        timedelta(minutes=30), timedelta(hours=1), HOURLY, parse_time_zone("Asia/Shanghai")
+    )
+    end = epoch_ms("2026-11-20T01:00:00+08:00")
+    quiet = epoch_ms("2026-11-20T00:20:00+08:00")  # the last file came early in the hour
+    commit = t.commit_time_ms(hour("2026-11-20", "00"), quiet - 1_000, quiet)
+    assert commit == end + 1_800_000  # not quiet + 30 min: the hour is not over then
+    late = epoch_ms("2026-11-20T01:10:00+08:00")  # a file after the hour's end moves it
+    assert t.commit_time_ms(hour("2026-11-20", "00"), quiet, late) == late + 1_800_000
     assert not t.is_committable(commit, watermark_ms=10**15, now_ms=commit)
     assert t.is_committable(commit, watermark_ms=None, now_ms=commit + 1)

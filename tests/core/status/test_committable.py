@@ -11,7 +11,11 @@ import pytest
 
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.errors import CheckpointError, PartitionPathError, SinkLogError
-from airflow_provider_fscommit.core.status.committable import PartitionState, TableStatusReader
+from airflow_provider_fscommit.core.status.committable import (
+    PartitionState,
+    TableStatusReader,
+    iso_ms,
+)
 from airflow_provider_fscommit.core.status.partition_wait import check_partition
 from tests.support.streams import BLOCK_VALUE, StreamingTable, hourly_batches, row
 
@@ -215,18 +219,24 @@ def test_a_watermark_that_jumps_makes_every_hour_in_between_committable(spark, t
 
 
 def test_idle_time_trigger_waits_for_the_newest_file_and_late_files_move_it(spark, hourly_stream):
-    """Paimon's partition.idle-time-to-done alone selects the trigger: a partition is done
-    when no file has been committed to it for that long, judged by its newest file's time
-    as the sink log records it (the file's modification time); late rows restart it."""
+    """Paimon's partition.idle-time-to-done selects the trigger: the hours' files all came
+    after their hours ended, so each is done when no file has been committed to it for that
+    long, judged by its newest file's time as the sink log records it (the file's
+    modification time); late rows restart it."""
     spec = TableSpec.from_options(
         {
             "staging_path": hourly_stream.staging,
             "checkpoint_path": hourly_stream.checkpoint,
             "partition_keys": "dt,hour",
             "partition.idle-time-to-done": "10 min",
+            "partition.time-interval": "1 h",
         }
     )
-    assert spec.trigger == "idle-time" and spec.trigger_summary == "idle-time, idle 10 min"
+    assert spec.trigger == "idle-time"
+    assert spec.trigger_summary == (
+        "idle-time, idle 10 min after both the newest file and the partition's end "
+        "(its time + 1 h), time zone UTC"
+    )
     reader = TableStatusReader(spec)
     status = reader.read()
     newest = {
@@ -255,4 +265,43 @@ def test_idle_time_trigger_waits_for_the_newest_file_and_late_files_move_it(spar
     assert moved.staged.last_modified_ms > newest[hour02]
     assert moved.state == PartitionState.PENDING
     check = check_partition(spec, hour02, now_ms=now)
-    assert not check.committable and "no new file for 10 min" in check.reason
+    assert not check.committable
+    assert (
+        "no new file for 10 min after both the newest file and the partition's end (its time "
+        f"+ partition.time-interval 1 h), the later of which is "
+        f"{iso_ms(moved.staged.last_modified_ms)}: until {iso_ms(moved.commit_time_ms)}"
+    ) in check.reason
+
+
+def test_idle_time_does_not_announce_an_hour_that_went_quiet_before_it_ended(spark, tmp_path):
+    """Paimon's partition.time-interval: a stream wrote the first twenty minutes of an hour
+    and went quiet. Idle long enough is not enough: the hour is done only once it has ended
+    and the idle time has passed after its end."""
+    start = datetime.now(UTC).replace(minute=0, second=0, microsecond=0) + timedelta(hours=1)
+    table = StreamingTable(tmp_path)
+    table.add_batches(
+        [row(1, f"{start + timedelta(minutes=5):%Y-%m-%dT%H:%M:%SZ}")],
+        [row(2, f"{start + timedelta(minutes=20):%Y-%m-%dT%H:%M:%SZ}")],
+    )
+    table.run(spark)
+    spec = spec_for(
+        table,
+        delay="0 s",
+        **{"partition.idle-time-to-done": "10 min", "partition.time-interval": "1 h"},
+    )
+    reader = TableStatusReader(spec)
+    (partition,) = reader.read().partitions
+    path = partition.staged.path
+    assert path == f"dt={start:%Y-%m-%d}/hour={start:%H}"
+    end_ms = int((start + timedelta(hours=1)).timestamp() * 1000)
+    newest = partition.staged.last_modified_ms
+    assert newest + 600_000 < end_ms  # the files came well before the hour's end
+    assert partition.commit_time_ms == end_ms + 600_000
+
+    quiet = newest + 600_001  # ten minutes without a file, the hour not over
+    assert reader.read(now_ms=quiet).find(path).state == PartitionState.PENDING
+    check = check_partition(spec, path, now_ms=quiet)
+    assert not check.committable and f"the later of which is {iso_ms(end_ms)}" in check.reason
+    done = end_ms + 600_001
+    assert reader.read(now_ms=done).find(path).state == PartitionState.COMMITTABLE
+    assert check_partition(spec, path, now_ms=done).committable
