@@ -54,6 +54,10 @@ class SchemaMismatchError(FsCommitError):
     """Files of one partition have schemas that cannot be merged."""
 
 
+class CsvHeaderError(FsCommitError):
+    """CSV files that evidently begin with a header, and no csv.header to say so."""
+
+
 class LineFileError(FsCommitError):
     """A line-oriented file cannot be merged: its name, its content or its header."""
 

@@ -51,6 +51,7 @@ from airflow_provider_fscommit.core.compat import StrEnum
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.errors import ConfigError, FsCommitError, LedgerError
 from airflow_provider_fscommit.core.faults import fault_point
+from airflow_provider_fscommit.core.formats.csv_header import partition_header
 from airflow_provider_fscommit.core.formats.file_format import FileFormat, partition_format
 from airflow_provider_fscommit.core.ledger.expiration import expired_reason
 from airflow_provider_fscommit.core.ledger.ledger import CommitLedger, PartitionLedger
@@ -180,6 +181,8 @@ class CompactionPublisher:
         self._lock: TableLock | None = None
         self._read_ahead: dict[tuple[str, ...], PlanSchema] = {}
         self._read_ahead_seconds = 0.0
+        # Per CSV partition: the files its header was decided on, and the decision.
+        self._csv_headers: dict[str, tuple[tuple[str, ...], bool]] = {}
 
     def select(self, partitions: Sequence[str] | None) -> Selection:
         """The partitions to work on (default: every committable one) and their files."""
@@ -221,6 +224,9 @@ class CompactionPublisher:
             p: partition_format(p, [f.uri for f in selection.files[p]], self.spec.format)
             for p in selection.partitions
         }
+        for partition in selection.partitions:  # CSV headers too: refused, nothing written
+            if formats[partition] is FileFormat.CSV:
+                self._csv_header(partition, [f.uri for f in selection.files[partition]])
         plans: list[CompactionPlan] = []
         settled: list[PartitionOutcome] = []  # nothing to do, or refused
         now_ms = int(time.time() * 1000)
@@ -261,6 +267,15 @@ class CompactionPublisher:
         if plans and not dry_run:
             fault_point("after-plan")
         return plans, settled
+
+    def _csv_header(self, partition: str, uris: list[str]) -> bool:
+        """Whether the partition's CSV files merge as files with a header (``csv_header``),
+        decided once per set of files: the read-ahead's dry run and the run see the same."""
+        known = self._csv_headers.get(partition)
+        if known is None or known[0] != tuple(uris):
+            decided = partition_header(partition, uris, self.spec.csv_header)
+            known = self._csv_headers[partition] = (tuple(uris), decided)
+        return known[1]
 
     def read_ahead(self, partitions: Sequence[str] | None) -> None:
         """Read the footers the run will check, while its executors start; writes nothing.
@@ -336,6 +351,12 @@ class CompactionPublisher:
         )
         schema = plan_schema.schema.serialize().to_pybytes()
         s3 = task_settings() if is_s3(self.table_path, self.spec.staging_path) else None
+        # Decided in prepare() on all of the partition's files, of which the plan's inputs
+        # may be a part.
+        decided = self._csv_headers.get(plan.partition)
+        header = plan.format is FileFormat.CSV and (
+            decided[1] if decided else self._csv_header(plan.partition, list(inputs))
+        )
         tasks = [
             UnitTask(
                 table_path=self.table_path,
@@ -351,7 +372,7 @@ class CompactionPublisher:
                 input_sizes=tuple(f.size for f in unit.inputs),
                 s3=s3,
                 format=plan.format,
-                header=self.spec.csv_header and plan.format is FileFormat.CSV,
+                header=header,
                 dictionary_columns=plan_schema.dictionary_columns,
             )
             for unit in plan.units

@@ -67,6 +67,11 @@ def _boolean(value: Any, option: str) -> bool:
     raise ConfigError(f"{option}: expected true or false, got {value!r}")
 
 
+def _optional_boolean(value: Any, option: str) -> bool | None:
+    """Unset (None) is an answer of its own: the files are looked at instead."""
+    return None if value is None or value == "" else _boolean(value, option)
+
+
 def _choice(*allowed: str) -> Callable[[Any, str], str]:
     """One of ``allowed`` in any case, as Flink reads its enum options; kept lower-case."""
 
@@ -432,10 +437,11 @@ FORMAT = ConfigOption(
 CSV_HEADER = ConfigOption(
     "csv_header",
     "csv.header",
-    False,
-    _boolean,
-    description="The stream writes CSV with option header=true: every staged file starts "
-    "with the header line, and a merged file keeps the first one only.",
+    None,
+    _optional_boolean,
+    description="true: the stream writes CSV with header=true (every staged file starts with "
+    "the header line; a merged file keeps the first one only); false: no header. Unset: a "
+    "partition whose CSV files all begin with the same line is refused until it is set.",
 )
 SINGLE_WRITER = ConfigOption(
     "single_writer",

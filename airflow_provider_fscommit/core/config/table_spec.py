@@ -78,7 +78,7 @@ class TableSpec:
     compaction_file_size: int = o.COMPACTION_FILE_SIZE.default
     partition_default_name: str = o.PARTITION_DEFAULT_NAME.default
     format: FileFormat | None = o.FORMAT.default
-    csv_header: bool = o.CSV_HEADER.default
+    csv_header: bool | None = o.CSV_HEADER.default
     single_writer: bool = o.SINGLE_WRITER.default
 
     def __post_init__(self) -> None:

@@ -132,6 +132,13 @@ def merge_lines(
     return rows
 
 
+def first_line(uri: str, source: pa.NativeFile, codec: str) -> bytes | None:
+    """The first line of an input's decoded content (None when it is empty), decoding no
+    further than that line's end."""
+    line, _rest = _split_first_line(decoded for _raw, decoded in _decoded(uri, source, codec))
+    return line
+
+
 class _Lines:
     """Counts the lines of decoded content fed in pieces, as Hadoop's ``LineReader`` splits
     them: a line ends at ``\\n``, ``\\r`` or ``\\r\\n``, even across two pieces. With
