@@ -154,6 +154,21 @@ def test_a_spec_that_names_another_format_is_refused_and_nothing_is_written(sink
     assert not any(p.is_file() for p in table.rglob("*")) if table.exists() else True
 
 
+@pytest.mark.parametrize("sink_stream", ["csv-header-bzip2"], indirect=True)
+def test_csv_with_a_header_and_no_csv_header_is_refused_by_the_run_with_one_message(
+    sink_stream, tmp_path
+):
+    _sink, stream = sink_stream
+    table = tmp_path / "table"
+    result = compact(stream.staging, stream.checkpoint, str(table))  # no --csv-header
+    assert result.returncode == 1
+    said = [line for line in (result.stderr + result.stdout).splitlines() if "csv.header" in line]
+    assert len(said) == 1, said
+    assert f"CSV files of partition dt={DAY}/hour=00 all begin with the same line" in said[0]
+    assert "('id,ts,k,v')" in said[0] and "Nothing was published" in said[0]
+    assert not any(p.is_file() for p in table.rglob("*")) if table.exists() else True
+
+
 @pytest.fixture(scope="module")
 def typed_orc(spark, tmp_path_factory) -> TypedTable:
     """Every type family written as zlib ORC, a column added mid-stream (hour 01 has both)."""
