@@ -53,6 +53,8 @@ def render(document: dict[str, Any], results_dir: Path) -> str:
         lines += _object_store(suites["object-store"])
     if "wait" in suites:
         lines += _wait(suites["wait"])
+    if "poll" in suites:
+        lines += _poll(suites["poll"])
     return "\n".join(lines) + "\n"
 
 
@@ -417,3 +419,51 @@ def _wait(suite: dict[str, Any]) -> list[str]:
         *_table(["triggerer", "log entries", "CPU", "CPU above idle", "peak RSS", "polls",
                  "events"], rows),
     ]  # fmt: skip
+
+
+def _poll(suite: dict[str, Any]) -> list[str]:
+    r = suite["results"]
+    rows = []
+    for name, label in (
+        ("after-large", "this code"),
+        ("after-small", "this code"),
+        ("before-large", "before issue #32"),
+        ("before-small", "before issue #32"),
+    ):
+        run = r["runs"].get(name)
+        if run is None:
+            continue
+        first, rest = run["looks"][0], run["looks"][1:]
+        walls = sorted(look["wall_ms"] for look in rest)
+        rows.append(
+            [
+                label,
+                f"{run['entries']:,}",
+                f"{first['wall_ms']:.1f} ms ({first['cpu_ms']:.0f} ms CPU)",
+                f"{first['peak_added_mib']:.1f} MiB",
+                _calls(first["calls"]),
+                f"{walls[len(walls) // 2]:.1f} ms (max {walls[-1]:.1f})",
+                f"{max(look['peak_added_mib'] for look in rest):.1f} MiB",
+                _calls(rest[-1]["calls"]),
+            ]
+        )
+    return [
+        "## One poll of one waiting partition",
+        "",
+        _settings(suite),
+        "",
+        "`check_partition` (what every poke and every trigger poll runs) on the same synthetic "
+        "logs, in a fresh process per row: its first poll, then "
+        f"{r['polls']} more. Memory is what a poll added to the process's resident set at "
+        "its peak (the high-water mark reset before each poll). Calls are the filesystem "
+        "calls it made (listings / file infos / opens): on S3 a listing is one LIST request "
+        "per 1,000 keys (these directories hold at most a few hundred), a file info one HEAD, "
+        "an open one GET.",
+        "",
+        *_table(["code", "log entries", "first poll", "its memory", "its calls",
+                 "later polls (median)", "their memory (max)", "calls per later poll"], rows),
+    ]  # fmt: skip
+
+
+def _calls(calls: dict[str, int]) -> str:
+    return f"{calls['list']} / {calls['info']} / {calls['open']}"

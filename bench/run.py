@@ -26,10 +26,10 @@ from bench.metastore import run_metastore
 from bench.object_store import run_object_store
 from bench.profiling import run_profiles
 from bench.settings import DEFAULT_RESULTS, DEFAULT_SCRATCH, BenchSettings
-from bench.wait import WINDOW_S, run_wait
+from bench.wait import WINDOW_S, run_poll, run_wait
 from bench.workloads import WORKLOADS
 
-SUITES = ("compaction", "checkpoint", "metastore", "profile", "object-store", "wait")
+SUITES = ("compaction", "checkpoint", "metastore", "profile", "object-store", "wait", "poll")
 
 
 def _names(choices: Sequence[str]) -> Callable[[str], list[str]]:
@@ -81,6 +81,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "profile": lambda: run_profiles(settings),
         "object-store": lambda: run_object_store(settings),
         "wait": lambda: run_wait(settings, args.wait_window),
+        "poll": lambda: run_poll(settings),
     }
     document = report.load(settings.results)
     document["machine"] = describe_machine()

@@ -45,6 +45,9 @@ def evaluate(suites: dict[str, Any]) -> list[dict[str, Any]]:
     wait = suites.get("wait")
     if wait:
         rows += _wait_targets(wait)
+    poll = suites.get("poll")
+    if poll:
+        rows += _poll_targets(poll)
     metastore = suites.get("metastore")
     if metastore:
         results = metastore["results"]
@@ -148,6 +151,27 @@ def _wait_targets(wait: dict[str, Any]) -> list[dict[str, Any]]:
                 "logs: < 5 % of a core above idle and < 1 GB",
                 f"{100 * above:.1f} %, {peak / GIB:.2f} GiB peak RSS",
                 above < 0.05 and peak < GIB,
+                scale,
+            )
+        )
+    return rows
+
+
+def _poll_targets(poll: dict[str, Any]) -> list[dict[str, Any]]:
+    runs, scale = poll["results"]["runs"], poll["settings"]["scale"]
+    rows = []
+    for name in ("after-large", "after-small"):
+        run = runs.get(name)
+        if run is None:
+            continue
+        slowest = max(look["wall_ms"] for look in run["looks"])
+        largest = max(look["peak_added_mib"] for look in run["looks"])
+        rows.append(
+            _row(
+                f"every poll of a waiting partition on a {run['entries']:,}-entry log, the "
+                "first included: <= 20 ms and <= 50 MB",
+                f"{slowest:.1f} ms, {largest:.1f} MiB at most",
+                slowest <= 20 and largest * MIB <= 50e6,
                 scale,
             )
         )

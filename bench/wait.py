@@ -15,6 +15,10 @@ Each configuration runs the triggerer for a warm-up and then a measured window: 
 (user + system of the triggerer and its trigger runner, as a share of one core) over the
 window, above the same triggerer holding no trigger, and its peak RSS over the whole run.
 The code before the change runs from ``git archive`` of ``BEFORE`` on ``PYTHONPATH``.
+
+The ``poll`` suite (:func:`run_poll`) times single polls of one waiting partition on the
+same logs, in a process of their own (``bench/poll.py``): milliseconds, the memory a poll
+adds at its peak, and the filesystem calls it makes.
 """
 
 from __future__ import annotations
@@ -43,6 +47,7 @@ FULL_ENTRIES, FULL_PARTITIONS = 1_000_000, 10_000
 SMALL_ENTRIES, SMALL_PARTITIONS = 1_000, 10
 SENSORS, TABLES = 1_000, 20
 POLL_S = 30
+POLLS = 20  # the polls after the first that the poll suite times
 WINDOW_S = 600
 STALL_TIMEOUT = timedelta(hours=2)
 DAG_ID = "fscommit_wait_bench"
@@ -74,10 +79,6 @@ def run_wait(settings: BenchSettings, window_s: int | None = None) -> dict[str, 
     tables = min(TABLES, sensors)
     warmup_s = settings.scaled(60, 20)
     window_s = window_s or settings.scaled(WINDOW_S, 60)
-    logs = {
-        "large": (settings.scaled(FULL_ENTRIES, 20_000), settings.scaled(FULL_PARTITIONS, 200)),
-        "small": (SMALL_ENTRIES, SMALL_PARTITIONS),
-    }
     current = root / "current"  # where every table's staging and checkpoint are
     shape = _shape(current, sensors, tables)
     waiting = _home(root / "airflow-waiting", shape)
@@ -90,7 +91,7 @@ def run_wait(settings: BenchSettings, window_s: int | None = None) -> dict[str, 
     )
     runs: dict[str, dict[str, Any]] = {}
     runs["idle"] = _measure(idle, None, warmup_s, window_s, "idle")
-    for size, (entries, partitions) in logs.items():
+    for size, (entries, partitions) in _logs(settings).items():
         log = _place(root, current, size, entries, partitions)
         for code, pythonpath in (("after", None), ("before", before)):
             name = f"{code}-{size}"
@@ -103,6 +104,48 @@ def run_wait(settings: BenchSettings, window_s: int | None = None) -> dict[str, 
         "warmup_s": warmup_s,
         "window_s": window_s,
         "runs": runs,
+    }
+
+
+def run_poll(settings: BenchSettings) -> dict[str, Any]:
+    """What one poll of one waiting partition costs (``bench/poll.py``), in a fresh process
+    per log size and code: its first poll, then ``POLLS`` more."""
+    root = settings.directory("wait")
+    current = root / "current"
+    before = _code_before(root / "before")
+    runs: dict[str, dict[str, Any]] = {}
+    for size, (entries, partitions) in _logs(settings).items():
+        log = _place(root, current, size, entries, partitions)
+        spec = hourly_table(str(log.staging), str(log.checkpoint))
+        pending = log.partition_path(partitions - 1)  # its hour is not over
+        for code, path in (("after", REPO), ("before", before)):
+            done = subprocess.run(
+                [sys.executable, str(REPO / "bench" / "poll.py"), json.dumps(spec), pending,
+                 str(POLLS)],
+                env=os.environ | {"PYTHONPATH": str(path)},
+                cwd=root,  # not this checkout, which would come first on sys.path
+                capture_output=True,
+                text=True,
+                timeout=1800,
+            )  # fmt: skip
+            assert done.returncode == 0, done.stderr[-3000:]
+            result = json.loads(done.stdout)
+            assert result["package"].startswith(str(path)), result["package"]
+            runs[f"{code}-{size}"] = {"entries": log.entries, "looks": result["looks"]}
+            steady = sorted(look["wall_ms"] for look in result["looks"][1:])
+            print(
+                f"  poll {code}-{size:<5} first {result['looks'][0]['wall_ms']:8.1f} ms, "
+                f"then median {steady[len(steady) // 2]:8.1f} ms",
+                flush=True,
+            )
+    return {"polls": POLLS, "runs": runs}
+
+
+def _logs(settings: BenchSettings) -> dict[str, tuple[int, int]]:
+    """Entries and partitions of the large and the small synthetic log."""
+    return {
+        "large": (settings.scaled(FULL_ENTRIES, 20_000), settings.scaled(FULL_PARTITIONS, 200)),
+        "small": (SMALL_ENTRIES, SMALL_PARTITIONS),
     }
 
 
