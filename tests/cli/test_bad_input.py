@@ -60,6 +60,13 @@ CASES = [
         "did you mean sink.partition-commit.delay",
     ),
     ("option not a pair", [], {"--option": "delay"}, 2, "'delay' is not KEY=VALUE"),
+    (
+        "idle time without interval",
+        [],
+        {"--option": "partition.idle-time-to-done=30 min"},
+        1,
+        "the idle-time trigger needs partition.time-interval",
+    ),
     ("bad size", [], {"--target-file-size": "12XB"}, 1, "cannot parse size '12XB'"),
     ("unknown policy", [], {"--policy": "drop-table"}, 1, "unknown policies ['drop-table']"),
     ("no policy", [], {"--policy": None}, 1, "policy.kind is empty"),
