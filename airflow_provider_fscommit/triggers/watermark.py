@@ -1,7 +1,9 @@
 """The trigger of a deferred ``PartitionWatermarkSensor``: it only waits.
 
 It polls the checkpoint and sink log in a worker thread (file reads must not block the
-triggerer's event loop), writes nothing, and fires once: committable, or stalled.
+triggerer's event loop), writes nothing, and fires once: committable, or stalled. The
+waiting partitions of a table share their looks at it (one per half poll interval), and
+each logs what it sees when that changes, not every poll.
 """
 
 from __future__ import annotations
@@ -70,6 +72,9 @@ class PartitionWatermarkTrigger(BaseTrigger):
             if self.process_time_fallback is None
             else timedelta(seconds=self.process_time_fallback)
         )
+        # The other waiting partitions of the table in this triggerer share its looks.
+        shared = timedelta(seconds=self.poll_interval / 2)
+        said = None
         while True:
             # Set in this trigger's own context (copied into the polling thread) and only
             # around the poll: other triggers in the triggerer keep theirs, and nothing is
@@ -77,9 +82,11 @@ class PartitionWatermarkTrigger(BaseTrigger):
             # another context, as `airflow dags test` of Airflow 3.0 does).
             with use_s3_settings(settings):
                 check = await asyncio.to_thread(
-                    check_partition, spec, self.partition, stall, fallback
+                    check_partition, spec, self.partition, stall, fallback, max_age=shared
                 )
-            self.log.info("%s: %s", self.partition, check.reason)
+            if check.reason != said:  # what changed, not the same line every poll
+                self.log.info("%s: %s", self.partition, check.reason)
+                said = check.reason
             if check.committable or check.stalled:
                 yield TriggerEvent(check.to_dict())
                 return

@@ -3,8 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib
+from datetime import timedelta
 
+from structlog.testing import capture_logs
+
+from airflow_provider_fscommit.core.status.partition_wait import check_partition
+from airflow_provider_fscommit.triggers import watermark
 from airflow_provider_fscommit.triggers.watermark import PartitionWatermarkTrigger
 from tests.support.compaction import table_options
 
@@ -37,3 +43,30 @@ def test_fires_when_committable_or_stalled_and_writes_nothing(hourly_stream, tmp
     )
     assert stalled["stalled"] and "stalled or idle" in stalled["reason"]
     assert sorted(p.name for p in tmp_path.iterdir()) == before
+
+
+def test_a_waiting_trigger_logs_what_it_sees_when_that_changes_not_every_poll(
+    hourly_stream, tmp_path, monkeypatch
+):
+    """A triggerer holds a thousand of these: a line per poll each would be 33 lines a
+    second of the same words."""
+    trigger = PartitionWatermarkTrigger(
+        table_options(hourly_stream, str(tmp_path / "t")), "dt=2026-11-20/hour=03", 0.05
+    )
+    polls = []
+
+    def counted(*args, **kwargs):
+        polls.append(kwargs["max_age"])
+        return check_partition(*args, **kwargs)
+
+    monkeypatch.setattr(watermark, "check_partition", counted)
+
+    async def wait_a_while():
+        async for event in trigger.run():
+            raise AssertionError(f"hour 03 is pending, yet: {event.payload}")
+
+    with capture_logs() as logged, contextlib.suppress(TimeoutError):
+        asyncio.run(asyncio.wait_for(wait_a_while(), timeout=1.5))
+    said = [e for e in logged if "waiting" in str(e.get("positional_args", e["event"]))]
+    assert len(polls) >= 10 and len(said) == 1, logged
+    assert set(polls) == {timedelta(seconds=0.025)}  # looks shared for half an interval

@@ -9,10 +9,11 @@ commits anyway once the wall clock is past the commit time plus a further delay.
 A wait costs what the checkpoint costs, not what the sink log costs. One process (the
 triggerer) holds many waiting partitions of the same tables, each polling; a year-old
 stream's sink log holds a million entries. So the waiting partitions of a table share
-its :class:`~.table_watch.TableWatch`: under ``partition-time`` (the default) a look
-reads the checkpoint only (its new batch files, since the last look), since the watermark
-and the partition's time decide; ``process-time`` and ``idle-time`` need the partition's
-files and read the sink log incrementally (only what the query appended since).
+its :class:`~.table_watch.TableWatch`, and with ``max_age`` its last look: under
+``partition-time`` (the default) a look reads the checkpoint only (its new batch files,
+since the last look), since the watermark and the partition's time decide;
+``process-time`` and ``idle-time`` need the partition's files and read the sink log
+incrementally (only what the query appended since).
 """
 
 from __future__ import annotations
@@ -58,12 +59,12 @@ class _Look:
 
 
 @store_errors
-def _look(watch: TableWatch, partition: str, now_ms: int) -> _Look:
-    """One look at ``partition`` with what ``watch`` knows (its lock held)."""
+def _look(watch: TableWatch, partition: str, now_ms: int, max_age_s: float) -> _Look:
+    """One look at ``partition`` with what ``watch`` knows (its lock held), from a look at
+    the table taken less than ``max_age_s`` ago if there is one."""
     spec = watch.spec
     if spec.trigger is TriggerKind.PARTITION_TIME:
-        checkpoint = watch.checkpoint.read()
-        watch.sink_log().require()
+        checkpoint = watch.recent("checkpoint", max_age_s, lambda: _checkpoint(watch))
         # A query without a watermark is refused only when its sink has files: the full
         # read decides that (rare, and then the wait ends with the error).
         two_batches = (checkpoint.latest_committed_batch or 0) >= 1
@@ -73,9 +74,20 @@ def _look(watch: TableWatch, partition: str, now_ms: int) -> _Look:
                 checkpoint.latest_committed_batch is not None and not checkpoint.watermark_advanced
             )
             return _Look(checkpoint, commit_time, committable, pending)
-    status = watch.status_reader().read(now_ms=now_ms, find_orphans=False)
+    status = watch.recent(
+        "status",
+        max_age_s,
+        lambda: watch.status_reader().read(now_ms=now_ms, find_orphans=False),
+    )
     commit_time, committable = status.judge(partition)
     return _Look(status.checkpoint, commit_time, committable, status.watermark_pending)
+
+
+def _checkpoint(watch: TableWatch) -> CheckpointState:
+    """The checkpoint's state, once the sink log is known to be there."""
+    checkpoint = watch.checkpoint.read()
+    watch.sink_log().require()
+    return checkpoint
 
 
 def check_partition(
@@ -84,12 +96,17 @@ def check_partition(
     stall_timeout: timedelta | None = None,
     process_time_fallback: timedelta | None = None,
     now_ms: int | None = None,
+    max_age: timedelta = timedelta(0),
 ) -> PartitionCheck:
-    """Judge ``partition`` (an escaped path such as ``dt=2026-11-20/hour=03``) now."""
+    """Judge ``partition`` (an escaped path such as ``dt=2026-11-20/hour=03``) now.
+
+    ``max_age``: a look at the table that another waiting partition of this process took
+    less than this long ago serves this one too (the trigger passes half its interval).
+    """
     now_ms = int(time.time() * 1000) if now_ms is None else now_ms
     watch = table_watch(spec)
     with watch.lock:
-        look = _look(watch, partition, now_ms)
+        look = _look(watch, partition, now_ms, max_age.total_seconds())
         since = (
             progress_since_ms(look.checkpoint, watch.checkpoint)
             if stall_timeout is not None and not look.committable

@@ -139,3 +139,29 @@ def _shape(path: str, root: Path) -> str:
     """The path below ``root`` with batch numbers as ``N``: ``checkpoint/offsets/N``."""
     parts = Path(path).relative_to(root).parts
     return "/".join("N" if part.isdigit() else part for part in parts)
+
+
+def test_waiting_partitions_of_a_table_share_a_look_younger_than_max_age(tmp_path, monkeypatch):
+    """What the trigger relies on: five waiting hours of one table polled within max_age
+    make the filesystem calls of one look, and give the verdicts of five fresh looks."""
+    log = SyntheticLog(tmp_path / "log", 1_000, 10)
+    log.write()
+    spec = TableSpec.from_options(hourly_table(str(log.staging), str(log.checkpoint)))
+    hours = [log.partition_path(i) for i in range(5, 10)]
+    shared = timedelta(minutes=5)
+    with counting(monkeypatch, checkpoint, sink_log) as seen:
+        first = check_partition(spec, hours[0], now_ms=log.now_ms(), max_age=shared)
+        one_look = len(seen)
+        together = [first] + [
+            check_partition(spec, hour, now_ms=log.now_ms(), max_age=shared) for hour in hours[1:]
+        ]
+        assert one_look > 0 and len(seen) == one_look
+        apart = [check_partition(spec, hour, now_ms=log.now_ms()) for hour in hours]
+        assert len(seen) > one_look  # max_age 0 (the default): a look each
+        assert together == apart
+
+        log.add_batch()  # the stream moves: a look within max_age has not seen it yet
+        batch = first.batch_id
+        assert check_partition(spec, hours[0], max_age=shared).batch_id == batch
+        assert check_partition(spec, hours[0]).batch_id == batch + 1
+        assert check_partition(spec, hours[1], max_age=shared).batch_id == batch + 1
