@@ -399,8 +399,9 @@ def _wait(suite: dict[str, Any]) -> list[str]:
                 f"{100 * run['cpu_share']:.1f} %",
                 "" if name == "idle" else f"{100 * (run['cpu_share'] - idle):.1f} %",
                 f"{run['peak_rss'] / MIB:.0f} MiB",
-                f"{run['polls_logged']:,}",
+                f"{run['waiting_lines']:,}",
                 f"{run['events']}" + ("" if run["alive"] else " (triggerer died)"),
+                _when(run.get("settings", suite["settings"])),
             ]
         )
     return [
@@ -413,12 +414,20 @@ def _wait(suite: dict[str, Any]) -> list[str]:
         f"{r['poll_s']} s; one synthetic log and checkpoint backs every table). CPU is the "
         "triggerer's and its trigger runner's, as a share of one core, over "
         f"{r['window_s']} s after a {r['warmup_s']} s warm-up; peak RSS over the whole run. "
-        "Polls are the looks the triggers logged in the run; events would be triggers that "
-        "fired (none should: every waited-for hour is pending).",
+        "Waiting lines are the lines the triggers logged in the window: one per poll before "
+        "issue #32, one per change of what a trigger sees since (so about one per trigger "
+        "here, where nothing changes); events would be triggers that fired (none should: "
+        "every waited-for hour is pending). Each configuration was last run at the time "
+        "shown, with the machine's load average then (`--wait-runs` reruns some).",
         "",
-        *_table(["triggerer", "log entries", "CPU", "CPU above idle", "peak RSS", "polls",
-                 "events"], rows),
+        *_table(["triggerer", "log entries", "CPU", "CPU above idle", "peak RSS",
+                 "waiting lines", "events", "run (load before)"], rows),
     ]  # fmt: skip
+
+
+def _when(settings: dict[str, Any]) -> str:
+    """When a run started and the load average before it."""
+    return f"{settings['started'][:16]} ({settings['load_before'][0]})"
 
 
 def _poll(suite: dict[str, Any]) -> list[str]:

@@ -26,7 +26,7 @@ from bench.metastore import run_metastore
 from bench.object_store import run_object_store
 from bench.profiling import run_profiles
 from bench.settings import DEFAULT_RESULTS, DEFAULT_SCRATCH, BenchSettings
-from bench.wait import WINDOW_S, run_poll, run_wait
+from bench.wait import RUNS, WINDOW_S, run_poll, run_wait
 from bench.workloads import WORKLOADS
 
 SUITES = ("compaction", "checkpoint", "metastore", "profile", "object-store", "wait", "poll")
@@ -65,6 +65,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         metavar="SECONDS",
         help=f"the wait suite's measured window per configuration (default {WINDOW_S} s, scaled)",
     )
+    parser.add_argument(
+        "--wait-runs",
+        type=_names(RUNS),
+        default=list(RUNS),
+        help="the wait suite's configurations to run; the others' results are kept",
+    )
     args = parser.parse_args(argv)  # fmt: skip
     if not 0 < args.scale <= 1 or args.reps < 1:
         parser.error("--scale must be in (0, 1] and --reps at least 1")
@@ -80,7 +86,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "metastore": lambda: run_metastore(settings),
         "profile": lambda: run_profiles(settings),
         "object-store": lambda: run_object_store(settings),
-        "wait": lambda: run_wait(settings, args.wait_window),
+        "wait": lambda: run_wait(settings, args.wait_window, args.wait_runs),
         "poll": lambda: run_poll(settings),
     }
     document = report.load(settings.results)
@@ -98,10 +104,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         }
         if suite == "compaction":
             results = _merge_workloads(document["suites"].get(suite), results, ran)
+        if suite == "wait":
+            results = _merge_runs(document["suites"].get(suite), results, ran)
         document["suites"][suite] = {"settings": ran, "results": results}
         report.save(settings.results, document)
     print(f"results: {settings.results / 'RESULTS.md'}")
     return 0
+
+
+def _merge_runs(
+    previous: dict[str, Any] | None, results: dict[str, Any], ran: dict[str, Any]
+) -> dict[str, Any]:
+    """The wait suite's configurations just run, each with the settings it ran under, and
+    the others as they were (each keeps its own: the code under test changes between)."""
+    kept = dict(previous["results"]["runs"]) if previous else {}
+    if previous:
+        for run in kept.values():
+            run.setdefault("settings", previous["settings"])
+    kept |= {name: run | {"settings": ran} for name, run in results["runs"].items()}
+    return results | {"runs": {name: kept[name] for name in RUNS if name in kept}}
 
 
 def _merge_workloads(
