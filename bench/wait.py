@@ -13,7 +13,9 @@ path, so each is a table of its own to the readers), first with ``FULL_ENTRIES``
 then with ``SMALL_ENTRIES``. The waited-for partitions are hours of 2030: pending on both.
 Each configuration runs the triggerer for a warm-up and then a measured window: its CPU
 (user + system of the triggerer and its trigger runner, as a share of one core) over the
-window, above the same triggerer holding no trigger, and its peak RSS over the whole run.
+window, above the same triggerer holding no trigger and above it holding as many triggers
+that do nothing (the ``floor``: Airflow's own cost of that many deferred tasks), and its
+peak RSS over the whole run.
 The code before the change runs from ``git archive`` of ``BEFORE`` on ``PYTHONPATH``.
 
 The ``poll`` suite (:func:`run_poll`) times single polls of one waiting partition on the
@@ -49,7 +51,7 @@ SMALL_ENTRIES, SMALL_PARTITIONS = 1_000, 10
 SENSORS, TABLES = 1_000, 20
 POLL_S = 30
 POLLS = 20  # the polls after the first that the poll suite times
-RUNS = ("idle", "after-large", "before-large", "after-small", "before-small")
+RUNS = ("idle", "floor", "after-large", "before-large", "after-small", "before-small")
 WINDOW_S = 600
 STALL_TIMEOUT = timedelta(hours=2)
 DAG_ID = "fscommit_wait_bench"
@@ -88,6 +90,7 @@ def run_wait(
     shape = _shape(current, sensors, tables)
     waiting = _home(root / "airflow-waiting", shape)
     idle = _home(root / "airflow-idle", {})
+    floor = _home(root / "airflow-floor", shape, floor=True) if "floor" in runs else idle
     before = _code_before(root / "before")
     print(
         f"wait: {sensors} deferred sensors over {tables} tables, polls every {POLL_S} s; "
@@ -95,8 +98,9 @@ def run_wait(
         flush=True,
     )
     measured: dict[str, dict[str, Any]] = {}
-    if "idle" in runs:
-        measured["idle"] = _measure(idle, None, warmup_s, window_s, "idle")
+    for name, home in (("idle", idle), ("floor", floor)):
+        if name in runs:
+            measured[name] = _measure(home, None, warmup_s, window_s, name)
     for size, (entries, partitions) in _logs(settings).items():
         codes = [(c, path) for c, path in (("after", None), ("before", before))
                  if f"{c}-{size}" in runs]  # fmt: skip
@@ -177,8 +181,9 @@ def _shape(current: Path, sensors: int, tables: int) -> dict[str, tuple[dict, st
     return shape
 
 
-def _home(home: Path, shape: dict[str, tuple[dict, str]]) -> AirflowEnv:
-    """An Airflow home whose run of the bench DAG has a deferred task per sensor of ``shape``."""
+def _home(home: Path, shape: dict[str, tuple[dict, str]], floor: bool = False) -> AirflowEnv:
+    """An Airflow home whose run of the bench DAG has a deferred task per sensor of ``shape``
+    (with ``floor``, each deferred on a trigger that does nothing instead)."""
     marker = home / "shape.json"
     airflow = AirflowEnv(home, {"AIRFLOW__TRIGGERER__CAPACITY": str(len(shape) + 100)})
     if marker.exists() and json.loads(marker.read_text()) == json.loads(json.dumps(shape)):
@@ -192,7 +197,7 @@ def _home(home: Path, shape: dict[str, tuple[dict, str]]) -> AirflowEnv:
             done = airflow.run(*command)
             assert done.returncode == 0, done.stderr[-3000:]
         deferred = subprocess.run(
-            [sys.executable, "-m", "bench.wait", "defer"],
+            [sys.executable, "-m", "bench.wait", "defer", *(["floor"] if floor else [])],
             env=airflow.env() | {"PYTHONPATH": str(REPO)},
             capture_output=True,
             text=True,
@@ -203,11 +208,14 @@ def _home(home: Path, shape: dict[str, tuple[dict, str]]) -> AirflowEnv:
     return airflow
 
 
-def defer() -> None:
-    """``python -m bench.wait defer`` (in the Airflow home's environment): one run of the
-    bench DAG, every task deferred on the trigger its sensor's ``defer()`` would store."""
+def defer(floor: bool = False) -> None:
+    """``python -m bench.wait defer [floor]`` (in the Airflow home's environment): one run
+    of the bench DAG, every task deferred on the trigger its sensor's ``defer()`` would
+    store; with ``floor`` on Airflow's ``DateTimeTrigger`` a day ahead instead, which sleeps
+    an hour at a time: what Airflow itself spends on holding that many triggers."""
     from airflow.models.serialized_dag import SerializedDagModel
     from airflow.models.trigger import Trigger
+    from airflow.providers.standard.triggers.temporal import DateTimeTrigger
     from airflow.utils.session import create_session
     from airflow.utils.state import DagRunState, TaskInstanceState
     from airflow.utils.types import DagRunTriggeredByType, DagRunType
@@ -230,7 +238,9 @@ def defer() -> None:
         for ti in run.get_task_instances(session=session):
             table, partition = shape[ti.task_id]
             trigger = Trigger.from_object(
-                PartitionWatermarkTrigger(
+                DateTimeTrigger(datetime.now(UTC) + timedelta(days=1))
+                if floor
+                else PartitionWatermarkTrigger(
                     table=table,
                     partition=partition,
                     poll_interval=POLL_S,
@@ -355,7 +365,7 @@ def _waiting_lines(home: Path) -> int:
 
 
 if __name__ == "__main__":
-    if sys.argv[1:] == ["defer"]:
-        defer()
+    if sys.argv[1:2] == ["defer"] and sys.argv[2:] in ([], ["floor"]):
+        defer(floor=sys.argv[2:] == ["floor"])
     else:
-        sys.exit("usage: python -m bench.wait defer")
+        sys.exit("usage: python -m bench.wait defer [floor]")
