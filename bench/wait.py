@@ -211,7 +211,7 @@ def _home(home: Path, shape: dict[str, tuple[dict, str]], floor: bool = False) -
 def defer(floor: bool = False) -> None:
     """``python -m bench.wait defer [floor]`` (in the Airflow home's environment): one run
     of the bench DAG, every task deferred on the trigger its sensor's ``defer()`` would
-    store; with ``floor`` on Airflow's ``DateTimeTrigger`` a day ahead instead, which sleeps
+    store; with ``floor`` on Airflow's ``DateTimeTrigger`` a year ahead instead, which sleeps
     an hour at a time: what Airflow itself spends on holding that many triggers."""
     from airflow.models.serialized_dag import SerializedDagModel
     from airflow.models.trigger import Trigger
@@ -238,7 +238,7 @@ def defer(floor: bool = False) -> None:
         for ti in run.get_task_instances(session=session):
             table, partition = shape[ti.task_id]
             trigger = Trigger.from_object(
-                DateTimeTrigger(datetime.now(UTC) + timedelta(days=1))
+                DateTimeTrigger(datetime.now(UTC) + timedelta(days=365))  # the home is reused
                 if floor
                 else PartitionWatermarkTrigger(
                     table=table,
