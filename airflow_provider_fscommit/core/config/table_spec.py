@@ -183,30 +183,31 @@ class TableSpec:
     def _validate_trigger(self) -> None:
         """The idle-time trigger, its idle time and its interval come together, without a
         delay."""
-        if self.trigger is o.TriggerKind.IDLE_TIME and self.idle_time_to_done is None:
-            raise ConfigError(
-                "the idle-time trigger needs partition.idle-time-to-done, how long a partition "
-                "must go without new files to be done, e.g. '30 min'"
-            )
-        if self.trigger is not o.TriggerKind.IDLE_TIME and self.idle_time_to_done is not None:
-            raise ConfigError(
-                f"partition.idle-time-to-done is set but the trigger is {self.trigger}; it only "
-                "applies to the idle-time trigger: drop one of them"
-            )
-        if self.trigger is o.TriggerKind.IDLE_TIME and self.time_interval is None:
-            raise ConfigError(
-                "the idle-time trigger needs partition.time-interval, the time span of one "
-                "partition (e.g. '1 h' for hourly partitions): as in Paimon, a partition is "
-                "done only once partition.idle-time-to-done has passed after both its newest "
-                "file and the end of its span, so a quiet stretch inside the span does not "
-                "announce it"
-            )
-        if self.trigger is not o.TriggerKind.IDLE_TIME and self.time_interval is not None:
-            raise ConfigError(
-                f"partition.time-interval is set but the trigger is {self.trigger}; it only "
-                "applies to the idle-time trigger: drop one of them"
-            )
-        if self.trigger is o.TriggerKind.IDLE_TIME and self.delay:
+        idle = self.trigger is o.TriggerKind.IDLE_TIME
+        settings = (
+            (
+                "partition.idle-time-to-done",
+                self.idle_time_to_done,
+                "how long a partition must go without new files to be done, e.g. '30 min'",
+            ),
+            (
+                "partition.time-interval",
+                self.time_interval,
+                "the time span of one partition (e.g. '1 h' for hourly partitions): as in "
+                "Paimon, a partition is done only once partition.idle-time-to-done has passed "
+                "after both its newest file and the end of its span, so a quiet stretch inside "
+                "the span does not announce it",
+            ),
+        )
+        for key, value, meaning in settings:
+            if idle and value is None:
+                raise ConfigError(f"the idle-time trigger needs {key}, {meaning}")
+            if not idle and value is not None:
+                raise ConfigError(
+                    f"{key} is set but the trigger is {self.trigger}; it only applies to the "
+                    "idle-time trigger: drop one of them"
+                )
+        if idle and self.delay:
             raise ConfigError(
                 "sink.partition-commit.delay is set with the idle-time trigger, which waits "
                 "partition.idle-time-to-done after the newest file instead: drop the delay"
