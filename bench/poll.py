@@ -5,10 +5,11 @@ comes from ``PYTHONPATH``: this checkout's or the code before the change) prints
 object: per poll the wall and CPU milliseconds, the resident memory the poll added at its
 peak (``VmHWM`` reset before each poll through ``/proc/self/clear_refs``, minus the
 ``VmRSS`` it started from) and the filesystem calls it made, counted by wrapping every
-``resolve_filesystem`` the package's modules hold. The first poll is the one a fresh
-process (a new triggerer, a reschedule-mode poke) pays; the others are the steady state
-of a long-lived waiter. Only the standard library and the package: nothing else of the
-checkout is imported, whichever code is measured.
+``resolve_filesystem`` the package's modules hold in the tests' counting filesystem. The
+first poll is the one a fresh process (a new triggerer, a reschedule-mode poke) pays; the
+others are the steady state of a long-lived waiter. The package comes first on
+``PYTHONPATH`` (this checkout's or the code before the change), the checkout after it
+for ``tests.support.counting_fs``.
 """
 
 from __future__ import annotations
@@ -35,56 +36,21 @@ def _reset_peak() -> None:
     Path("/proc/self/clear_refs").write_text("5")
 
 
-def _count_calls() -> list[str]:
-    """Wrap every ``resolve_filesystem`` the loaded package modules hold; the list grows
-    by one entry per filesystem call (``list``, ``info``, ``open``)."""
+def _count_calls() -> list[tuple[str, str]]:
+    """Wrap every ``resolve_filesystem`` the loaded package modules hold in the tests'
+    counting filesystem; the list grows by one ``(operation, path)`` per call."""
     import pyarrow.fs as pafs
 
-    calls: list[str] = []
+    from tests.support.counting_fs import CountingHandler
 
-    class Counting(pafs.FileSystemHandler):
-        def __init__(self, inner: pafs.FileSystem) -> None:
-            self.inner = inner
-
-        def __eq__(self, other: object) -> bool:
-            return isinstance(other, Counting) and self.inner.equals(other.inner)
-
-        def __ne__(self, other: object) -> bool:
-            return not self == other
-
-        def get_type_name(self) -> str:
-            return "counting"
-
-        def normalize_path(self, path: str) -> str:
-            return self.inner.normalize_path(path)
-
-        def get_file_info(self, paths: list[str]) -> list[pafs.FileInfo]:
-            calls.extend("info" for _ in paths)
-            return self.inner.get_file_info(paths)
-
-        def get_file_info_selector(self, selector: pafs.FileSelector) -> list[pafs.FileInfo]:
-            calls.append("list")
-            return self.inner.get_file_info(selector)
-
-        def open_input_stream(self, path: str) -> Any:
-            calls.append("open")
-            return self.inner.open_input_stream(path)
-
-        def open_input_file(self, path: str) -> Any:
-            calls.append("open")
-            return self.inner.open_input_file(path)
-
-        # A wait writes nothing: whatever would write is refused, so the count is complete.
-        def _writes(self, *args: Any) -> Any:
-            raise PermissionError("bench/poll.py: a poll must not write")
-
-        create_dir = delete_dir = delete_dir_contents = delete_root_dir_contents = _writes
-        delete_file = move = copy_file = open_output_stream = open_append_stream = _writes
+    calls: list[tuple[str, str]] = []
 
     def wrap(resolve: Any) -> Any:
         def counted(uri: str) -> tuple[pafs.FileSystem, str]:
             filesystem, path = resolve(uri)
-            return pafs.PyFileSystem(Counting(filesystem)), path
+            handler = CountingHandler(filesystem)
+            handler.calls = calls
+            return pafs.PyFileSystem(handler), path
 
         return counted
 
@@ -92,6 +58,11 @@ def _count_calls() -> list[str]:
         if name.startswith("airflow_provider_fscommit") and hasattr(module, "resolve_filesystem"):
             module.resolve_filesystem = wrap(module.resolve_filesystem)
     return calls
+
+
+# What each counted operation is, as the report names it.
+_KINDS = {"list": "list", "get_file_info": "info", "open_input_stream": "open",
+          "open_input_file": "open"}  # fmt: skip
 
 
 def main(spec_json: str, partition: str, polls: int) -> dict[str, Any]:
@@ -112,7 +83,10 @@ def main(spec_json: str, partition: str, polls: int) -> dict[str, Any]:
                 "wall_ms": 1000 * (time.perf_counter() - wall),
                 "cpu_ms": 1000 * (time.process_time() - cpu),
                 "peak_added_mib": (_kib("VmHWM") - rss) / 1024,
-                "calls": {op: calls[made:].count(op) for op in ("list", "info", "open")},
+                "calls": {
+                    kind: [_KINDS.get(op) for op, _path in calls[made:]].count(kind)
+                    for kind in ("list", "info", "open")
+                },
                 "committable": check.committable,
             }
         )

@@ -136,7 +136,7 @@ def run_poll(settings: BenchSettings) -> dict[str, Any]:
             done = subprocess.run(
                 [sys.executable, str(REPO / "bench" / "poll.py"), json.dumps(spec), pending,
                  str(POLLS)],
-                env=os.environ | {"PYTHONPATH": str(path)},
+                env=os.environ | {"PYTHONPATH": f"{path}:{REPO}"},  # its package first
                 cwd=root,  # not this checkout, which would come first on sys.path
                 capture_output=True,
                 text=True,
