@@ -135,9 +135,7 @@ def deployment(request, wheel, tmp_path_factory) -> Deployment:
     line: AirflowLine = request.param
     interpreter = require_python(line.python)
     venv = tmp_path_factory.mktemp(str(line)) / "venv"
-    python = fresh_venv(interpreter, venv)
-    pip(python, "install", "--quiet", "--upgrade", "pip")
-    pip(python, "install", "--quiet", *line.requirements())
+    python = fresh_venv(interpreter, venv, installs=(["--upgrade", "pip"], line.requirements()))
     before = frozen(python)
     constraints = venv / "deployment-constraints.txt"
     constraints.write_text("\n".join(before.values()) + "\n")

@@ -11,6 +11,7 @@ import pytest
 
 from airflow_provider_fscommit.jobs.floors import refusal, runtime
 from tests.support.compaction import compact
+from tests.support.pythons import fresh_venv
 
 
 def test_the_running_environment_is_above_the_floors():
@@ -42,15 +43,7 @@ def test_a_runtime_at_or_above_the_floors_passes(found):
 def old_pyarrow_python(tmp_path_factory) -> Path:
     """A Python whose own pyarrow (14) shadows this environment's, which it otherwise sees."""
     venv = tmp_path_factory.mktemp("pyarrow14") / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
-    python = venv / "bin" / "python"
-    installed = subprocess.run(
-        [str(python), "-m", "pip", "install", "--quiet", "pyarrow==14.0.2", "numpy<2"],
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
-    assert installed.returncode == 0, installed.stderr[-3000:]
+    python = fresh_venv(Path(sys.executable), venv, "pyarrow==14.0.2", "numpy<2")
     site = subprocess.run(
         [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
         capture_output=True,

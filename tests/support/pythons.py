@@ -3,15 +3,30 @@ compatibility suites.
 
 Found on PATH (``python3.12``) or in pyenv's versions (``$(pyenv root)/versions/3.12.*``),
 the newest patch release first. A missing one skips its suite, or fails it under ``CI``:
-the machines that run CI have them (``pyenv versions``). The venvs install through pip's
-cache, so a run after the first downloads (and builds) nothing again.
+the machines that run CI have them (``pyenv versions``).
+
+Every venv a test gets is its own, new copy; what it is copied from is built once and
+kept (:func:`fresh_venv`): resolving and installing a deployment's ~300 packages costs
+minutes of a core, copying them seconds. A build is keyed by everything that goes into it
+(the interpreter and its exact version, the pip arguments, which carry the line's pins and
+the floors ``setup.cfg`` declares) and rebuilt when any of them changes or when it is a
+week old, so the unpinned packages a deployment takes (its providers) follow new releases
+as a deployment installed today would. ``FSCOMMIT_VENV_CACHE`` names the cache's folder
+(default ``~/.cache/airflow-provider-fscommit/venvs``), ``off`` builds every venv afresh.
+The builds install through pip's cache, so even a cold one downloads nothing twice.
 """
 
 from __future__ import annotations
 
+import fcntl
+import hashlib
+import json
 import os
 import shutil
 import subprocess
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -53,13 +68,103 @@ def require_python(minor: str) -> Path:
     return python
 
 
-def fresh_venv(interpreter: Path, venv: Path, *packages: str) -> Path:
-    """A new venv of ``interpreter`` at ``venv`` with ``packages``; its Python."""
+# Bump to drop every cached build (e.g. when what a build does changes).
+_CACHE_FORMAT = 1
+MAX_AGE_S = 7 * 24 * 3600
+
+
+def fresh_venv(
+    interpreter: Path, venv: Path, *packages: str, installs: Sequence[Sequence[str]] = ()
+) -> Path:
+    """A new venv of ``interpreter`` at ``venv`` with ``packages``; its Python.
+
+    ``installs`` are further ``pip install`` argument lists run in order after
+    ``packages`` (e.g. ``["--upgrade", "pip"]`` first, then a deployment's requirements).
+    The venv is a copy of a cached build of the same inputs (see the module docstring).
+    """
+    steps = [list(step) for step in ([packages] if packages else [])]
+    steps += [list(step) for step in installs]
+    cache = _cache_root()
+    if cache is None:
+        return _build(interpreter, venv, steps)
+    key = _cache_key(interpreter, steps)
+    built = cache / key / "venv"
+    with _locked(cache / f"{key}.lock"):
+        if not _is_current(cache / key):
+            shutil.rmtree(cache / key, ignore_errors=True)
+            _build(interpreter, built, steps)
+            (cache / key / "built.json").write_text(
+                json.dumps({"built_at": time.time(), "python": str(interpreter), "steps": steps})
+            )
+        _copy_venv(built, venv)
+    return venv / "bin" / "python"
+
+
+def _build(interpreter: Path, venv: Path, steps: list[list[str]]) -> Path:
     subprocess.run([str(interpreter), "-m", "venv", str(venv)], check=True, timeout=300)
     python = venv / "bin" / "python"
-    if packages:
-        pip(python, "install", "--quiet", *packages)
+    for step in steps:
+        pip(python, "install", "--quiet", *step)
     return python
+
+
+def _cache_root() -> Path | None:
+    chosen = os.environ.get("FSCOMMIT_VENV_CACHE")
+    if chosen == "off":
+        return None
+    if chosen:
+        return Path(chosen)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "airflow-provider-fscommit" / "venvs"
+
+
+def _cache_key(interpreter: Path, steps: list[list[str]]) -> str:
+    version = subprocess.run(
+        [str(interpreter), "-c", "import sys; print(sys.version)"],
+        capture_output=True, text=True, check=True, timeout=60,
+    ).stdout  # fmt: skip
+    inputs = [_CACHE_FORMAT, str(interpreter.resolve()), version, steps]
+    return hashlib.sha256(json.dumps(inputs).encode()).hexdigest()[:16]
+
+
+def _is_current(entry: Path) -> bool:
+    """A complete build (its record is written last) younger than :data:`MAX_AGE_S`."""
+    try:
+        built_at = json.loads((entry / "built.json").read_text())["built_at"]
+    except (OSError, ValueError, KeyError):
+        return False
+    return time.time() - built_at < MAX_AGE_S
+
+
+@contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """One process at a time builds or copies a cache entry (parallel test workers)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def _copy_venv(source: Path, venv: Path) -> None:
+    """Copy the venv at ``source`` to ``venv``, pointing its scripts at the copy.
+
+    A venv names its own folder in its console scripts' ``#!`` lines, its activation
+    scripts and ``pyvenv.cfg``; nothing else in it depends on where it is. Modification
+    times are kept, so the copied bytecode stays valid.
+    """
+    shutil.copytree(source, venv, symlinks=True)
+    old, new = str(source).encode(), str(venv).encode()
+    for path in [venv / "pyvenv.cfg", *(venv / "bin").iterdir()]:
+        if path.is_symlink() or not path.is_file():
+            continue
+        content = path.read_bytes()
+        if old in content:
+            stat = path.stat()
+            path.write_bytes(content.replace(old, new))
+            os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
 
 
 def pip(python: Path, *args: str) -> subprocess.CompletedProcess:
