@@ -1,6 +1,11 @@
 # The entry points of the README. Each creates .venv with the pinned dependencies first.
 .PHONY: bench demo test test-fast lint venv
 
+# Parallel test workers (pytest-xdist): most tests wait on JVM and Airflow start-up, so
+# more workers than the 2 cores of the machines we measure on pay off (DEVELOPERS.md).
+WORKERS ?= 3
+PYTEST = .venv/bin/python -m pytest -n $(WORKERS)
+
 venv:
 	@scripts/bootstrap.sh
 
@@ -9,10 +14,10 @@ demo: venv
 
 test: venv
 	.venv/bin/ruff check .
-	.venv/bin/python -m pytest
+	$(PYTEST)
 
 test-fast: venv
-	.venv/bin/python -m pytest -m "not slow"
+	$(PYTEST) -m "not slow"
 
 lint: venv
 	.venv/bin/ruff check .

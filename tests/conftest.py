@@ -23,6 +23,30 @@ from tests.support.streams import (
 logging.getLogger("py4j").setLevel(logging.WARNING)
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--record-durations",
+        action="store_true",
+        help="rewrite tests/durations.json (the parallel schedule's order) from this run",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if not hasattr(config, "workerinput"):  # the controller, or a run without workers
+        from tests.support.scheduling import UnitTimes
+
+        record = config.getoption("record_durations")
+        config.pluginmanager.register(UnitTimes(record), "fscommit-unit-times")
+
+
+@pytest.hookimpl(optionalhook=True, tryfirst=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log):
+    """Whole modules (each compatibility line apart) to a worker, the longest first."""
+    from tests.support.scheduling import LongestFirstScheduling
+
+    return LongestFirstScheduling(config, log)
+
+
 @pytest.fixture(scope="session")
 def spark():
     session = new_spark_session()
