@@ -7,10 +7,12 @@ the tests its directories plus what Spark itself reported (the oracle to compare
 from __future__ import annotations
 
 import logging
+import os
 
 import pytest
 
 from tests.support.streams import (
+    TEST_JVM_OPTIONS,
     StreamingTable,
     hourly_batches,
     killed_mid_batch,
@@ -21,6 +23,10 @@ from tests.support.streams import (
 # py4j logs "Closing down clientserver connection" from __del__ at interpreter exit,
 # after pytest closed the streams; nothing of it is worth seeing in test output.
 logging.getLogger("py4j").setLevel(logging.WARNING)
+
+# Read by spark-submit (so every Spark JVM the tests start, directly or through Airflow and
+# the CLI, inherits it); a developer's own setting wins.
+os.environ.setdefault("SPARK_SUBMIT_OPTS", TEST_JVM_OPTIONS)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -27,6 +27,12 @@ _INPUT_MTIME_BASE = 1_700_000_000
 # Where a child query (stream_job.py) appends its progress, one JSON object a line.
 CHILD_PROGRESS = "child-progress.jsonl"
 
+# The JVMs the suite's Spark starts (every spark-submit, the sessions, the Connect
+# servers) each live seconds: with C1 alone and the serial collector a spark-submit of a
+# small job costs about half the CPU here (15 s of user time down to 8 s), and the suite
+# is CPU-bound on two cores. What the JVM computes is the same. tests/conftest.py sets it.
+TEST_JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+
 SPARK_TEST_CONF: dict[str, str] = {
     "spark.ui.enabled": "false",
     "spark.sql.shuffle.partitions": "2",
