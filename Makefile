@@ -1,8 +1,8 @@
 # The entry points of the README. Each creates .venv with the pinned dependencies first.
 .PHONY: bench demo test test-fast lint venv
 
-# Parallel test workers (pytest-xdist): most tests wait on JVM and Airflow start-up, so
-# more workers than the 2 cores of the machines we measure on pay off (DEVELOPERS.md).
+# Parallel test workers (pytest-xdist): many tests sleep while a trigger polls or a server
+# starts, so 3 workers keep the 2 cores of the machines we measure on busy (DEVELOPERS.md).
 WORKERS ?= 3
 PYTEST = .venv/bin/python -m pytest -n $(WORKERS)
 

@@ -96,8 +96,24 @@ def fresh_venv(
             (cache / key / "built.json").write_text(
                 json.dumps({"built_at": time.time(), "python": str(interpreter), "steps": steps})
             )
+            _prune(cache)
         _copy_venv(built, venv)
     return venv / "bin" / "python"
+
+
+def _prune(cache: Path) -> None:
+    """Delete the builds nobody can use any more (a week old: their inputs changed since,
+    or they would be rebuilt), each under its lock, skipping one that is in use."""
+    for entry in cache.iterdir():
+        if not entry.is_dir() or _is_current(entry):
+            continue
+        with (cache / f"{entry.name}.lock").open("a") as lock:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                continue  # being built or copied right now
+            if not _is_current(entry):
+                shutil.rmtree(entry, ignore_errors=True)
 
 
 def _build(interpreter: Path, venv: Path, steps: list[list[str]]) -> Path:
