@@ -83,23 +83,18 @@ class UnitTimes:
     def __init__(self, record: bool) -> None:
         self.record = record
         self.seconds: dict[str, float] = defaultdict(float)
-        self.compat: set[str] = set()
 
     @pytest.hookimpl
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        unit = unit_of(report.nodeid)
-        self.seconds[unit] += report.duration
-        if report.nodeid.startswith("tests/compat/"):
-            self.compat.add(unit)
+        self.seconds[unit_of(report.nodeid)] += report.duration
 
     @pytest.hookimpl
     def pytest_terminal_summary(self, terminalreporter) -> None:
         if not self.seconds:  # nothing ran (--collect-only)
             return
         ordered = dict(sorted(self.seconds.items(), key=lambda item: -item[1]))
-        shown = [u for u in ordered if u in self.compat] + [
-            u for u in list(ordered)[:15] if u not in self.compat
-        ]
+        compat = [u for u in ordered if u.startswith("tests/compat/")]
+        shown = compat + [u for u in list(ordered)[:15] if u not in compat]
         terminalreporter.write_sep("=", "seconds per unit of work (compatibility lines first)")
         for unit in shown:
             terminalreporter.write_line(f"{ordered[unit]:8.1f} s  {unit}")
