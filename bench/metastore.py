@@ -152,7 +152,7 @@ def main() -> None:
     """``python -m bench.metastore TABLE_PATH URI TABLE N``: commit N partitions, timed."""
     from airflow.providers.apache.hive.hooks.hive import HiveMetastoreHook  # noqa: F401
 
-    from airflow_provider_fscommit.cli.commit import metastore_client_factory
+    from airflow_provider_fscommit.cli.arguments import metastore_client_factory
     from airflow_provider_fscommit.core.commit.committer import PartitionCommitter
     from airflow_provider_fscommit.core.commit.policy_factory import create_policies
     from airflow_provider_fscommit.core.config.table_spec import TableSpec

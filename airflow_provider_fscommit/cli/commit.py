@@ -2,30 +2,54 @@
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import json
 import sys
 from collections.abc import Sequence
 
-from airflow_provider_fscommit.cli.compact import (
+from airflow_provider_fscommit.cli.arguments import (
+    Commands,
+    add_metastore_uri,
+    metastore_client_factory,
+)
+from airflow_provider_fscommit.cli.compact import add_compaction_arguments, run_compact
+from airflow_provider_fscommit.cli.compaction import (
     NOTHING_COMMITTABLE,
     SparkOptions,
+    compact,
     nothing_committable,
     render_summary,
-    run_compact,
-    submit_compaction,
 )
 from airflow_provider_fscommit.core.commit.committer import PartitionCommitter
-from airflow_provider_fscommit.core.commit.metastore_policy import ClientFactory
 from airflow_provider_fscommit.core.commit.policy_factory import create_policies
-from airflow_provider_fscommit.core.compaction.publisher import CompactionState
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
-from airflow_provider_fscommit.hooks.metastore import uri_metastore_client
+from airflow_provider_fscommit.core.errors import FsCommitError
+
+NAME = "commit"
 
 
-def metastore_client_factory(uri: str | None) -> ClientFactory | None:
-    """The metastore clients of ``--metastore-uri`` (None: not given)."""
-    return None if uri is None else uri_metastore_client(uri)
+def add_parser(commands: Commands) -> None:
+    """``commit``: a compaction's flags, and the metastore its policies may need."""
+    commit = commands.add_parser(
+        NAME,
+        help="compact, then run the commit policies (metastore, success file, custom)",
+        description="Compact committable partitions like 'compact', then make them visible "
+        "with the policies of --policy, in that order.",
+    )
+    add_compaction_arguments(commit)
+    add_metastore_uri(commit)
+
+
+def run(spec: TableSpec, args: argparse.Namespace) -> int:
+    return run_commit(
+        spec,
+        args.partitions or None,
+        metastore_uri=args.metastore_uri,
+        spark=SparkOptions.from_args(args),
+        dry_run=args.dry_run,
+        as_json=args.json,
+    )
 
 
 def run_commit(
@@ -42,22 +66,21 @@ def run_commit(
     )
     if dry_run:
         return run_compact(spec, partitions, spark, dry_run=True, as_json=as_json)
-    result = submit_compaction(spec, partitions, spark, show_progress=not as_json)
-    if result is None:
-        return 1
-    if nothing_committable(partitions, result["partitions"]):
+    summary = compact(spec, partitions, spark, show_progress=not as_json)
+    if summary.error is not None:
+        raise FsCommitError(summary.error)
+    if nothing_committable(partitions, summary.outcomes):
         return NOTHING_COMMITTABLE
-    ready = [p["partition"] for p in result["partitions"] if p["state"] != CompactionState.FAILED]
+    ready = [o.partition for o in summary.outcomes if not o.failed]
     # Airflow's hooks log to stdout; keep stdout for the report (and for --json).
     with contextlib.redirect_stdout(sys.stderr):
         outcomes = [o.to_dict() for o in committer.commit(ready)]
     if as_json:
-        print(json.dumps({"compaction": result, "commits": outcomes}, indent=2))
+        print(json.dumps({"compaction": summary.to_dict(), "commits": outcomes}, indent=2))
     else:
-        print(render_summary(result))
+        print(render_summary(summary))
         for outcome in outcomes:
             print(f"{outcome['partition']}: {outcome['state']} ({', '.join(spec.policy_kind)})")
-    failed = any(p["state"] == CompactionState.FAILED for p in result["partitions"])
-    if failed:
+    if summary.failed:
         print("fscommit: error: some partitions failed to compact; see above", file=sys.stderr)
-    return 1 if failed else 0
+    return 1 if summary.failed else 0

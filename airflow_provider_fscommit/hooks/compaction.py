@@ -3,10 +3,12 @@
 Everything about talking to Spark (connection ``spark_default``, master, deploy mode,
 spark-submit command line, secret masking, driver tracking, kill) is the Spark provider's
 ``SparkSubmitHook``; this hook only adds what is ours: the application, its arguments,
-the package shipped with ``--py-files``, reading the run summary from the ledger, and the
-S3 identity of an ``aws_conn_id``. With a ``spark_connect`` connection nothing is
-submitted: the Spark provider's ``SparkConnectHook`` gives the server's URL and
-:class:`~airflow_provider_fscommit.jobs.connect.ConnectCompaction` runs the units there.
+the package shipped with ``--py-files``, and the S3 identity of an ``aws_conn_id``. When
+to submit at all, and what the run's summary is, is the
+:class:`~airflow_provider_fscommit.jobs.runner.CompactionRunner`'s, as for the CLI: this
+hook is its :class:`~airflow_provider_fscommit.jobs.runner.Launcher`. With a
+``spark_connect`` connection nothing is submitted: the Spark provider's
+``SparkConnectHook`` gives the server's URL and the units run there.
 
 That identity reaches the application through spark-submit's process environment (the
 standard ``AWS_*`` variables), never its command line: with a local or standalone master
@@ -18,8 +20,6 @@ there the application uses the cluster's own identity (instance profile, IRSA,
 
 from __future__ import annotations
 
-import tempfile
-import uuid
 from collections.abc import Sequence
 from typing import Any
 
@@ -27,17 +27,16 @@ from airflow.providers.apache.spark.hooks.spark_connect import SparkConnectHook
 from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
 from airflow.sdk import Connection
 
+from airflow_provider_fscommit.core.compaction.publisher import (
+    CompactionPreview,
+    CompactionPublisher,
+)
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.errors import FsCommitError
-from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
 from airflow_provider_fscommit.core.storage.object_store import S3Settings
 from airflow_provider_fscommit.hooks.aws import aws_storage
-from airflow_provider_fscommit.jobs.connect import ConnectCompaction
-from airflow_provider_fscommit.jobs.launch import (
-    CompactionSubmission,
-    SparkInstallation,
-    run_here_if_idle,
-)
+from airflow_provider_fscommit.jobs.launch import CompactionSubmission, SparkInstallation
+from airflow_provider_fscommit.jobs.runner import CompactionRunner, Launch
 from airflow_provider_fscommit.version_compat import BaseHook
 
 
@@ -72,45 +71,51 @@ class CompactionHook(BaseHook):
         self.codec = codec
         self.submit_kwargs = submit_kwargs
         self._submit_hook: SparkSubmitHook | None = None
-        self._connect: ConnectCompaction | None = None
+        self._runner: CompactionRunner | None = None
+        self._s3: S3Settings | None = None  # of aws_conn_id, while a run goes
+        self._spark: SparkInstallation | None = None
 
     def compact(self, spec: TableSpec, partitions: Sequence[str] | None) -> dict[str, Any]:
         """Compact and publish; raises with the job's message when a partition failed."""
-        with aws_storage(self.aws_conn_id) as s3:
-            return self._compact(spec, partitions, s3)
-
-    def _compact(
-        self, spec: TableSpec, partitions: Sequence[str] | None, s3: S3Settings | None
-    ) -> dict[str, Any]:
-        idle = run_here_if_idle(spec, partitions, self.codec)
-        if idle is not None:
-            self.log.info("nothing to compact: no Spark application submitted")
-            return idle
+        remote = None
         if self._conn_type() == SparkConnectHook.conn_type:
-            return self._on_connect(spec, partitions)
-        ledger = CommitLedger(spec.require_table_path())
-        submit_kwargs = dict(self.submit_kwargs)
-        env = self._aws_env(s3) | (submit_kwargs.pop("env_vars", None) or {})
-        spark = self._spark_installation()
-        with tempfile.TemporaryDirectory(prefix="fscommit-") as scratch:
-            submission = CompactionSubmission.prepare(
-                spec, partitions, scratch, codec=self.codec, conf=self.conf, env=env, spark=spark
-            )
-            self._submit_hook = self._spark_submit_hook(submission, spark, submit_kwargs)
-            try:
-                self._submit_hook.submit(submission.application)
-            except Exception as exc:
-                failure = _failure(ledger.read_run(submission.run_id) or {})
-                if failure:
-                    raise failure from exc
-                raise
-        result = ledger.read_run(submission.run_id)
-        if result is None:
-            raise FsCommitError(
-                "the compaction application finished but left no run summary in the ledger; "
-                "see the spark-submit log above"
-            )
-        return result
+            remote = SparkConnectHook(self.conn_id).get_connection_url()
+        self._runner = CompactionRunner(
+            spec, partitions, codec=self.codec, conf=self.conf, remote=remote
+        )
+        try:
+            with aws_storage(self.aws_conn_id) as self._s3:
+                summary = self._runner.run(self)
+        finally:
+            self._runner = None
+        failure = summary.failure()
+        if failure is not None:
+            raise FsCommitError(failure)
+        return summary.to_dict()
+
+    def preview(self, spec: TableSpec, partitions: Sequence[str] | None) -> CompactionPreview:
+        """What :meth:`compact` would do now (the operator's dry run); writes nothing."""
+        with aws_storage(self.aws_conn_id):
+            return CompactionPublisher(spec, self.codec).preview(partitions)
+
+    def launching(self, how: Launch) -> None:
+        if how == Launch.HERE:
+            self.log.info("nothing to compact: no Spark application submitted")
+        elif how == Launch.CONNECT:
+            self.log.info("compaction units run on the Spark Connect server of %s", self.conn_id)
+
+    def installation(self) -> SparkInstallation:
+        self._spark = self._spark_installation()
+        return self._spark
+
+    def environment(self) -> dict[str, str]:
+        return self._aws_env(self._s3) | (self.submit_kwargs.get("env_vars") or {})
+
+    def submit(self, submission: CompactionSubmission) -> None:
+        assert self._spark is not None  # the runner asked for the installation first
+        submit_kwargs = {k: v for k, v in self.submit_kwargs.items() if k != "env_vars"}
+        self._submit_hook = self._spark_submit_hook(submission, self._spark, submit_kwargs)
+        self._submit_hook.submit(submission.application)
 
     def _spark_installation(self) -> SparkInstallation:
         """The Spark to submit with: this hook's ``spark_binary``, else the connection's
@@ -137,20 +142,6 @@ class CompactionHook(BaseHook):
             env_vars=submission.env,
             **submit_kwargs,
         )
-
-    def _on_connect(self, spec: TableSpec, partitions: Sequence[str] | None) -> dict[str, Any]:
-        """The protocol in this task, the units on the connection's Spark Connect server."""
-        remote = SparkConnectHook(self.conn_id).get_connection_url()
-        self._connect = ConnectCompaction(remote, self.codec)
-        self.log.info("compaction units run on the Spark Connect server of %s", self.conn_id)
-        try:
-            result = self._connect.run(spec, partitions, uuid.uuid4().hex)
-        finally:
-            self._connect = None
-        failure = _failure(result)
-        if failure:
-            raise failure
-        return result
 
     def _connection(self) -> Connection | None:
         try:
@@ -202,18 +193,5 @@ class CompactionHook(BaseHook):
     def on_kill(self) -> None:
         if self._submit_hook is not None:
             self._submit_hook.on_kill()
-        if self._connect is not None:
-            self._connect.interrupt()
-
-
-def _failure(result: dict[str, Any]) -> FsCommitError | None:
-    """The error of a run summary that stopped, or names its first failed partition."""
-    if "error" in result:
-        return FsCommitError(result["error"])
-    failed = [p for p in result.get("partitions", []) if p["error"]]
-    if not failed:
-        return None
-    return FsCommitError(
-        f"compaction failed for {len(failed)} partition(s), first "
-        f"{failed[0]['partition']}: {failed[0]['error']}"
-    )
+        if self._runner is not None:
+            self._runner.interrupt()

@@ -4,7 +4,7 @@ A spark-submit pays seconds of JVM and session start on every run; a sweep every
 minutes pays them 144 times a day. With a Connect server (``--spark-remote sc://…``, or a
 ``spark_connect`` Airflow connection) the protocol stays where it is safe, in this
 process: plan, ledger, commit point, publish and policies run exactly as the
-spark-submit application's driver runs them (:func:`~.compact.run_and_record`). Only the
+spark-submit application's driver runs them (:func:`~.driver.run_and_record`). Only the
 compaction units go to the server, as one ``mapInArrow`` over one row per group of units.
 
 The provider reaches the server's Python workers as a session artifact (the zip that
@@ -34,14 +34,14 @@ import uuid
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from airflow_provider_fscommit.core.compaction.compactor import UnitResult, UnitTask
 from airflow_provider_fscommit.core.compaction.planner import CompactionPlan
-from airflow_provider_fscommit.core.compaction.publisher import PartitionOutcome
+from airflow_provider_fscommit.core.compaction.summary import CompactionSummary, PartitionResult
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.errors import ConnectError
-from airflow_provider_fscommit.jobs.compact import run_and_record, run_group, unit_groups
+from airflow_provider_fscommit.jobs.driver import run_and_record, run_group, unit_groups
 from airflow_provider_fscommit.jobs.launch import package_zip
 
 if TYPE_CHECKING:
@@ -74,9 +74,9 @@ class ConnectCompaction:
         spec: TableSpec,
         partitions: Sequence[str] | None,
         run_id: str,
-        progress: Callable[[PartitionOutcome], None] | None = None,
+        progress: Callable[[PartitionResult], None] | None = None,
         planned: Callable[[list[CompactionPlan]], None] | None = None,
-    ) -> dict[str, Any]:
+    ) -> CompactionSummary:
         """Compact and publish, as the spark-submit application does; returns its summary.
 
         A server that cannot be reached is a :class:`ConnectError` before anything is

@@ -18,10 +18,8 @@ from pathlib import Path
 from typing import Any
 
 import airflow_provider_fscommit
-from airflow_provider_fscommit.core.compaction.publisher import CompactionPublisher
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.errors import ConfigError
-from airflow_provider_fscommit.jobs.compact import run_group
 
 PACKAGE_DIR = Path(airflow_provider_fscommit.__file__).resolve().parent
 APPLICATION = str(PACKAGE_DIR / "jobs" / "compact.py")
@@ -185,21 +183,3 @@ class CompactionSubmission:
         for key, value in self.conf.items():
             command += ["--conf", f"{key}={value}"]
         return [*command, "--py-files", self.py_files, self.application, *self.application_args]
-
-
-def run_here_if_idle(
-    spec: TableSpec, partitions: Sequence[str] | None, codec: str = "snappy"
-) -> dict[str, Any] | None:
-    """Finish a run that has nothing to compact without starting a Spark application.
-
-    An hourly DAG meets idle hours and reruns of published ones; each would cost seconds
-    of JVM start for no work. The dry run decides (it also refuses partitions that are not
-    committable, before anything is submitted); the run itself is the same protocol, so
-    recovery (discarding a crashed run's plan, finishing a publish) still happens. Should
-    late rows arrive between the two looks, their units run in this process, with the same
-    code the executors run. Returns None when there is work for Spark.
-    """
-    publisher = CompactionPublisher(spec, codec)
-    if publisher.preview(partitions).plans:
-        return None
-    return publisher.run(run_group, partitions).to_dict()

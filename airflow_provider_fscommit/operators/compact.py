@@ -7,9 +7,7 @@ from typing import Any, ClassVar
 
 from airflow.sdk import BaseOperator
 
-from airflow_provider_fscommit.core.compaction.publisher import CompactionPublisher
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
-from airflow_provider_fscommit.hooks.aws import aws_storage
 from airflow_provider_fscommit.hooks.compaction import CompactionHook
 
 
@@ -75,9 +73,16 @@ class PartitionCompactOperator(BaseOperator):
     def execute(self, context: Any) -> dict[str, Any]:
         spec = TableSpec.from_options(self.table)
         partitions = None if self.partitions is None else spec.partition_paths(self.partitions)
+        self._hook = CompactionHook(
+            conn_id=self.conn_id,
+            spark_binary=self.spark_binary,
+            conf=self.conf,
+            codec=self.codec,
+            aws_conn_id=self.aws_conn_id,
+            **self.submit_kwargs,
+        )
         if _as_bool(self.dry_run, "dry_run"):
-            with aws_storage(self.aws_conn_id):
-                preview = CompactionPublisher(spec, self.codec).preview(partitions)
+            preview = self._hook.preview(spec, partitions)
             for plan in preview.plans:
                 self.log.info(
                     "plan %s: %d file(s), %d bytes -> %d unit(s)",
@@ -89,14 +94,6 @@ class PartitionCompactOperator(BaseOperator):
             for outcome in preview.settled:
                 self.log.info("%s: %s", outcome.partition, outcome.state)
             return preview.to_dict()
-        self._hook = CompactionHook(
-            conn_id=self.conn_id,
-            spark_binary=self.spark_binary,
-            conf=self.conf,
-            codec=self.codec,
-            aws_conn_id=self.aws_conn_id,
-            **self.submit_kwargs,
-        )
         result = self._hook.compact(spec, partitions)
         for outcome in result["partitions"]:
             self.log.info(

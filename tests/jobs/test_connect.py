@@ -271,8 +271,8 @@ def test_interrupting_a_run_cancels_its_units_and_publishes_nothing(
     interrupter.start()
     result = runner.run(spec, None, "interrupted")
     interrupter.join()
-    assert "OPERATION_CANCELED" in result["error"]
-    assert "nothing of this run was published" in result["error"]
+    assert "OPERATION_CANCELED" in result.error
+    assert "nothing of this run was published" in result.error
     assert not visible_data_files(str(table))
 
     rerun_publishes_once(spark, hourly_stream, table, stalling_server)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from airflow_provider_fscommit.cli.main import TABLE_FLAGS
+from airflow_provider_fscommit.cli.arguments import TABLE_FLAGS
 from airflow_provider_fscommit.core.config import options as o
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 

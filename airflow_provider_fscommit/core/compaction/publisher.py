@@ -32,7 +32,7 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from airflow_provider_fscommit.core.compaction.compactor import (
@@ -47,7 +47,11 @@ from airflow_provider_fscommit.core.compaction.planner import (
     CompactionPlan,
     plan_partition,
 )
-from airflow_provider_fscommit.core.compat import StrEnum
+from airflow_provider_fscommit.core.compaction.summary import (
+    CompactionState,
+    CompactionSummary,
+    PartitionResult,
+)
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.errors import ConfigError, FsCommitError, LedgerError
 from airflow_provider_fscommit.core.faults import fault_point
@@ -93,16 +97,6 @@ class CompactionPreview:
         }
 
 
-class CompactionState(StrEnum):
-    """What one run did to one partition's staged files."""
-
-    PUBLISHED = "published"  # compacted and published under its visible names
-    UP_TO_DATE = "up-to-date"  # everything committed in staging is published already
-    EMPTY = "empty"  # no committed files at all (a commit may still mark it done)
-    EXPIRED = "expired"  # partition expiration retired it: never published again
-    FAILED = "failed"  # nothing of this run was published; a rerun does it
-
-
 @dataclass
 class PartitionOutcome:
     """What happened to one partition in one run."""
@@ -114,45 +108,20 @@ class PartitionOutcome:
     bytes_out: int = 0
     error: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
+    def result(self) -> PartitionResult:
+        """The outcome as the run's summary keeps it: the plan's size, not the plan."""
         plan = self.plan
-        return {
-            "partition": self.partition,
-            "state": self.state.value,
-            "seq": plan.seq if plan else None,
-            "files_in": len(plan.inputs) if plan else 0,
-            "bytes_in": plan.bytes if plan else 0,
-            "files_out": len(plan.units) if plan else 0,
-            "bytes_out": self.bytes_out,
-            "rows": self.rows,
-            "error": self.error,
-        }
-
-
-@dataclass
-class CompactionSummary:
-    """The result of one run, as the job reports it and the operator returns it.
-
-    ``seconds`` is the protocol's run, once the executors are up; ``read_ahead_seconds``
-    the footer reading done before, while they started (:meth:`CompactionPublisher.read_ahead`).
-    """
-
-    outcomes: list[PartitionOutcome] = field(default_factory=list)
-    seconds: float = 0.0
-    read_ahead_seconds: float = 0.0
-
-    def to_dict(self) -> dict[str, Any]:
-        outcomes = [o.to_dict() for o in self.outcomes]
-        return {
-            "partitions": outcomes,
-            "files_in": sum(o["files_in"] for o in outcomes),
-            "files_out": sum(o["files_out"] for o in outcomes),
-            "bytes_in": sum(o["bytes_in"] for o in outcomes),
-            "bytes_out": sum(o["bytes_out"] for o in outcomes),
-            "rows": sum(o["rows"] for o in outcomes),
-            "seconds": round(self.seconds, 3),
-            "read_ahead_seconds": round(self.read_ahead_seconds, 3),
-        }
+        return PartitionResult(
+            partition=self.partition,
+            state=self.state,
+            seq=plan.seq if plan else None,
+            files_in=len(plan.inputs) if plan else 0,
+            bytes_in=plan.bytes if plan else 0,
+            files_out=len(plan.units) if plan else 0,
+            bytes_out=self.bytes_out,
+            rows=self.rows,
+            error=self.error,
+        )
 
 
 @dataclass(frozen=True)
@@ -385,7 +354,7 @@ class CompactionPublisher:
         self,
         run_units: RunUnits,
         partitions: Sequence[str] | None = None,
-        progress: Callable[[PartitionOutcome], None] | None = None,
+        progress: Callable[[PartitionResult], None] | None = None,
         on_plans: Callable[[list[CompactionPlan]], None] | None = None,
     ) -> CompactionSummary:
         """The whole protocol for the given (or every committable) partition.
@@ -405,7 +374,7 @@ class CompactionPublisher:
         self,
         run_units: RunUnits,
         partitions: Sequence[str] | None,
-        progress: Callable[[PartitionOutcome], None] | None,
+        progress: Callable[[PartitionResult], None] | None,
         on_plans: Callable[[list[CompactionPlan]], None] | None,
     ) -> CompactionSummary:
         started = time.monotonic()
@@ -442,11 +411,12 @@ class CompactionPublisher:
                 raise
             outcomes.append(outcome)
             if progress:
-                progress(outcome)
-        summary = CompactionSummary(sorted(outcomes, key=lambda o: o.partition))
-        summary.seconds = time.monotonic() - started
-        summary.read_ahead_seconds = self._read_ahead_seconds
-        return summary
+                progress(outcome.result())
+        return CompactionSummary(
+            outcomes=tuple(o.result() for o in sorted(outcomes, key=lambda o: o.partition)),
+            seconds=time.monotonic() - started,
+            read_ahead_seconds=self._read_ahead_seconds,
+        )
 
     def _commit(
         self,

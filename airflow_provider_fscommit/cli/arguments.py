@@ -1,0 +1,127 @@
+"""The flags the ``fscommit`` commands share: the table, ``--json``, the metastore.
+
+A table is named the same way for every command (a spec file, ``--option`` pairs, flags
+for the common options), so the commands' modules add these groups rather than define
+their own.
+"""
+
+from __future__ import annotations
+
+import argparse
+from datetime import timedelta
+from typing import Any
+
+from airflow_provider_fscommit.core.commit.metastore_policy import ClientFactory
+from airflow_provider_fscommit.core.config import options as o
+from airflow_provider_fscommit.core.config.quantities import format_duration
+from airflow_provider_fscommit.core.config.table_spec import TableSpec
+from airflow_provider_fscommit.core.errors import FsCommitError
+from airflow_provider_fscommit.hooks.metastore import uri_metastore_client
+
+# Flags that set a table option directly: (flag, option). Public: tests build flags from it.
+TABLE_FLAGS: tuple[tuple[str, o.ConfigOption], ...] = (
+    ("--staging", o.STAGING_PATH),
+    ("--checkpoint", o.CHECKPOINT_PATH),
+    ("--partition-keys", o.PARTITION_KEYS),
+    ("--table", o.TABLE_PATH),
+    ("--target-file-size", o.COMPACTION_FILE_SIZE),
+    ("--trigger", o.SINK_PARTITION_COMMIT_TRIGGER),
+    ("--delay", o.SINK_PARTITION_COMMIT_DELAY),
+    ("--time-zone", o.SINK_PARTITION_COMMIT_WATERMARK_TIME_ZONE),
+    ("--policy", o.SINK_PARTITION_COMMIT_POLICY_KIND),
+    ("--database", o.METASTORE_DATABASE),
+    ("--table-name", o.METASTORE_TABLE),
+    ("--http-report-url", o.HTTP_REPORT_URL),
+    ("--http-report-params", o.HTTP_REPORT_PARAMS),
+    ("--http-report-timeout", o.HTTP_REPORT_TIMEOUT),
+    ("--expiration-time", o.PARTITION_EXPIRATION_TIME),
+    ("--expiration-strategy", o.PARTITION_EXPIRATION_STRATEGY),
+    ("--timestamp-pattern", o.PARTITION_TIME_EXTRACTOR_TIMESTAMP_PATTERN),
+    ("--timestamp-formatter", o.PARTITION_TIME_EXTRACTOR_TIMESTAMP_FORMATTER),
+    ("--format", o.FORMAT),
+    ("--csv-header", o.CSV_HEADER),
+)
+
+Commands = argparse._SubParsersAction  # what add_subparsers returns (argparse names it so)
+
+
+def add_metastore_uri(parser: argparse.ArgumentParser) -> None:
+    """The metastore of the commands that change it (``commit``, ``expire``)."""
+    parser.add_argument(
+        "--metastore-uri", metavar="THRIFT_URI", help="e.g. thrift://127.0.0.1:9083"
+    )
+
+
+def metastore_client_factory(uri: str | None) -> ClientFactory | None:
+    """The metastore clients of ``--metastore-uri`` (None: not given)."""
+    return None if uri is None else uri_metastore_client(uri)
+
+
+def add_json_flag(parser: argparse.ArgumentParser) -> None:
+    """Every command prints one JSON object on request, for scripts."""
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def add_table_arguments(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("table")
+    for flag, option in TABLE_FLAGS:
+        default = option.default if option.default not in (None, ()) else None
+        shown = format_duration(default) if isinstance(default, timedelta) else default
+        group.add_argument(
+            flag,
+            dest=option.name,
+            metavar=flag[2:].upper().replace("-", "_"),
+            help=option.description + (f" (default: {shown})" if shown is not None else ""),
+        )
+    group.add_argument(
+        "--spec",
+        metavar="FILE",
+        help="a table spec file (YAML or JSON options, as the DAGs read); flags override it",
+    )
+    group.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="any table option by its Flink key or Python name, e.g. "
+        "'sink.partition-commit.delay=1 h' (repeatable)",
+    )
+
+
+def spec_from_args(args: argparse.Namespace) -> TableSpec:
+    """The table spec of ``--spec``, overridden by ``--option`` pairs, then by flags."""
+    values: dict[str, Any] = TableSpec.options_from_file(args.spec) if args.spec else {}
+    overrides = pairs(args.option, "--option")
+    for _, option in TABLE_FLAGS:
+        value = getattr(args, option.name)
+        if value is not None:
+            overrides[option.name] = value
+    for name, value in overrides.items():
+        option = o.lookup(name)
+        # An option given under another name (Flink key vs Python name) is replaced.
+        values = {k: v for k, v in values.items() if o.lookup(k) is not option}
+        values[name] = value
+    return TableSpec.from_options(values)
+
+
+def missing_table_flags(args: argparse.Namespace) -> list[str]:
+    """Required table flags absent with no ``--spec`` to supply them (a usage error)."""
+    if args.spec:
+        return []
+    given = {o.lookup(k).name for k in pairs(args.option, "--option")}
+    return [
+        flag
+        for flag, option in TABLE_FLAGS
+        if option.required and getattr(args, option.name) is None and option.name not in given
+    ]
+
+
+def pairs(items: list[str], flag: str) -> dict[str, str]:
+    """``KEY=VALUE`` flags (``--option``, ``--conf``) as a mapping."""
+    found = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise FsCommitError(f"{flag} {item!r} is not KEY=VALUE")
+        found[key.strip()] = value.strip()
+    return found

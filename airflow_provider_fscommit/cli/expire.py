@@ -1,0 +1,78 @@
+"""``fscommit expire``: list, or with ``--apply`` drop, partitions past their expiration."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import sys
+
+from airflow_provider_fscommit.cli.arguments import (
+    Commands,
+    add_json_flag,
+    add_metastore_uri,
+    add_table_arguments,
+    metastore_client_factory,
+)
+from airflow_provider_fscommit.core.commit.policy_factory import metastore_table_policy
+from airflow_provider_fscommit.core.config.quantities import format_duration, format_size
+from airflow_provider_fscommit.core.config.table_spec import TableSpec
+from airflow_provider_fscommit.core.ledger.expiration import ExpirationReport, expire_partitions
+from airflow_provider_fscommit.core.status.committable import iso_ms
+
+NAME = "expire"
+
+
+def add_parser(commands: Commands) -> None:
+    """``expire``: lists by default, since expiring drops partitions and deletes files."""
+    expire = commands.add_parser(
+        NAME,
+        help="drop published partitions older than --expiration-time (dry run by default)",
+        description="List the published partitions past partition.expiration-time; with "
+        "--apply, drop them from the metastore, delete their published files and record "
+        "them as expired (late data for them is never published again). Staged files are "
+        "never touched.",
+    )
+    add_table_arguments(expire)
+    expire.add_argument("--apply", action="store_true", help="expire them (default: list)")
+    expire.add_argument(
+        "--force",
+        action="store_true",
+        help="check even if partition.expiration-check-interval has not passed",
+    )
+    add_metastore_uri(expire)
+    add_json_flag(expire)
+
+
+def run(spec: TableSpec, args: argparse.Namespace) -> int:
+    metastore = metastore_table_policy(spec, metastore_client_factory(args.metastore_uri))
+    # Airflow's hooks log to stdout; keep stdout for the report (and for --json).
+    with contextlib.redirect_stdout(sys.stderr):
+        expired = expire_partitions(
+            spec, dry_run=not args.apply, metastore=metastore, force=args.force
+        )
+    print(json.dumps(expired.to_dict(), indent=2) if args.json else render_expiry(expired))
+    return 1 if expired.errors else 0
+
+
+def render_expiry(report: ExpirationReport) -> str:
+    limit = f"{format_duration(report.expiration_time)} ({report.strategy})"
+    if report.skipped_until_ms is not None:
+        return (
+            f"partitions were checked for expiration less than "
+            f"partition.expiration-check-interval ago; next check after "
+            f"{iso_ms(report.skipped_until_ms)} (--force to check now)"
+        )
+    lines = [
+        f"{p['partition']}  since {p['age_from']}  {p['files']} file(s), {format_size(p['bytes'])}"
+        for p in report.partitions
+    ]
+    lines += [f"{e['partition']}  error: {e['error']}" for e in report.errors]
+    verb = "would expire" if report.dry_run else "expired"
+    total = sum(p["bytes"] for p in report.partitions)
+    lines.append(
+        f"{verb} {len(report.partitions)} partition(s) older than {limit}, "
+        f"{sum(p['files'] for p in report.partitions)} published file(s), {format_size(total)}"
+        + ("; --apply to expire them" if report.dry_run and report.partitions else "")
+    )
+    return "\n".join(lines)

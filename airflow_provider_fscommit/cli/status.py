@@ -1,0 +1,191 @@
+"""``fscommit status``: the table's watermark and partitions, or one partition's verdict."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from airflow_provider_fscommit.cli.arguments import Commands, add_json_flag, add_table_arguments
+from airflow_provider_fscommit.cli.compaction import NOTHING_COMMITTABLE
+from airflow_provider_fscommit.core.config.quantities import (
+    format_duration,
+    format_size,
+    parse_duration,
+)
+from airflow_provider_fscommit.core.config.table_spec import TableSpec
+from airflow_provider_fscommit.core.status.committable import iso_ms
+from airflow_provider_fscommit.core.status.partition_wait import PartitionCheck, check_partition
+from airflow_provider_fscommit.core.status.table_report import (
+    DEFAULT_STALL_TIMEOUT,
+    TableReport,
+    read_table_report,
+)
+
+NAME = "status"
+
+
+def add_parser(commands: Commands) -> None:
+    """``status``: read-only, so it takes the table and how to judge a stall."""
+    status = commands.add_parser(
+        NAME,
+        help="watermark, partitions and their commit state, orphan files",
+        description="Show the latest committed batch, the safe watermark, every partition "
+        "with its committed files and state, and orphan files of failed batches.",
+    )
+    add_table_arguments(status)
+    status.add_argument(
+        "partition",
+        nargs="?",
+        metavar="PARTITION",
+        help="judge this one partition as the sensor does (e.g. dt=2026-11-20/hour=03): "
+        "exit 0 when committable, 3 while it waits; reads the checkpoint, not the whole "
+        "sink log, under partition-time",
+    )
+    status.add_argument(
+        "--stall-timeout",
+        default=format_duration(DEFAULT_STALL_TIMEOUT),
+        metavar="DURATION",
+        help="report the stream as stalled when its watermark has not moved for this long "
+        f"(default: {format_duration(DEFAULT_STALL_TIMEOUT)})",
+    )
+    add_json_flag(status)
+
+
+def run(spec: TableSpec, args: argparse.Namespace) -> int:
+    stall_timeout = parse_duration(args.stall_timeout, "--stall-timeout")
+    if args.partition:
+        check = check_partition(spec, args.partition, stall_timeout)
+        print(json.dumps(check.to_dict(), indent=2) if args.json else render_check(check))
+        return 0 if check.committable else NOTHING_COMMITTABLE
+    report = read_table_report(spec, stall_timeout)
+    print(json.dumps(report.to_dict(), indent=2) if args.json else render_status(report))
+    return 0
+
+
+def render_check(check: PartitionCheck) -> str:
+    """One partition's verdict, labelled like the table status's header."""
+    verdict = "committable" if check.committable else "stalled" if check.stalled else "waiting"
+    batch = "no batch committed yet" if check.batch_id is None else str(check.batch_id)
+    return "\n".join(
+        [
+            f"Partition  {check.partition}",
+            f"Verdict    {verdict}",
+            f"Commit at  {iso_ms(check.commit_time_ms) or '-'}",
+            f"Watermark  {iso_ms(check.watermark_ms) or '-'}",
+            f"Batch      {batch}",
+            f"Why        {check.reason}",
+        ]
+    )
+
+
+def render_status(report: TableReport) -> str:
+    """The report as a readable table: the same states as the status page."""
+    return "\n".join([*_status_header(report), "", *_partition_table(report), *_file_lists(report)])
+
+
+def _status_header(report: TableReport) -> list[str]:
+    """The table-wide facts, one labelled line each: where the stream is and how it commits."""
+    status = report.status
+    spec, cp = status.spec, status.checkpoint
+    lines = [
+        f"Table      {spec.staging_path}" + (f" -> {spec.table_path}" if spec.table_path else ""),
+        f"Checkpoint {spec.checkpoint_path}",
+    ]
+    if cp.latest_committed_batch is None:
+        lines.append("Batch      no batch committed yet")
+    else:
+        age = (status.now_ms - (cp.last_commit_time_ms or status.now_ms)) / 1000
+        lines.append(
+            f"Batch      {cp.latest_committed_batch} committed {_age(age)} ago "
+            f"(sink log at batch {status.sink_latest_batch})"
+        )
+    lag = report.watermark_lag_ms
+    safe = "not advanced yet" if status.watermark_pending else iso_ms(cp.watermark_ms) or "-"
+    lines.append(
+        f"Watermark  {safe} (safe"
+        + (f", {_age(lag / 1000)} behind the clock" if lag is not None else "")
+        + f"; next batch runs with {iso_ms(cp.next_batch_watermark_ms) or '-'})"
+    )
+    if report.stalled:
+        lines.append(
+            f"Stalled    no progress since {iso_ms(report.progress_since_ms)} (more than "
+            f"{format_duration(report.stall_timeout)}): is the query running and fed?"
+        )
+    lines.append(f"Trigger    {spec.trigger_summary}")
+    if spec.expiration_summary:
+        lines.append(f"Expiration {spec.expiration_summary}")
+    file_format, format_error = status.file_format
+    lines.append(f"Format     {format_error or file_format or 'unknown (nothing staged yet)'}")
+    if report.ledger_error:
+        lines.append(f"Ledger     {report.ledger_error}")
+    return lines
+
+
+_PARTITION_COLUMNS = (
+    "PARTITION",
+    "STATE",
+    "STAGED",
+    "PUBLISHED",
+    "ROWS",
+    "COMMIT TIME (UTC)",
+    "LAST COMMIT",
+    "COMMITTED BY",
+)
+_RIGHT_ALIGNED = {2, 3, 4}  # the sizes and counts
+
+
+def _partition_table(report: TableReport) -> list[str]:
+    """One aligned row per partition, then the count of each state."""
+    rows = [_PARTITION_COLUMNS]
+    for p in report.partitions:
+        rows.append(
+            (
+                p.partition,
+                p.state.value,
+                f"{p.staged_files} / {format_size(p.staged_bytes)}",
+                f"{p.published_files} / {format_size(p.published_bytes)}"
+                if p.published_files
+                else "-",
+                str(p.published_rows) if p.published_files else "-",
+                p.error or iso_ms(p.commit_time_ms) or "",
+                "" if p.error else (iso_ms(p.last_commit_ms) or ""),
+                f"{p.last_origin.dag_id} {p.last_origin.run_id}" if p.last_origin else "",
+            )
+        )
+    widths = [max(len(r[i]) for r in rows) for i in range(len(_PARTITION_COLUMNS))]
+    lines = [
+        "  ".join(
+            f"{cell:>{widths[i]}}" if i in _RIGHT_ALIGNED else f"{cell:<{widths[i]}}"
+            for i, cell in enumerate(row)
+        ).rstrip()
+        for row in rows
+    ]
+    counts = ", ".join(f"{n} {state}" for state, n in report.counts().items())
+    lines.append(f"{len(report.partitions)} partition(s): {counts or 'none'}")
+    return lines
+
+
+def _file_lists(report: TableReport) -> list[str]:
+    """The staged files that need a look (orphans, missing, in flight), each list titled."""
+    status = report.status
+    lines = []
+    for title, paths in (
+        ("Orphan files (not in the sink log; never published)", status.orphan_files),
+        ("Missing files (in the sink log but not on disk)", status.missing_files),
+        (
+            "Files of a batch not committed yet (running, or failed and not redone)",
+            status.in_flight_files,
+        ),
+    ):
+        if paths:
+            lines.append(f"{title}: {len(paths)}")
+            lines.extend(f"  {path}" for path in paths)
+    return lines
+
+
+def _age(seconds: float) -> str:
+    if seconds < 120:
+        return f"{seconds:.1f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.1f} min"
+    return f"{seconds / 3600:.1f} h"

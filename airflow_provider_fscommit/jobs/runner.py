@@ -1,0 +1,195 @@
+"""One compaction run, launched the one right way: here, on Spark Connect, or spark-submit.
+
+The CLI and the operator's hook both run compactions, and must not drift apart on when a
+Spark application is worth starting or on what counts as a failed run. So the decision
+lives here: nothing to compact → the run finishes in this process, no JVM started (an
+hourly DAG meets idle hours and reruns of published ones); a Spark Connect server → the
+protocol here, the units there; else one spark-submit application. Every way ends in the
+same :class:`CompactionSummary`; the spark-submit driver stores it in the table's ledger,
+where it is read back.
+
+What differs between the shells is only how a spark-submit is run and where progress is
+shown: the :class:`Launcher` (the hook: through the Spark provider's ``SparkSubmitHook``
+and its connection; the CLI: a process of its own, its output followed with
+:func:`follow_line`).
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+import uuid
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
+
+from airflow_provider_fscommit.core.compaction.publisher import CompactionPublisher
+from airflow_provider_fscommit.core.compaction.summary import CompactionSummary, PartitionResult
+from airflow_provider_fscommit.core.compat import StrEnum
+from airflow_provider_fscommit.core.config.table_spec import TableSpec
+from airflow_provider_fscommit.core.errors import FsCommitError
+from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
+from airflow_provider_fscommit.jobs.connect import ConnectCompaction
+from airflow_provider_fscommit.jobs.driver import PLANNED_PREFIX, PROGRESS_PREFIX, run_group
+from airflow_provider_fscommit.jobs.launch import CompactionSubmission, SparkInstallation
+
+
+class Launch(StrEnum):
+    """How a run goes, once the runner has decided."""
+
+    HERE = "here"  # nothing for Spark: finished in this process
+    CONNECT = "connect"  # the units on a Spark Connect server
+    SPARK_SUBMIT = "spark-submit"  # one Spark application
+
+
+class RunProgress(Protocol):
+    """Where a run's progress is shown (the CLI's progress line)."""
+
+    def planned(self, partitions: int) -> None:
+        """The run's plans are made: ``partitions`` partitions have work."""
+
+    def partition_done(self, outcome: PartitionResult) -> None:
+        """One partition is published (or failed)."""
+
+
+class Launcher(Protocol):
+    """What a shell says about running the compaction application."""
+
+    def launching(self, how: Launch) -> None:
+        """Told once how the run goes, before it starts (to log it, to show progress)."""
+
+    def installation(self) -> SparkInstallation:
+        """The Spark whose spark-submit runs the application."""
+
+    def environment(self) -> Mapping[str, str]:
+        """What to add to spark-submit's environment (e.g. an AWS identity)."""
+
+    def submit(self, submission: CompactionSubmission) -> None:
+        """Run ``submission`` to its end; raise when the application failed."""
+
+
+class CompactionRunner:
+    """Runs one compaction of ``partitions`` (None: every committable one) of a table.
+
+    :param conf: Spark conf of a spark-submit application.
+    :param remote: a Spark Connect server (``sc://…``): its units run there.
+    :param progress: shown as a Connect run goes (a spark-submit's progress is in its
+        output, which only its launcher sees: :func:`follow_line`).
+    """
+
+    def __init__(
+        self,
+        spec: TableSpec,
+        partitions: Sequence[str] | None,
+        *,
+        codec: str = "snappy",
+        conf: Mapping[str, Any] | None = None,
+        remote: str | None = None,
+        progress: RunProgress | None = None,
+    ) -> None:
+        self.spec = spec
+        self.partitions = partitions
+        self.codec = codec
+        self.conf = dict(conf or {})
+        self.remote = remote
+        self.progress = progress
+        self._connect: ConnectCompaction | None = None
+
+    def run(self, launcher: Launcher) -> CompactionSummary:
+        """The run's summary; whether it failed is :attr:`CompactionSummary.failed`.
+
+        Raises only when there is no summary to give: the application died (killed, out of
+        memory) or the store holding the ledger cannot be reached.
+        """
+        idle = self.run_here_if_idle()
+        if idle is not None:
+            launcher.launching(Launch.HERE)
+            return idle
+        if self.remote is not None:
+            launcher.launching(Launch.CONNECT)
+            return self._on_connect(self.remote)
+        launcher.launching(Launch.SPARK_SUBMIT)
+        return self._submitted(launcher)
+
+    def run_here_if_idle(self) -> CompactionSummary | None:
+        """Finish a run that has nothing to compact without starting a Spark application.
+
+        The dry run decides (it also refuses partitions that are not committable, before
+        anything is submitted); the run itself is the same protocol, so recovery
+        (discarding a crashed run's plan, finishing a publish) still happens. Should late
+        rows arrive between the two looks, their units run in this process, with the same
+        code the executors run. Returns None when there is work for Spark.
+        """
+        publisher = CompactionPublisher(self.spec, self.codec)
+        if publisher.preview(self.partitions).plans:
+            return None
+        return publisher.run(run_group, self.partitions)
+
+    def interrupt(self) -> None:
+        """Cancel a Connect run's work on its server (from another thread: ``on_kill``)."""
+        connect = self._connect
+        if connect is not None:
+            connect.interrupt()
+
+    def _on_connect(self, remote: str) -> CompactionSummary:
+        """The protocol in this process, the units on the Spark Connect server."""
+        progress = self.progress
+        self._connect = ConnectCompaction(remote, self.codec)
+        try:
+            return self._connect.run(
+                self.spec,
+                self.partitions,
+                uuid.uuid4().hex,
+                progress.partition_done if progress else None,
+                (lambda plans: progress.planned(len(plans))) if progress else None,
+            )
+        finally:
+            self._connect = None
+
+    def _submitted(self, launcher: Launcher) -> CompactionSummary:
+        """One spark-submit application; its summary is read back from the ledger."""
+        ledger = CommitLedger(self.spec.require_table_path())
+        spark = launcher.installation()
+        with tempfile.TemporaryDirectory(prefix="fscommit-") as scratch:
+            submission = CompactionSubmission.prepare(
+                self.spec,
+                self.partitions,
+                scratch,
+                codec=self.codec,
+                conf=self.conf,
+                env=launcher.environment(),
+                spark=spark,
+            )
+            try:
+                launcher.submit(submission)
+            except Exception:
+                summary = _stored(ledger, submission.run_id)
+                if summary is None or not summary.failed:
+                    raise
+                return summary  # the application said why it failed: that is the message
+        summary = _stored(ledger, submission.run_id)
+        if summary is None:
+            raise FsCommitError(
+                "the compaction application finished but left no run summary in the ledger; "
+                "see the spark-submit log above"
+            )
+        return summary
+
+
+def follow_line(line: str, progress: RunProgress | None) -> bool:
+    """Show a progress line of the application's output; False: not one of them."""
+    if line.startswith(PLANNED_PREFIX):
+        if progress:
+            progress.planned(len(json.loads(line[len(PLANNED_PREFIX) :])))
+        return True
+    if line.startswith(PROGRESS_PREFIX):
+        if progress:
+            progress.partition_done(
+                PartitionResult.from_dict(json.loads(line[len(PROGRESS_PREFIX) :]))
+            )
+        return True
+    return False
+
+
+def _stored(ledger: CommitLedger, run_id: str) -> CompactionSummary | None:
+    document = ledger.read_run(run_id)
+    return None if document is None else CompactionSummary.from_dict(document)
