@@ -1,0 +1,36 @@
+"""The driver stores every run's summary where its launcher reads it, a stopped one too.
+
+The whole application runs in tests/jobs/test_compact.py; here, what a stopped run leaves.
+"""
+
+from __future__ import annotations
+
+from airflow_provider_fscommit.core.compaction.summary import CompactionSummary
+from airflow_provider_fscommit.core.config.table_spec import TableSpec
+from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
+from airflow_provider_fscommit.jobs.driver import record
+from tests.support.tables import hourly_table
+
+
+def spec_at(tmp_path, table) -> TableSpec:
+    return TableSpec.from_options(
+        hourly_table(str(tmp_path / "staging"), str(tmp_path / "checkpoint"), table_path=table)
+    )
+
+
+def test_a_stopped_run_is_stored_and_said_on_stderr(tmp_path, capsys):
+    spec = spec_at(tmp_path, str(tmp_path / "table"))
+    record(spec, "r1", CompactionSummary.stopped("the table lock is held by another run"))
+    stored = CommitLedger(spec.table_path).read_run("r1")
+    assert stored == {"error": "the table lock is held by another run", "partitions": []}
+    assert "fscommit: error: the table lock is held by another run" in capsys.readouterr().err
+
+
+def test_a_store_that_fails_a_stopped_run_does_not_hide_why_it_stopped(tmp_path, capsys):
+    """The fault: the table's location is a file, so no ledger can be written there."""
+    blocked = tmp_path / "table"
+    blocked.write_text("not a directory")
+    record(spec_at(tmp_path, str(blocked)), "r1", CompactionSummary.stopped("checkpoint gone"))
+    err = capsys.readouterr().err
+    assert "fscommit: error: checkpoint gone" in err
+    assert "its summary could not be stored either" in err

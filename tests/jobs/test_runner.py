@@ -1,0 +1,100 @@
+"""The one place that decides how a compaction runs, and what its summary is.
+
+Spark applications themselves run in the CLI's and the operator's tests (tests/cli,
+tests/jobs/test_compact.py, tests/operators); here the launcher's application only dies,
+the fault a runner must tell apart from a run that reported its own failure.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from airflow_provider_fscommit.core.compaction.summary import CompactionSummary
+from airflow_provider_fscommit.core.config.table_spec import TableSpec
+from airflow_provider_fscommit.core.errors import FsCommitError
+from airflow_provider_fscommit.jobs.driver import record
+from airflow_provider_fscommit.jobs.launch import CompactionSubmission, SparkInstallation
+from airflow_provider_fscommit.jobs.runner import CompactionRunner, Launch
+from tests.support.compaction import table_options, visible_data_files
+
+
+class DyingLauncher:
+    """A launcher whose application dies; ``stored`` is what it told the ledger first."""
+
+    def __init__(self, spec: TableSpec, stored: CompactionSummary | None = None) -> None:
+        self.spec = spec
+        self.stored = stored
+        self.told: list[Launch] = []
+        self.submitted: list[CompactionSubmission] = []
+
+    def launching(self, how: Launch) -> None:
+        self.told.append(how)
+
+    def installation(self) -> SparkInstallation:
+        return SparkInstallation.locate()
+
+    def environment(self) -> dict[str, str]:
+        return {"FSCOMMIT_TEST": "1"}
+
+    def submit(self, submission: CompactionSubmission) -> None:
+        self.submitted.append(submission)
+        if self.stored is not None:
+            record(self.spec, submission.run_id, self.stored)
+        raise RuntimeError("spark-submit exited with code 137")
+
+
+def spec_of(stream, table, **options: str) -> TableSpec:
+    return TableSpec.from_options({**table_options(stream, str(table)), **options})
+
+
+def test_nothing_to_compact_finishes_here_without_asking_for_spark(compacted_stream, tmp_path):
+    spec = spec_of(compacted_stream, tmp_path / "table", **{"sink.partition-commit.delay": "100 d"})
+    launcher = DyingLauncher(spec)
+    summary = CompactionRunner(spec, None).run(launcher)
+    assert launcher.told == [Launch.HERE] and not launcher.submitted
+    assert summary.outcomes == () and not summary.failed
+
+
+def test_an_application_that_died_without_a_summary_is_the_launchers_error(
+    compacted_stream, tmp_path
+):
+    spec = spec_of(compacted_stream, tmp_path / "table")
+    launcher = DyingLauncher(spec)
+    with pytest.raises(RuntimeError, match="code 137"):
+        CompactionRunner(spec, None, conf={"spark.ui.enabled": "false"}).run(launcher)
+    assert launcher.told == [Launch.SPARK_SUBMIT]
+    (submission,) = launcher.submitted
+    assert submission.conf["spark.ui.enabled"] == "false"
+    assert submission.env["FSCOMMIT_TEST"] == "1"
+    assert not visible_data_files(str(tmp_path / "table"))
+
+
+def test_a_failed_run_that_stored_its_summary_is_that_summary(compacted_stream, tmp_path):
+    """The application's own message (here, executors below the floors) is the one a user
+    reads, not spark-submit's exit code."""
+    spec = spec_of(compacted_stream, tmp_path / "table")
+    stopped = CompactionSummary.stopped("the compaction job's executors run with no pyarrow")
+    summary = CompactionRunner(spec, None).run(DyingLauncher(spec, stored=stopped))
+    assert summary == stopped and summary.failed
+    assert summary.failure() == "the compaction job's executors run with no pyarrow"
+
+
+def test_a_run_that_stored_a_success_but_exited_badly_is_not_taken_for_done(
+    compacted_stream, tmp_path
+):
+    spec = spec_of(compacted_stream, tmp_path / "table")
+    with pytest.raises(RuntimeError, match="code 137"):
+        CompactionRunner(spec, None).run(DyingLauncher(spec, stored=CompactionSummary()))
+
+
+def test_an_application_that_finished_without_a_summary_says_where_to_look(
+    compacted_stream, tmp_path
+):
+    spec = spec_of(compacted_stream, tmp_path / "table")
+
+    class Finishing(DyingLauncher):
+        def submit(self, submission: CompactionSubmission) -> None:
+            self.submitted.append(submission)
+
+    with pytest.raises(FsCommitError, match="left no run summary in the ledger"):
+        CompactionRunner(spec, None).run(Finishing(spec))
