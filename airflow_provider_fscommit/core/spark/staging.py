@@ -84,6 +84,10 @@ class StagingTable:
         # Directory URI -> its partition as last read: reused while unchanged, so a poll
         # of a big table creates objects only for the partitions that got new files.
         self._partitions: dict[str, StagingPartition] = {}
+        # Partition path -> its logged directory URI, for a look at one partition; complete
+        # for the snapshot of ``_indexed`` (its latest batch and directory count).
+        self._by_path: dict[str, str] = {}
+        self._indexed: tuple[int | None, int] | None = None
 
     def snapshot(self) -> SinkLogSnapshot:
         return self._log.read()
@@ -110,6 +114,46 @@ class StagingTable:
                 cached = StagingPartition(known[1], known[0], *facts)
             current[directory] = cached
         self._partitions = current
+        self._refuse_outside(outside)
+        return sorted(current.values(), key=lambda p: p.path)
+
+    def partition(self, snapshot: SinkLogSnapshot, path: str) -> StagingPartition | None:
+        """One partition's committed files, summarized (None: the query wrote none yet).
+
+        A waiting sensor looks at one partition of a table that may be years old: this
+        costs a lookup, not a pass over every partition. Directories are parsed only when
+        the sink log has committed a new batch since the last look.
+        """
+        summary = snapshot.directories
+        indexed = (snapshot.latest_batch, summary.num_rows)
+        if self._indexed != indexed:
+            directories = summary["dir"].to_pylist()
+            self._refuse_outside([d for d in directories if self._directory(d) is None])
+            self._indexed = indexed
+        directory = self._by_path.get(path)
+        if directory is None:
+            return None
+        row = pc.index(summary["dir"], directory).as_py()
+        if row < 0:
+            return None
+        facts = tuple(summary[name][row].as_py() for name in summary.column_names[1:])
+        cached = self._partitions.get(directory)
+        if (
+            cached is not None
+            and (
+                cached.files,
+                cached.bytes,
+                cached.creation_time_ms,
+                cached.last_modified_ms,
+            )
+            == facts
+        ):
+            return cached
+        known = self._directory(directory)
+        assert known is not None  # indexed under its path
+        return StagingPartition(known[1], known[0], *facts)
+
+    def _refuse_outside(self, outside: list[str]) -> None:
         if outside:
             raise SinkLogError(
                 f"the sink log of {self.staging_uri} lists committed files outside it, e.g. "
@@ -117,7 +161,6 @@ class StagingTable:
                 "wrote it (the log holds absolute paths). Point the staging path at the "
                 "directory the query writes, or restart the query on the new location"
             )
-        return sorted(current.values(), key=lambda p: p.path)
 
     def committed_files(
         self, snapshot: SinkLogSnapshot, partitions: set[str]
@@ -152,6 +195,8 @@ class StagingTable:
                     PartitionSpec.parse(relative, self.partition_keys, self.default_name),
                 )
             )
+            if relative is not None:
+                self._by_path.setdefault(relative, directory)
         return self._directories[directory]
 
     def logged_relative_paths(self, snapshot: SinkLogSnapshot) -> list[str]:

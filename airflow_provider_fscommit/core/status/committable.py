@@ -80,12 +80,7 @@ class TableStatus:
 
     @property
     def watermark_pending(self) -> bool:
-        """Batches are committed but the watermark partition-time waits for is still 0."""
-        return (
-            self.spec.trigger is TriggerKind.PARTITION_TIME
-            and self.checkpoint.latest_committed_batch is not None
-            and not self.checkpoint.watermark_advanced
-        )
+        return watermark_pending(self.spec, self.checkpoint)
 
     @property
     def file_format(self) -> tuple[FileFormat | None, str | None]:
@@ -101,24 +96,8 @@ class TableStatus:
         return next((p for p in self.partitions if p.staged.path == partition), None)
 
     def judge(self, partition: str) -> tuple[int | None, bool]:
-        """Commit time and committability of any partition path, staged files or not.
-
-        A partition the stream wrote nothing to (an idle hour) is judged by its time alone
-        under ``partition-time``; ``process-time`` and ``idle-time`` cannot judge it (no
-        file to time). A path that does not match the partition keys raises
-        ``PartitionPathError``; one whose time cannot be extracted, ``PartitionTimeError``.
-        """
-        staged = self.find(partition)
-        if staged is None:
-            if self.spec.trigger is not TriggerKind.PARTITION_TIME:
-                PartitionSpec.parse(
-                    partition, self.spec.partition_keys, self.spec.partition_default_name
-                )
-                return None, False
-            return judge_by_time(self.spec, partition, self.checkpoint, self.now_ms)
-        if staged.error:
-            raise PartitionTimeError(f"partition {partition} cannot be judged: {staged.error}")
-        return staged.commit_time_ms, staged.state == PartitionState.COMMITTABLE
+        """Commit time and committability of any partition path (:func:`verdict`)."""
+        return verdict(self.spec, partition, self.find(partition), self.checkpoint, self.now_ms)
 
     def to_dict(self) -> dict[str, Any]:
         cp = self.checkpoint
@@ -148,6 +127,49 @@ class TableStatus:
             "missing_files": self.missing_files,
             "in_flight_files": self.in_flight_files,
         }
+
+
+@dataclass(frozen=True)
+class TableLook:
+    """The checkpoint, then the sink log, read at one moment: what a partition is judged by."""
+
+    checkpoint: CheckpointState
+    snapshot: SinkLogSnapshot
+    now_ms: int
+
+
+def watermark_pending(spec: TableSpec, checkpoint: CheckpointState) -> bool:
+    """Batches are committed but the watermark ``partition-time`` waits for is still 0."""
+    return (
+        spec.trigger is TriggerKind.PARTITION_TIME
+        and checkpoint.latest_committed_batch is not None
+        and not checkpoint.watermark_advanced
+    )
+
+
+def verdict(
+    spec: TableSpec,
+    partition: str,
+    status: PartitionStatus | None,
+    checkpoint: CheckpointState,
+    now_ms: int,
+) -> tuple[int | None, bool]:
+    """Commit time and committability of any partition path, staged files or not.
+
+    ``status`` is the partition's, None when the stream wrote nothing to it (an idle
+    hour): then it is judged by its time alone under ``partition-time``; ``process-time``
+    and ``idle-time`` cannot judge it (no file to time). A path that does not match the
+    partition keys raises ``PartitionPathError``; one whose time cannot be extracted,
+    ``PartitionTimeError``.
+    """
+    if status is None:
+        if spec.trigger is not TriggerKind.PARTITION_TIME:
+            PartitionSpec.parse(partition, spec.partition_keys, spec.partition_default_name)
+            return None, False
+        return judge_by_time(spec, partition, checkpoint, now_ms)
+    if status.error:
+        raise PartitionTimeError(f"partition {partition} cannot be judged: {status.error}")
+    return status.commit_time_ms, status.state == PartitionState.COMMITTABLE
 
 
 def judge_by_time(
@@ -189,24 +211,46 @@ class TableStatusReader:
     @store_errors
     def read(self, now_ms: int | None = None, find_orphans: bool = True) -> TableStatus:
         """The state of every partition; ``find_orphans`` adds a listing of staging."""
-        now_ms = int(time.time() * 1000) if now_ms is None else now_ms
-        checkpoint = self.checkpoint.read()
-        snapshot = self.staging.snapshot()
-        self._check_watermark(checkpoint, snapshot)
-        partitions = [self._judge(p, checkpoint, now_ms) for p in self.staging.partitions(snapshot)]
+        look = self.look(now_ms)
+        checkpoint, snapshot = look.checkpoint, look.snapshot
+        partitions = [
+            self._judge(p, checkpoint, look.now_ms) for p in self.staging.partitions(snapshot)
+        ]
         self._statuses = {p.staged.path: p for p in partitions}
         orphans = self.staging.orphans(snapshot, self._settle) if find_orphans else None
         return TableStatus(
             spec=self.spec,
             checkpoint=checkpoint,
             sink_latest_batch=snapshot.latest_batch,
-            now_ms=now_ms,
+            now_ms=look.now_ms,
             partitions=partitions,
             snapshot=snapshot,
             orphan_files=orphans.orphan_files if orphans else [],
             missing_files=orphans.missing_files if orphans else [],
             in_flight_files=orphans.in_flight_files if orphans else [],
         )
+
+    @store_errors
+    def look(self, now_ms: int | None = None) -> TableLook:
+        """The checkpoint, then the sink log (read incrementally), for judging partitions."""
+        now_ms = int(time.time() * 1000) if now_ms is None else now_ms
+        checkpoint = self.checkpoint.read()
+        snapshot = self.staging.snapshot()
+        self._check_watermark(checkpoint, snapshot)
+        return TableLook(checkpoint, snapshot, now_ms)
+
+    def judge(self, look: TableLook, partition: str) -> tuple[int | None, bool]:
+        """:func:`verdict` on one partition from ``look``, judging that partition only.
+
+        What a sensor's poke and a trigger's poll need under ``process-time`` and
+        ``idle-time``: the cost of a look must not grow with the table's age.
+        """
+        staged = self.staging.partition(look.snapshot, partition)
+        status = None
+        if staged is not None:
+            status = self._judge(staged, look.checkpoint, look.now_ms)
+            self._statuses[staged.path] = status
+        return verdict(self.spec, partition, status, look.checkpoint, look.now_ms)
 
     def _settle(self) -> tuple[SinkLogSnapshot, int | None]:
         """The log read again after the checkpoint, and the latest commit's time."""

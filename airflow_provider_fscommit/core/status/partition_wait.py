@@ -27,7 +27,11 @@ from airflow_provider_fscommit.core.config.options import TriggerKind
 from airflow_provider_fscommit.core.config.quantities import format_duration
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.spark.checkpoint import CheckpointReader, CheckpointState
-from airflow_provider_fscommit.core.status.committable import iso_ms, judge_by_time
+from airflow_provider_fscommit.core.status.committable import (
+    iso_ms,
+    judge_by_time,
+    watermark_pending,
+)
 from airflow_provider_fscommit.core.status.table_watch import TableWatch, table_watch
 from airflow_provider_fscommit.core.storage.object_store import store_errors
 
@@ -70,17 +74,13 @@ def _look(watch: TableWatch, partition: str, now_ms: int, max_age_s: float) -> _
         two_batches = (checkpoint.latest_committed_batch or 0) >= 1
         if checkpoint.has_watermark or not two_batches:
             commit_time, committable = judge_by_time(spec, partition, checkpoint, now_ms)
-            pending = (
-                checkpoint.latest_committed_batch is not None and not checkpoint.watermark_advanced
-            )
+            pending = watermark_pending(spec, checkpoint)
             return _Look(checkpoint, commit_time, committable, pending)
-    status = watch.recent(
-        "status",
-        max_age_s,
-        lambda: watch.status_reader().read(now_ms=now_ms, find_orphans=False),
-    )
-    commit_time, committable = status.judge(partition)
-    return _Look(status.checkpoint, commit_time, committable, status.watermark_pending)
+    reader = watch.status_reader()
+    look = watch.recent("table", max_age_s, lambda: reader.look(now_ms))
+    commit_time, committable = reader.judge(look, partition)
+    pending = watermark_pending(spec, look.checkpoint)
+    return _Look(look.checkpoint, commit_time, committable, pending)
 
 
 def _checkpoint(watch: TableWatch) -> CheckpointState:

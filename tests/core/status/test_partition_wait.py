@@ -79,14 +79,31 @@ STREAMS = {
 }
 
 
-@pytest.mark.parametrize("trigger", ["partition-time", "process-time"])
+TRIGGERS = {
+    "partition-time": {},
+    "process-time": {},
+    "idle-time": {"partition.idle-time-to-done": "10 min", "partition.time-interval": "1 h"},
+}
+
+
+def with_trigger(options: dict, trigger: str) -> TableSpec:
+    """The table of ``options`` under ``trigger`` (idle-time has no delay: it refuses one)."""
+    if trigger == "idle-time":
+        options = {k: v for k, v in options.items() if k != "sink.partition-commit.delay"}
+    return TableSpec.from_options(
+        options | {"sink.partition-commit.trigger": trigger} | TRIGGERS[trigger]
+    )
+
+
+@pytest.mark.parametrize("trigger", sorted(TRIGGERS))
 @pytest.mark.parametrize("fixture", sorted(STREAMS))
 def test_a_wait_judges_every_partition_as_the_full_read_does(fixture, trigger, request, tmp_path):
-    """The cheap look (checkpoint only, for partition-time) and the shared incremental
-    one (process-time) give the full read's verdict, staged partitions or not."""
+    """The cheap look (checkpoint only, for partition-time) and the one-partition look at
+    the shared incremental read (process-time, idle-time) give the full read's verdict,
+    staged partitions or not."""
     stream = request.getfixturevalue(fixture)
     options = table_options(stream, str(tmp_path / "table")) | STREAMS[fixture]
-    spec = TableSpec.from_options(options | {"sink.partition-commit.trigger": trigger})
+    spec = with_trigger(options, trigger)
     now = int(time.time() * 1000)
     full = TableStatusReader(spec).read(now_ms=now, find_orphans=False)
     staged = [p.staged.path for p in full.partitions]
@@ -133,6 +150,43 @@ def test_a_poll_reads_the_checkpoint_not_the_sink_log_whatever_its_size(
     # latest (the stall check); later polls open nothing (no new batch in between).
     assert opened == [f"checkpoint/{log}/N" for log in ("offsets", "commits", "offsets")]
     assert [operation for operation, _ in calls[1_000]].count("list") == 3 * 3
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("trigger", ["process-time", "idle-time"])
+def test_a_poll_judges_its_partition_only_whatever_the_tables_age(
+    trigger, tmp_path_factory, monkeypatch
+):
+    """Under the triggers that need the partition's files, a poll after the first judges
+    that one partition on a table of a thousand partitions as on one of ten."""
+    judged: dict[int, list[int]] = {}
+    for entries, partitions in ((1_000, 10), (100_000, 1_000)):
+        log = SyntheticLog(tmp_path_factory.mktemp(f"log{entries}"), entries, partitions)
+        log.write()
+        spec = with_trigger(hourly_table(str(log.staging), str(log.checkpoint)), trigger)
+        trigger_class = type(spec.commit_trigger)
+        calls: list[int] = []
+        original = trigger_class.is_committable
+
+        def counted(self, *args, original=original, calls=calls):
+            calls.append(1)
+            return original(self, *args)
+
+        monkeypatch.setattr(trigger_class, "is_committable", counted)
+        newest = log.partition_path(partitions - 1)
+        polls = []
+        for _ in range(3):
+            before = len(calls)
+            check_partition(spec, newest, now_ms=log.now_ms())
+            polls.append(len(calls) - before)
+        monkeypatch.undo()
+        judged[entries] = polls
+        full = TableStatusReader(spec).read(now_ms=log.now_ms(), find_orphans=False)
+        assert (
+            check_partition(spec, newest, now_ms=log.now_ms()).committable
+            == (full.judge(newest)[1])
+        )
+    assert judged[1_000] == judged[100_000] == [1, 1, 1]
 
 
 def _shape(path: str, root: Path) -> str:
