@@ -1,11 +1,14 @@
-"""``fscommit clean-staging``: delete staged files whose rows are published, once old."""
+"""delete staged files whose rows are published, once older than an age
+
+Delete staged files that the ledger records as published and that are older than
+--older-than; never the sink log, the checkpoint, orphans or files not yet published.
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
 
-from airflow_provider_fscommit.cli.arguments import Commands, add_json_flag, add_table_arguments
 from airflow_provider_fscommit.core.config.quantities import (
     format_duration,
     format_size,
@@ -14,22 +17,11 @@ from airflow_provider_fscommit.core.config.quantities import (
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.ledger.retention import CleanupReport, clean_staging
 
-NAME = "clean-staging"
 
-
-def add_parser(commands: Commands) -> None:
-    """``clean-staging``: the age is required, so no run deletes recent files by default."""
-    clean = commands.add_parser(
-        NAME,
-        help="delete staged files whose rows are published, once older than an age",
-        description="Delete staged files that the ledger records as published and that are "
-        "older than --older-than; never the sink log, the checkpoint, orphans or files not "
-        "yet published.",
-    )
-    add_table_arguments(clean)
-    clean.add_argument("--older-than", required=True, metavar="AGE", help="e.g. 7d, 36 h")
-    clean.add_argument("--dry-run", action="store_true", help="list what would be deleted")
-    add_json_flag(clean)
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The age is required, so no run deletes recent files by default."""
+    parser.add_argument("--older-than", required=True, metavar="AGE", help="e.g. 7d, 36 h")
+    parser.add_argument("--dry-run", action="store_true", help="list what would be deleted")
 
 
 def run(spec: TableSpec, args: argparse.Namespace) -> int:

@@ -1,4 +1,8 @@
-"""``fscommit commit``: compact, then make the partitions visible with the policy chain."""
+"""compact, then run the commit policies (metastore, success file, custom)
+
+Compact committable partitions like 'compact', then make them visible with the policies
+of --policy, in that order.
+"""
 
 from __future__ import annotations
 
@@ -8,37 +12,29 @@ import json
 import sys
 from collections.abc import Sequence
 
+from airflow_provider_fscommit.cli import compact
 from airflow_provider_fscommit.cli.arguments import (
-    Commands,
     add_metastore_uri,
     metastore_client_factory,
 )
-from airflow_provider_fscommit.cli.compact import add_compaction_arguments, run_compact
+from airflow_provider_fscommit.cli.compact import run_compact
 from airflow_provider_fscommit.cli.compaction import (
     NOTHING_COMMITTABLE,
     SparkOptions,
-    compact,
     nothing_committable,
     render_summary,
+    run_compaction,
 )
 from airflow_provider_fscommit.core.commit.committer import PartitionCommitter
 from airflow_provider_fscommit.core.commit.policy_factory import create_policies
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.errors import FsCommitError
 
-NAME = "commit"
 
-
-def add_parser(commands: Commands) -> None:
-    """``commit``: a compaction's flags, and the metastore its policies may need."""
-    commit = commands.add_parser(
-        NAME,
-        help="compact, then run the commit policies (metastore, success file, custom)",
-        description="Compact committable partitions like 'compact', then make them visible "
-        "with the policies of --policy, in that order.",
-    )
-    add_compaction_arguments(commit)
-    add_metastore_uri(commit)
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """A compaction's flags, and the metastore its policies may need."""
+    compact.add_arguments(parser)
+    add_metastore_uri(parser)
 
 
 def run(spec: TableSpec, args: argparse.Namespace) -> int:
@@ -66,7 +62,7 @@ def run_commit(
     )
     if dry_run:
         return run_compact(spec, partitions, spark, dry_run=True, as_json=as_json)
-    summary = compact(spec, partitions, spark, show_progress=not as_json)
+    summary = run_compaction(spec, partitions, spark, show_progress=not as_json)
     if summary.error is not None:
         raise FsCommitError(summary.error)
     if nothing_committable(partitions, summary.outcomes):

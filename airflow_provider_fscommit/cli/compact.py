@@ -1,4 +1,8 @@
-"""``fscommit compact``: compact and publish committable partitions (or plan, ``--dry-run``)."""
+"""compact and publish committable partitions (spark-submit or Spark Connect)
+
+Compact the committed files of committable partitions into the published table, exactly
+once (default: every committable partition).
+"""
 
 from __future__ import annotations
 
@@ -7,42 +11,26 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from airflow_provider_fscommit.cli.arguments import Commands, add_json_flag, add_table_arguments
 from airflow_provider_fscommit.cli.compaction import (
     NOTHING_COMMITTABLE,
     SparkOptions,
     add_spark_arguments,
-    compact,
     nothing_committable,
     render_summary,
+    run_compaction,
 )
 from airflow_provider_fscommit.core.compaction.publisher import CompactionPublisher
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.errors import FsCommitError
 
-NAME = "compact"
 
-
-def add_parser(commands: Commands) -> None:
-    add_compaction_arguments(
-        commands.add_parser(
-            NAME,
-            help="compact and publish committable partitions (spark-submit or Spark Connect)",
-            description="Compact the committed files of committable partitions into the "
-            "published table, exactly once (default: every committable partition).",
-        )
-    )
-
-
-def add_compaction_arguments(parser: argparse.ArgumentParser) -> None:
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     """What ``compact``, ``plan`` and ``commit`` share: one compaction, the same flags."""
-    add_table_arguments(parser)
     parser.add_argument(
         "partitions", nargs="*", metavar="PARTITION", help="e.g. dt=2026-11-20/hour=03"
     )
     add_spark_arguments(parser)
     parser.add_argument("--dry-run", action="store_true", help="print the plan only")
-    add_json_flag(parser)
 
 
 def run(spec: TableSpec, args: argparse.Namespace) -> int:
@@ -66,7 +54,7 @@ def run_compact(
         print(json.dumps(document, indent=2) if as_json else render_plans(document))
         selected = [*preview.plans, *preview.settled]
         return NOTHING_COMMITTABLE if nothing_committable(partitions, selected) else 0
-    summary = compact(spec, partitions, spark, show_progress=not as_json)
+    summary = run_compaction(spec, partitions, spark, show_progress=not as_json)
     if summary.error is not None:
         raise FsCommitError(summary.error)
     print(json.dumps(summary.to_dict(), indent=2) if as_json else render_summary(summary))

@@ -88,7 +88,7 @@ def add_spark_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def compact(
+def run_compaction(
     spec: TableSpec, partitions: Sequence[str] | None, spark: SparkOptions, *, show_progress: bool
 ) -> CompactionSummary:
     """Run the compaction, its progress on stderr unless ``show_progress`` is False."""

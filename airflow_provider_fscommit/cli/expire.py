@@ -1,4 +1,9 @@
-"""``fscommit expire``: list, or with ``--apply`` drop, partitions past their expiration."""
+"""drop published partitions older than --expiration-time (dry run by default)
+
+List the published partitions past partition.expiration-time; with --apply, drop them
+from the metastore, delete their published files and record them as expired (late data
+for them is never published again). Staged files are never touched.
+"""
 
 from __future__ import annotations
 
@@ -8,10 +13,7 @@ import json
 import sys
 
 from airflow_provider_fscommit.cli.arguments import (
-    Commands,
-    add_json_flag,
     add_metastore_uri,
-    add_table_arguments,
     metastore_client_factory,
 )
 from airflow_provider_fscommit.core.commit.policy_factory import metastore_table_policy
@@ -20,28 +22,16 @@ from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.ledger.expiration import ExpirationReport, expire_partitions
 from airflow_provider_fscommit.core.status.committable import iso_ms
 
-NAME = "expire"
 
-
-def add_parser(commands: Commands) -> None:
-    """``expire``: lists by default, since expiring drops partitions and deletes files."""
-    expire = commands.add_parser(
-        NAME,
-        help="drop published partitions older than --expiration-time (dry run by default)",
-        description="List the published partitions past partition.expiration-time; with "
-        "--apply, drop them from the metastore, delete their published files and record "
-        "them as expired (late data for them is never published again). Staged files are "
-        "never touched.",
-    )
-    add_table_arguments(expire)
-    expire.add_argument("--apply", action="store_true", help="expire them (default: list)")
-    expire.add_argument(
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Lists by default, since expiring drops partitions and deletes files."""
+    parser.add_argument("--apply", action="store_true", help="expire them (default: list)")
+    parser.add_argument(
         "--force",
         action="store_true",
         help="check even if partition.expiration-check-interval has not passed",
     )
-    add_metastore_uri(expire)
-    add_json_flag(expire)
+    add_metastore_uri(parser)
 
 
 def run(spec: TableSpec, args: argparse.Namespace) -> int:

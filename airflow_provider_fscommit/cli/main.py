@@ -16,6 +16,7 @@ import argparse
 import os
 import sys
 from collections.abc import Callable, Sequence
+from types import ModuleType
 
 from airflow_provider_fscommit.cli import (
     clean_staging,
@@ -26,16 +27,30 @@ from airflow_provider_fscommit.cli import (
     quarantine,
     status,
 )
-from airflow_provider_fscommit.cli.arguments import missing_table_flags, spec_from_args
+from airflow_provider_fscommit.cli.arguments import (
+    add_json_flag,
+    add_table_arguments,
+    missing_table_flags,
+    spec_from_args,
+)
 from airflow_provider_fscommit.console import messages_to_stderr
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.errors import FsCommitError
 
 Command = Callable[[TableSpec, argparse.Namespace], int]
 
-# The commands' modules, in the order help lists them; each has NAME, add_parser and run.
+# The commands' modules, in the order help lists them: each is named after its command,
+# says in its docstring what it does (the help), adds its own arguments to the table's,
+# and runs.
 _MODULES = (status, compact, commit, plan, clean_staging, expire, quarantine)
-COMMANDS: dict[str, Command] = {module.NAME: module.run for module in _MODULES}
+
+
+def command_name(module: ModuleType) -> str:
+    """``clean-staging`` for the module ``clean_staging``."""
+    return module.__name__.rsplit(".", 1)[-1].replace("_", "-")
+
+
+COMMANDS: dict[str, Command] = {command_name(module): module.run for module in _MODULES}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -47,7 +62,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for module in _MODULES:
-        module.add_parser(commands)
+        assert module.__doc__  # its first line is the command's help, the next its description
+        summary, description = module.__doc__.strip().split("\n\n")
+        command = commands.add_parser(command_name(module), help=summary, description=description)
+        add_table_arguments(command)
+        module.add_arguments(command)
+        add_json_flag(command)  # every command prints one JSON object on request
     return parser
 
 

@@ -1,25 +1,21 @@
-"""``fscommit plan``: what ``fscommit compact`` would do now (``compact --dry-run``)."""
+"""show what compact would do (compact --dry-run)
+
+Show the compaction plan of committable partitions; change nothing.
+"""
 
 from __future__ import annotations
 
 import argparse
 
-from airflow_provider_fscommit.cli.arguments import Commands
-from airflow_provider_fscommit.cli.compact import add_compaction_arguments, run_compact
+from airflow_provider_fscommit.cli import compact
+from airflow_provider_fscommit.cli.compact import run_compact
 from airflow_provider_fscommit.cli.compaction import SparkOptions
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 
-NAME = "plan"
 
-
-def add_parser(commands: Commands) -> None:
-    add_compaction_arguments(
-        commands.add_parser(
-            NAME,
-            help="show what compact would do (compact --dry-run)",
-            description="Show the compaction plan of committable partitions; change nothing.",
-        )
-    )
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The flags of ``compact``, so a plan is shown for exactly the run it describes."""
+    compact.add_arguments(parser)
 
 
 def run(spec: TableSpec, args: argparse.Namespace) -> int:

@@ -1,33 +1,26 @@
-"""``fscommit quarantine``: give up unreadable staged files, keeping why in the ledger."""
+"""give up unreadable staged files so the rest of their partition is published
+
+Record in the ledger that the given staged files (as an error names them) are never to
+be published: their rows are lost, the other files of their partitions are published by
+the next compaction. For files that cannot be restored.
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
 
-from airflow_provider_fscommit.cli.arguments import Commands, add_json_flag, add_table_arguments
 from airflow_provider_fscommit.core.config.quantities import format_size
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.ledger.quarantine import QuarantinedFile, quarantine
 
-NAME = "quarantine"
 
-
-def add_parser(commands: Commands) -> None:
-    """``quarantine``: a reason is required, since the ledger keeps why rows were lost."""
-    quarantine_files = commands.add_parser(
-        NAME,
-        help="give up unreadable staged files so the rest of their partition is published",
-        description="Record in the ledger that the given staged files (as an error names "
-        "them) are never to be published: their rows are lost, the other files of their "
-        "partitions are published by the next compaction. For files that cannot be restored.",
-    )
-    add_table_arguments(quarantine_files)
-    quarantine_files.add_argument("files", nargs="+", metavar="FILE", help="staged file URI")
-    quarantine_files.add_argument(
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """A reason is required, since the ledger keeps why rows were lost."""
+    parser.add_argument("files", nargs="+", metavar="FILE", help="staged file URI")
+    parser.add_argument(
         "--reason", required=True, help="why the rows are given up (kept in the ledger)"
     )
-    add_json_flag(quarantine_files)
 
 
 def run(spec: TableSpec, args: argparse.Namespace) -> int:

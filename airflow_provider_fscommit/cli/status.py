@@ -1,11 +1,14 @@
-"""``fscommit status``: the table's watermark and partitions, or one partition's verdict."""
+"""watermark, partitions and their commit state, orphan files
+
+Show the latest committed batch, the safe watermark, every partition with its committed
+files and state, and orphan files of failed batches.
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
 
-from airflow_provider_fscommit.cli.arguments import Commands, add_json_flag, add_table_arguments
 from airflow_provider_fscommit.cli.compaction import NOTHING_COMMITTABLE
 from airflow_provider_fscommit.core.config.quantities import (
     format_duration,
@@ -21,19 +24,10 @@ from airflow_provider_fscommit.core.status.table_report import (
     read_table_report,
 )
 
-NAME = "status"
 
-
-def add_parser(commands: Commands) -> None:
-    """``status``: read-only, so it takes the table and how to judge a stall."""
-    status = commands.add_parser(
-        NAME,
-        help="watermark, partitions and their commit state, orphan files",
-        description="Show the latest committed batch, the safe watermark, every partition "
-        "with its committed files and state, and orphan files of failed batches.",
-    )
-    add_table_arguments(status)
-    status.add_argument(
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Read-only, so the table and how to judge a stall."""
+    parser.add_argument(
         "partition",
         nargs="?",
         metavar="PARTITION",
@@ -41,14 +35,13 @@ def add_parser(commands: Commands) -> None:
         "exit 0 when committable, 3 while it waits; reads the checkpoint, not the whole "
         "sink log, under partition-time",
     )
-    status.add_argument(
+    parser.add_argument(
         "--stall-timeout",
         default=format_duration(DEFAULT_STALL_TIMEOUT),
         metavar="DURATION",
         help="report the stream as stalled when its watermark has not moved for this long "
         f"(default: {format_duration(DEFAULT_STALL_TIMEOUT)})",
     )
-    add_json_flag(status)
 
 
 def run(spec: TableSpec, args: argparse.Namespace) -> int:

@@ -20,6 +20,7 @@ import json
 import tempfile
 import uuid
 from collections.abc import Mapping, Sequence
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Any, Protocol
 
 from airflow_provider_fscommit.core.compaction.publisher import CompactionPublisher
@@ -67,6 +68,7 @@ class Launcher(Protocol):
         """Run ``submission`` to its end; raise when the application failed."""
 
 
+@dataclass
 class CompactionRunner:
     """Runs one compaction of ``partitions`` (None: every committable one) of a table.
 
@@ -76,23 +78,14 @@ class CompactionRunner:
         output, which only its launcher sees: :func:`follow_line`).
     """
 
-    def __init__(
-        self,
-        spec: TableSpec,
-        partitions: Sequence[str] | None,
-        *,
-        codec: str = "snappy",
-        conf: Mapping[str, Any] | None = None,
-        remote: str | None = None,
-        progress: RunProgress | None = None,
-    ) -> None:
-        self.spec = spec
-        self.partitions = partitions
-        self.codec = codec
-        self.conf = dict(conf or {})
-        self.remote = remote
-        self.progress = progress
-        self._connect: ConnectCompaction | None = None
+    spec: TableSpec
+    partitions: Sequence[str] | None
+    _: KW_ONLY
+    codec: str = "snappy"
+    conf: Mapping[str, Any] = field(default_factory=dict)
+    remote: str | None = None
+    progress: RunProgress | None = None
+    _connect: ConnectCompaction | None = field(default=None, init=False, repr=False)
 
     def run(self, launcher: Launcher) -> CompactionSummary:
         """The run's summary; whether it failed is :attr:`CompactionSummary.failed`.
