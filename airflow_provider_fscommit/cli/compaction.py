@@ -28,7 +28,7 @@ from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.errors import FsCommitError
 from airflow_provider_fscommit.jobs.connect import REMOTE_ENV
 from airflow_provider_fscommit.jobs.launch import CompactionSubmission, SparkInstallation
-from airflow_provider_fscommit.jobs.runner import CompactionRunner, Launch, follow_line
+from airflow_provider_fscommit.jobs.runner import ApplicationOutput, CompactionRunner, Launch
 
 NOTHING_COMMITTABLE = 3  # exit status: nothing to do yet, try again later
 
@@ -132,12 +132,13 @@ class TerminalLauncher:
     def environment(self) -> dict[str, str]:
         return {}  # this process's own, which spark-submit inherits
 
-    def submit(self, submission: CompactionSubmission) -> None:
+    def submit(self, submission: CompactionSubmission) -> CompactionSummary | None:
         """One spark-submit, its command line the launcher's description of the run with
-        the flags' master and spark-submit."""
+        the flags' master and spark-submit; its output followed for progress and summary."""
         assert self._installation is not None  # the runner asked for it first
         command = submission.command(self._installation.spark_submit, self.spark.master)
         env = {**os.environ, **submission.env}  # as the Spark provider's hook adds them
+        output = ApplicationOutput(self)
         with tempfile.TemporaryDirectory(prefix="fscommit-") as scratch:
             log_path = os.path.join(scratch, "spark-submit.log")
             with open(log_path, "w") as log:
@@ -146,13 +147,14 @@ class TerminalLauncher:
                 )
                 assert process.stdout is not None
                 for line in process.stdout:
-                    if not follow_line(line, self):
+                    if not output.follow(line):
                         log.write(line)
                 process.wait()
-            if process.returncode != 0:
+            if output.summary is None:
                 with open(log_path, errors="replace") as log:
                     tail = log.read()[-4000:]
                 raise FsCommitError(f"the compaction application failed:\n{tail}")
+        return output.summary
 
     def planned(self, partitions: int) -> None:
         if self._progress:

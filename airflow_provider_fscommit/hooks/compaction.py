@@ -112,6 +112,8 @@ class CompactionHook(BaseHook):
         return self._aws_env(self._s3) | (self.submit_kwargs.get("env_vars") or {})
 
     def submit(self, submission: CompactionSubmission) -> None:
+        """The Spark provider's hook logs the application's output: the runner reads its
+        summary from the ledger."""
         assert self._spark is not None  # the runner asked for the installation first
         submit_kwargs = {k: v for k, v in self.submit_kwargs.items() if k != "env_vars"}
         self._submit_hook = self._spark_submit_hook(submission, self._spark, submit_kwargs)

@@ -8,13 +8,13 @@ milliseconds of overhead, which hundreds of small units would pay each), so the 
 spreads over a cluster. The driver runs the core's :class:`CompactionPublisher`;
 executors run :func:`compact_unit` with pyarrow.
 
-It prints ``FSCOMMIT_PLANNED`` once its plans are made and one ``FSCOMMIT_PROGRESS <json>``
-line per partition as it is done (what the CLI shows as progress:
-:func:`~airflow_provider_fscommit.jobs.runner.follow_line`), and stores the run's
-:class:`CompactionSummary` in the table's ledger under ``--run-id``, where the launcher
-reads it back (:class:`~airflow_provider_fscommit.jobs.runner.CompactionRunner`), a run that
-stopped included. Exit status 1 when the run stopped or any partition failed (the others
-are published).
+It prints ``FSCOMMIT_PLANNED`` once its plans are made, one ``FSCOMMIT_PROGRESS <json>``
+line per partition as it is done and, at its end, the run's :class:`CompactionSummary` as
+``FSCOMMIT_RESULT <json>`` (what the CLI follows:
+:class:`~airflow_provider_fscommit.jobs.runner.ApplicationOutput`), and stores that summary
+in the table's ledger under ``--run-id``, where a launcher that cannot see the output
+reads it back, a run that stopped included. Exit status 1 when the run stopped or any
+partition failed (the others are published).
 """
 
 from __future__ import annotations
@@ -39,6 +39,7 @@ from airflow_provider_fscommit.jobs.floors import refusal, runtime
 
 PLANNED_PREFIX = "FSCOMMIT_PLANNED "
 PROGRESS_PREFIX = "FSCOMMIT_PROGRESS "
+RESULT_PREFIX = "FSCOMMIT_RESULT "
 # Spark tasks per core: enough slack to even out units of different sizes.
 TASKS_PER_CORE = 3
 # At most this many tasks ask the executors for their Python and pyarrow.
@@ -166,23 +167,25 @@ def run_and_record(
 
 
 def record(spec: TableSpec, run_id: str, summary: CompactionSummary) -> None:
-    """Store ``summary`` where its launcher reads it back, and say here why a run failed.
+    """Report ``summary`` on stdout and store it in the ledger under ``run_id``.
 
-    The message goes to this process's stderr too (the spark-submit log the CLI shows and
-    the operator's task log keeps): it must reach the user even when the store that would
-    keep the summary is what stopped the run.
+    A launcher that follows the output (the CLI) reads the line, even when the store that
+    would keep the summary is what stopped the run; one that cannot (the Spark provider's
+    hook logs the output) reads the ledger. Why the run failed also goes to stderr, which
+    the task log and the CLI's error keep.
     """
+    print(RESULT_PREFIX + json.dumps(summary.to_dict()), flush=True)
     failure = summary.failure()
     if failure is not None:
-        print(f"fscommit: error: {failure}", file=sys.stderr, flush=True)
+        print(f"fscommit compaction job: {failure}", file=sys.stderr, flush=True)
     try:
         CommitLedger(spec.require_table_path()).write_run(run_id, summary.to_dict())
     except (FsCommitError, OSError) as exc:
         if summary.error is None:
             raise
         # The run stopped already (often on this same store): its error, above, is the
-        # one to act on; the launcher finds no summary and reports the application failed.
-        print(f"fscommit: its summary could not be stored either: {exc}", file=sys.stderr)
+        # one to act on.
+        print(f"fscommit compaction job: its summary could not be stored: {exc}", file=sys.stderr)
 
 
 def _start_reading_ahead(

@@ -5,17 +5,18 @@ Spark application is worth starting or on what counts as a failed run. So the de
 lives here: nothing to compact → the run finishes in this process, no JVM started (an
 hourly DAG meets idle hours and reruns of published ones); a Spark Connect server → the
 protocol here, the units there; else one spark-submit application. Every way ends in the
-same :class:`CompactionSummary`; the spark-submit driver stores it in the table's ledger,
-where it is read back.
+same :class:`CompactionSummary`; the spark-submit driver reports it on its output and
+stores it in the table's ledger.
 
 What differs between the shells is only how a spark-submit is run and where progress is
 shown: the :class:`Launcher` (the hook: through the Spark provider's ``SparkSubmitHook``
-and its connection; the CLI: a process of its own, its output followed with
-:func:`follow_line`).
+and its connection, the summary read back from the ledger; the CLI: a process of its own,
+its output followed with :class:`ApplicationOutput`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import tempfile
 import uuid
@@ -30,7 +31,12 @@ from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.errors import FsCommitError
 from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
 from airflow_provider_fscommit.jobs.connect import ConnectCompaction
-from airflow_provider_fscommit.jobs.driver import PLANNED_PREFIX, PROGRESS_PREFIX, run_group
+from airflow_provider_fscommit.jobs.driver import (
+    PLANNED_PREFIX,
+    PROGRESS_PREFIX,
+    RESULT_PREFIX,
+    run_group,
+)
 from airflow_provider_fscommit.jobs.launch import CompactionSubmission, SparkInstallation
 
 
@@ -64,8 +70,10 @@ class Launcher(Protocol):
     def environment(self) -> Mapping[str, str]:
         """What to add to spark-submit's environment (e.g. an AWS identity)."""
 
-    def submit(self, submission: CompactionSubmission) -> None:
-        """Run ``submission`` to its end; raise when the application failed."""
+    def submit(self, submission: CompactionSubmission) -> CompactionSummary | None:
+        """Run ``submission`` to its end; the summary it reported on its output, if this
+        launcher follows it (:class:`ApplicationOutput`), else None: the runner reads the
+        ledger. Raise when the application failed without reporting one."""
 
 
 @dataclass
@@ -75,7 +83,7 @@ class CompactionRunner:
     :param conf: Spark conf of a spark-submit application.
     :param remote: a Spark Connect server (``sc://…``): its units run there.
     :param progress: shown as a Connect run goes (a spark-submit's progress is in its
-        output, which only its launcher sees: :func:`follow_line`).
+        output, which only its launcher sees: :class:`ApplicationOutput`).
     """
 
     spec: TableSpec
@@ -139,7 +147,7 @@ class CompactionRunner:
             self._connect = None
 
     def _submitted(self, launcher: Launcher) -> CompactionSummary:
-        """One spark-submit application; its summary is read back from the ledger."""
+        """One spark-submit application: its summary as it reported it, else as it stored it."""
         ledger = CommitLedger(self.spec.require_table_path())
         spark = launcher.installation()
         with tempfile.TemporaryDirectory(prefix="fscommit-") as scratch:
@@ -153,34 +161,54 @@ class CompactionRunner:
                 spark=spark,
             )
             try:
-                launcher.submit(submission)
+                reported = launcher.submit(submission)
             except Exception:
-                summary = _stored(ledger, submission.run_id)
-                if summary is None or not summary.failed:
-                    raise
-                return summary  # the application said why it failed: that is the message
-        summary = _stored(ledger, submission.run_id)
-        if summary is None:
+                with contextlib.suppress(FsCommitError, OSError):
+                    stored = _stored(ledger, submission.run_id)
+                    if stored is not None and stored.failed:
+                        return stored  # the application said why it failed: the message
+                raise
+        if reported is not None:
+            return reported
+        stored = _stored(ledger, submission.run_id)
+        if stored is None:
             raise FsCommitError(
                 "the compaction application finished but left no run summary in the ledger; "
                 "see the spark-submit log above"
             )
-        return summary
+        return stored
 
 
-def follow_line(line: str, progress: RunProgress | None) -> bool:
-    """Show a progress line of the application's output; False: not one of them."""
-    if line.startswith(PLANNED_PREFIX):
-        if progress:
-            progress.planned(len(json.loads(line[len(PLANNED_PREFIX) :])))
-        return True
-    if line.startswith(PROGRESS_PREFIX):
-        if progress:
-            progress.partition_done(
-                PartitionResult.from_dict(json.loads(line[len(PROGRESS_PREFIX) :]))
-            )
-        return True
-    return False
+class ApplicationOutput:
+    """The application's output lines, as a launcher that sees them follows them: progress
+    is shown as it comes, and the summary the application reports at its end is kept."""
+
+    def __init__(self, progress: RunProgress | None) -> None:
+        self.progress = progress
+        self.summary: CompactionSummary | None = None
+
+    def follow(self, line: str) -> bool:
+        """Take one line of output; False: not one of the application's own."""
+        for prefix, take in (
+            (PLANNED_PREFIX, self._planned),
+            (PROGRESS_PREFIX, self._done),
+            (RESULT_PREFIX, self._result),
+        ):
+            if line.startswith(prefix):
+                take(json.loads(line[len(prefix) :]))
+                return True
+        return False
+
+    def _planned(self, plans: list[Any]) -> None:
+        if self.progress:
+            self.progress.planned(len(plans))
+
+    def _done(self, outcome: dict[str, Any]) -> None:
+        if self.progress:
+            self.progress.partition_done(PartitionResult.from_dict(outcome))
+
+    def _result(self, summary: dict[str, Any]) -> None:
+        self.summary = CompactionSummary.from_dict(summary)
 
 
 def _stored(ledger: CommitLedger, run_id: str) -> CompactionSummary | None:

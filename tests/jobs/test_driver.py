@@ -1,4 +1,4 @@
-"""The driver stores every run's summary where its launcher reads it, a stopped one too.
+"""The driver reports every run's summary on its output and in the ledger, a stopped one too.
 
 The whole application runs in tests/jobs/test_compact.py; here, what a stopped run leaves.
 """
@@ -9,6 +9,7 @@ from airflow_provider_fscommit.core.compaction.summary import CompactionSummary
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
 from airflow_provider_fscommit.jobs.driver import record
+from airflow_provider_fscommit.jobs.runner import ApplicationOutput
 from tests.support.tables import hourly_table
 
 
@@ -18,12 +19,17 @@ def spec_at(tmp_path, table) -> TableSpec:
     )
 
 
-def test_a_stopped_run_is_stored_and_said_on_stderr(tmp_path, capsys):
+def test_a_stopped_run_is_reported_stored_and_said_on_stderr(tmp_path, capsys):
     spec = spec_at(tmp_path, str(tmp_path / "table"))
-    record(spec, "r1", CompactionSummary.stopped("the table lock is held by another run"))
+    stopped = CompactionSummary.stopped("the table lock is held by another run")
+    record(spec, "r1", stopped)
     stored = CommitLedger(spec.table_path).read_run("r1")
     assert stored == {"error": "the table lock is held by another run", "partitions": []}
-    assert "fscommit: error: the table lock is held by another run" in capsys.readouterr().err
+    out, err = capsys.readouterr()
+    output = ApplicationOutput(None)
+    assert [output.follow(line) for line in out.splitlines()] == [True]
+    assert output.summary == stopped
+    assert "fscommit compaction job: the table lock is held by another run" in err
 
 
 def test_a_store_that_fails_a_stopped_run_does_not_hide_why_it_stopped(tmp_path, capsys):
@@ -31,6 +37,7 @@ def test_a_store_that_fails_a_stopped_run_does_not_hide_why_it_stopped(tmp_path,
     blocked = tmp_path / "table"
     blocked.write_text("not a directory")
     record(spec_at(tmp_path, str(blocked)), "r1", CompactionSummary.stopped("checkpoint gone"))
-    err = capsys.readouterr().err
-    assert "fscommit: error: checkpoint gone" in err
-    assert "its summary could not be stored either" in err
+    out, err = capsys.readouterr()
+    assert out.startswith("FSCOMMIT_RESULT ") and "checkpoint gone" in out
+    assert "fscommit compaction job: checkpoint gone" in err
+    assert "its summary could not be stored" in err

@@ -7,14 +7,25 @@ the fault a runner must tell apart from a run that reported its own failure.
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
-from airflow_provider_fscommit.core.compaction.summary import CompactionSummary
+from airflow_provider_fscommit.core.compaction.summary import (
+    CompactionState,
+    CompactionSummary,
+    PartitionResult,
+)
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.errors import FsCommitError
-from airflow_provider_fscommit.jobs.driver import record
+from airflow_provider_fscommit.jobs.driver import (
+    PLANNED_PREFIX,
+    PROGRESS_PREFIX,
+    RESULT_PREFIX,
+    record,
+)
 from airflow_provider_fscommit.jobs.launch import CompactionSubmission, SparkInstallation
-from airflow_provider_fscommit.jobs.runner import CompactionRunner, Launch
+from airflow_provider_fscommit.jobs.runner import ApplicationOutput, CompactionRunner, Launch
 from tests.support.compaction import table_options, visible_data_files
 
 
@@ -98,3 +109,41 @@ def test_an_application_that_finished_without_a_summary_says_where_to_look(
 
     with pytest.raises(FsCommitError, match="left no run summary in the ledger"):
         CompactionRunner(spec, None).run(Finishing(spec))
+
+
+def test_a_summary_the_application_reported_on_its_output_is_the_runs(compacted_stream, tmp_path):
+    """What the CLI relies on when the store that would keep the summary is what failed."""
+    spec = spec_of(compacted_stream, tmp_path / "table")
+    stopped = CompactionSummary.stopped("cannot write the table directory (read-only)")
+
+    class Reporting(DyingLauncher):
+        def submit(self, submission: CompactionSubmission) -> CompactionSummary:
+            self.submitted.append(submission)
+            return stopped
+
+    assert CompactionRunner(spec, None).run(Reporting(spec)) == stopped
+
+
+def test_the_applications_output_shows_progress_and_keeps_its_summary():
+    class Shown:
+        def __init__(self) -> None:
+            self.seen: list[object] = []
+
+        def planned(self, partitions: int) -> None:
+            self.seen.append(partitions)
+
+        def partition_done(self, outcome: PartitionResult) -> None:
+            self.seen.append(outcome)
+
+    done = PartitionResult("dt=2026-11-20/hour=00", CompactionState.PUBLISHED, 0, 3, 30, 1)
+    summary = CompactionSummary((done,), seconds=2.5)
+    shown = Shown()
+    output = ApplicationOutput(shown)
+    lines = [
+        "26/11/26 23:38:21 INFO SparkContext: Running Spark version 4.3.0",
+        f"{PLANNED_PREFIX}{json.dumps([{'partition': done.partition, 'files': 3}])}",
+        f"{PROGRESS_PREFIX}{json.dumps(done.to_dict())}",
+        f"{RESULT_PREFIX}{json.dumps(summary.to_dict())}",
+    ]
+    assert [output.follow(line) for line in lines] == [False, True, True, True]
+    assert shown.seen == [1, done] and output.summary == summary
