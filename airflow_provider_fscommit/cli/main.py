@@ -28,6 +28,7 @@ from airflow_provider_fscommit.core.config import options as o
 from airflow_provider_fscommit.core.config.quantities import (
     format_duration,
     format_size,
+    iso_ms,
     parse_duration,
 )
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
@@ -35,7 +36,6 @@ from airflow_provider_fscommit.core.errors import FsCommitError
 from airflow_provider_fscommit.core.ledger.expiration import ExpirationReport, expire_partitions
 from airflow_provider_fscommit.core.ledger.quarantine import QuarantinedFile, quarantine
 from airflow_provider_fscommit.core.ledger.retention import CleanupReport, clean_staging
-from airflow_provider_fscommit.core.status.committable import iso_ms
 from airflow_provider_fscommit.core.status.partition_wait import PartitionCheck, check_partition
 from airflow_provider_fscommit.core.status.table_report import (
     DEFAULT_STALL_TIMEOUT,

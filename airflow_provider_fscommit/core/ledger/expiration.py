@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow.fs as pafs
 
 from airflow_provider_fscommit.core.config.options import ExpirationStrategy
-from airflow_provider_fscommit.core.config.quantities import format_duration
+from airflow_provider_fscommit.core.config.quantities import format_duration, iso_ms
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.errors import ConfigError, LedgerError, PartitionTimeError
 from airflow_provider_fscommit.core.faults import fault_point
@@ -39,7 +39,6 @@ from airflow_provider_fscommit.core.partition.commit_trigger import (
     parse_time_zone,
 )
 from airflow_provider_fscommit.core.partition.partition_spec import PartitionSpec
-from airflow_provider_fscommit.core.status.committable import iso_ms
 from airflow_provider_fscommit.core.storage.filesystem import exists, read_json, write_json
 from airflow_provider_fscommit.core.storage.object_store import store_errors
 
