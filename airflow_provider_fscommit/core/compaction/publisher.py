@@ -53,11 +53,11 @@ from airflow_provider_fscommit.core.errors import ConfigError, FsCommitError, Le
 from airflow_provider_fscommit.core.faults import fault_point
 from airflow_provider_fscommit.core.formats.csv_header import partition_header
 from airflow_provider_fscommit.core.formats.file_format import FileFormat, partition_format
-from airflow_provider_fscommit.core.ledger.expiration import expired_reason
 from airflow_provider_fscommit.core.ledger.ledger import CommitLedger, PartitionLedger
 from airflow_provider_fscommit.core.ledger.lock import TableLock
 from airflow_provider_fscommit.core.spark.staging import StagedFile
 from airflow_provider_fscommit.core.status.committable import PartitionState, TableStatusReader
+from airflow_provider_fscommit.core.status.expiry import expired_reason
 from airflow_provider_fscommit.core.storage.filesystem import delete_if_exists, exists, list_names
 from airflow_provider_fscommit.core.storage.object_store import is_s3, store_errors, task_settings
 
