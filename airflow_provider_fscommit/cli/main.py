@@ -33,9 +33,12 @@ from airflow_provider_fscommit.core.config.quantities import (
 )
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.errors import FsCommitError
-from airflow_provider_fscommit.core.ledger.expiration import ExpirationReport, expire_partitions
-from airflow_provider_fscommit.core.ledger.quarantine import QuarantinedFile, quarantine
-from airflow_provider_fscommit.core.ledger.retention import CleanupReport, clean_staging
+from airflow_provider_fscommit.core.maintenance.expiration import (
+    ExpirationReport,
+    expire_partitions,
+)
+from airflow_provider_fscommit.core.maintenance.quarantine import QuarantinedFile, quarantine
+from airflow_provider_fscommit.core.maintenance.retention import CleanupReport, clean_staging
 from airflow_provider_fscommit.core.status.partition_wait import PartitionCheck, check_partition
 from airflow_provider_fscommit.core.status.table_report import (
     DEFAULT_STALL_TIMEOUT,
