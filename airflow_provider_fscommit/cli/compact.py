@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from airflow_provider_fscommit.cli.progress import Progress
-from airflow_provider_fscommit.core.compaction.planner import CompactionPlan
+from airflow_provider_fscommit.core.compaction.plan import CompactionPlan
 from airflow_provider_fscommit.core.compaction.publisher import (
     CompactionPublisher,
     CompactionState,

@@ -25,7 +25,7 @@ from typing import Any
 from airflow_provider_fscommit.console import messages_to_stderr
 from airflow_provider_fscommit.core.compaction.bin_packing import balance
 from airflow_provider_fscommit.core.compaction.compactor import UnitResult, UnitTask, compact_unit
-from airflow_provider_fscommit.core.compaction.planner import CompactionPlan
+from airflow_provider_fscommit.core.compaction.plan import CompactionPlan
 from airflow_provider_fscommit.core.compaction.publisher import (
     CompactionPublisher,
     CompactionState,

@@ -42,11 +42,8 @@ from airflow_provider_fscommit.core.compaction.compactor import (
     hidden_name,
     read_plan_schema,
 )
-from airflow_provider_fscommit.core.compaction.planner import (
-    CODEC_EXTENSIONS,
-    CompactionPlan,
-    plan_partition,
-)
+from airflow_provider_fscommit.core.compaction.plan import CompactionPlan
+from airflow_provider_fscommit.core.compaction.planner import CODEC_EXTENSIONS, plan_partition
 from airflow_provider_fscommit.core.compat import StrEnum
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.errors import ConfigError, FsCommitError, LedgerError
