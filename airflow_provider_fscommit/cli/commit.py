@@ -18,7 +18,7 @@ from airflow_provider_fscommit.cli.compact import (
 from airflow_provider_fscommit.core.commit.committer import PartitionCommitter
 from airflow_provider_fscommit.core.commit.metastore_policy import ClientFactory
 from airflow_provider_fscommit.core.commit.policy_factory import create_policies
-from airflow_provider_fscommit.core.compaction.publisher import CompactionState
+from airflow_provider_fscommit.core.commit.publisher import CompactionState
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.hooks.metastore import uri_metastore_client
 

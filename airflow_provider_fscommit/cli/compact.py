@@ -13,12 +13,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from airflow_provider_fscommit.cli.progress import Progress
-from airflow_provider_fscommit.core.compaction.plan import CompactionPlan
-from airflow_provider_fscommit.core.compaction.publisher import (
+from airflow_provider_fscommit.core.commit.publisher import (
     CompactionPublisher,
     CompactionState,
     PartitionOutcome,
 )
+from airflow_provider_fscommit.core.compaction.plan import CompactionPlan
 from airflow_provider_fscommit.core.config.quantities import format_size
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.jobs.compact import (

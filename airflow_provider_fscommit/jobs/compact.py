@@ -23,14 +23,14 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from airflow_provider_fscommit.console import messages_to_stderr
-from airflow_provider_fscommit.core.compaction.bin_packing import balance
-from airflow_provider_fscommit.core.compaction.compactor import UnitResult, UnitTask, compact_unit
-from airflow_provider_fscommit.core.compaction.plan import CompactionPlan
-from airflow_provider_fscommit.core.compaction.publisher import (
+from airflow_provider_fscommit.core.commit.publisher import (
     CompactionPublisher,
     CompactionState,
     PartitionOutcome,
 )
+from airflow_provider_fscommit.core.compaction.bin_packing import balance
+from airflow_provider_fscommit.core.compaction.compactor import UnitResult, UnitTask, compact_unit
+from airflow_provider_fscommit.core.compaction.plan import CompactionPlan
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.errors import FsCommitError
 from airflow_provider_fscommit.jobs.floors import refusal, runtime

@@ -36,9 +36,9 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
+from airflow_provider_fscommit.core.commit.publisher import PartitionOutcome
 from airflow_provider_fscommit.core.compaction.compactor import UnitResult, UnitTask
 from airflow_provider_fscommit.core.compaction.plan import CompactionPlan
-from airflow_provider_fscommit.core.compaction.publisher import PartitionOutcome
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.errors import ConnectError
 from airflow_provider_fscommit.jobs.compact import run_and_record, run_group, unit_groups

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import airflow_provider_fscommit
-from airflow_provider_fscommit.core.compaction.publisher import CompactionPublisher
+from airflow_provider_fscommit.core.commit.publisher import CompactionPublisher
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.errors import ConfigError
 from airflow_provider_fscommit.jobs.compact import run_group

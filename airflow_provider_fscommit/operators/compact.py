@@ -7,7 +7,7 @@ from typing import Any, ClassVar
 
 from airflow.sdk import BaseOperator
 
-from airflow_provider_fscommit.core.compaction.publisher import CompactionPublisher
+from airflow_provider_fscommit.core.commit.publisher import CompactionPublisher
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.hooks.aws import aws_storage
 from airflow_provider_fscommit.hooks.compaction import CompactionHook

@@ -25,6 +25,11 @@ Steps 1 and 4 race for one name, ``commit-<seq>.json``, created once: should two
 overlap (a lease lost on a stalled host or a slow store), the one that abandons a plan and
 the one that commits it cannot both succeed. The run that finds its plan abandoned
 deletes its hidden outputs and reports the partition failed; a rerun publishes it.
+
+Publishing is the first half of a partition's commit (the committer's policies are the
+second), and it combines the layers below: the status readers (what is committable), the
+planner and the compactor, the ledger and the table lock. So it lives in ``commit``, above
+all of them, and ``compaction`` stays a pure Spark-side merge that knows no ledger.
 """
 
 from __future__ import annotations
