@@ -21,8 +21,8 @@ import pytest
 from pyspark.sql import functions as F
 
 from airflow_provider_fscommit.cli.main import main
+from airflow_provider_fscommit.core.commit.publisher import CompactionPublisher
 from airflow_provider_fscommit.core.compaction.compactor import compact_unit
-from airflow_provider_fscommit.core.compaction.publisher import CompactionPublisher
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
 from tests.support.compaction import FSCOMMIT, commit, compact

@@ -15,7 +15,7 @@ from airflow_provider_fscommit.core.config.quantities import (
     parse_duration,
 )
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
-from airflow_provider_fscommit.core.ledger.retention import CleanupReport, clean_staging
+from airflow_provider_fscommit.core.maintenance.retention import CleanupReport, clean_staging
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -19,7 +19,7 @@ from airflow_provider_fscommit.cli.compaction import (
     render_summary,
     run_compaction,
 )
-from airflow_provider_fscommit.core.compaction.publisher import CompactionPublisher
+from airflow_provider_fscommit.core.commit.publisher import CompactionPublisher
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.errors import FsCommitError
 

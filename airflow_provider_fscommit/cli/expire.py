@@ -17,10 +17,12 @@ from airflow_provider_fscommit.cli.arguments import (
     metastore_client_factory,
 )
 from airflow_provider_fscommit.core.commit.policy_factory import metastore_table_policy
-from airflow_provider_fscommit.core.config.quantities import format_duration, format_size
+from airflow_provider_fscommit.core.config.quantities import format_duration, format_size, iso_ms
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
-from airflow_provider_fscommit.core.ledger.expiration import ExpirationReport, expire_partitions
-from airflow_provider_fscommit.core.status.committable import iso_ms
+from airflow_provider_fscommit.core.maintenance.expiration import (
+    ExpirationReport,
+    expire_partitions,
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -12,7 +12,7 @@ import json
 
 from airflow_provider_fscommit.core.config.quantities import format_size
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
-from airflow_provider_fscommit.core.ledger.quarantine import QuarantinedFile, quarantine
+from airflow_provider_fscommit.core.maintenance.quarantine import QuarantinedFile, quarantine
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -13,10 +13,10 @@ from airflow_provider_fscommit.cli.compaction import NOTHING_COMMITTABLE
 from airflow_provider_fscommit.core.config.quantities import (
     format_duration,
     format_size,
+    iso_ms,
     parse_duration,
 )
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
-from airflow_provider_fscommit.core.status.committable import iso_ms
 from airflow_provider_fscommit.core.status.partition_wait import PartitionCheck, check_partition
 from airflow_provider_fscommit.core.status.table_report import (
     DEFAULT_STALL_TIMEOUT,

@@ -27,7 +27,7 @@ from airflow.providers.apache.spark.hooks.spark_connect import SparkConnectHook
 from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
 from airflow.sdk import Connection
 
-from airflow_provider_fscommit.core.compaction.publisher import (
+from airflow_provider_fscommit.core.commit.publisher import (
     CompactionPreview,
     CompactionPublisher,
 )

@@ -27,10 +27,10 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from airflow_provider_fscommit.console import messages_to_stderr
+from airflow_provider_fscommit.core.commit.publisher import CompactionPublisher
 from airflow_provider_fscommit.core.compaction.bin_packing import balance
 from airflow_provider_fscommit.core.compaction.compactor import UnitResult, UnitTask, compact_unit
-from airflow_provider_fscommit.core.compaction.planner import CompactionPlan
-from airflow_provider_fscommit.core.compaction.publisher import CompactionPublisher
+from airflow_provider_fscommit.core.compaction.plan import CompactionPlan
 from airflow_provider_fscommit.core.compaction.summary import CompactionSummary, PartitionResult
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.errors import FsCommitError

@@ -10,7 +10,7 @@ from airflow.sdk import BaseOperator
 from airflow_provider_fscommit.core.commit.policy_factory import metastore_table_policy
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.errors import ExpirationError
-from airflow_provider_fscommit.core.ledger.expiration import expire_partitions
+from airflow_provider_fscommit.core.maintenance.expiration import expire_partitions
 from airflow_provider_fscommit.hooks.aws import aws_storage
 from airflow_provider_fscommit.hooks.metastore import connection_metastore_client
 from airflow_provider_fscommit.operators.commit import commit_origin

@@ -10,7 +10,7 @@ from airflow.sdk import BaseOperator
 
 from airflow_provider_fscommit.core.config.quantities import parse_duration
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
-from airflow_provider_fscommit.core.ledger.retention import clean_staging
+from airflow_provider_fscommit.core.maintenance.retention import clean_staging
 from airflow_provider_fscommit.hooks.aws import aws_storage
 
 

@@ -1,2 +1,3 @@
-"""Partition commit: the policies (Flink's ``PartitionCommitPolicy``), their factory and the
-committer that runs the chain (Flink's ``PartitionCommitter``)."""
+"""Partition commit: the publisher that compacts and publishes exactly once, the policies
+(Flink's ``PartitionCommitPolicy``), their factory and the committer that runs the chain
+(Flink's ``PartitionCommitter``)."""

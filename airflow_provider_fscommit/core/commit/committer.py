@@ -10,7 +10,7 @@ re-triggers change nothing; late data makes a new compaction, which is committed
 An hour in which the stream wrote nothing still has to be marked done, or downstream
 waits forever (a known Flink gap): with ``commit_empty``, a partition with nothing
 published is committed empty (its directory, metastore partition and success file).
-A partition past its expiration (:mod:`expiration`) is never committed again.
+A partition past its expiration (``status.expiry``) is never committed again.
 """
 
 from __future__ import annotations
@@ -28,10 +28,10 @@ from airflow_provider_fscommit.core.commit.policy import (
 from airflow_provider_fscommit.core.compat import StrEnum
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.faults import fault_point
-from airflow_provider_fscommit.core.ledger.expiration import expired_reason
 from airflow_provider_fscommit.core.ledger.ledger import CommitLedger, PartitionLedger
 from airflow_provider_fscommit.core.ledger.lock import TableLock
 from airflow_provider_fscommit.core.partition.partition_spec import PartitionSpec
+from airflow_provider_fscommit.core.status.expiry import expired_reason
 from airflow_provider_fscommit.core.storage.object_store import store_errors
 
 

@@ -30,8 +30,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 from airflow_provider_fscommit.core.commit.policy import CommitContext, PartitionCommitPolicy
 from airflow_provider_fscommit.core.compat import strict_zip
+from airflow_provider_fscommit.core.config.quantities import iso_ms
 from airflow_provider_fscommit.core.errors import ConfigError, HttpReportError
-from airflow_provider_fscommit.core.status.committable import iso_ms
 
 _ANSWER_SHOWN = 200  # characters of a failing answer's body kept in the message
 _ANSWER_READ = 1 << 16  # bytes of an answer read: Paimon's answer is a small JSON object

@@ -1,2 +1,3 @@
-"""Compaction: bin packing, the planner (Flink's ``CompactCoordinator``), the compactor
-(Flink's ``CompactOperator``) and the publisher that runs them exactly once."""
+"""Compaction: bin packing, the plan and its planner (Flink's ``CompactCoordinator``) and the
+compactor (Flink's ``CompactOperator``): the Spark-side merge of small files. It knows no
+ledger; ``commit.publisher`` runs it exactly once."""

@@ -8,6 +8,9 @@ Two differences, both at the edges. A timedelta holds microseconds, so nanosecon
 truncated to whole microseconds; Flink reads every duration option in whole milliseconds
 (``Duration.toMillis``), so what a trigger does is the same. And ``us`` is accepted as
 well as Flink's ``µs``, which is awkward to type in YAML or a shell.
+
+Instants are shown here too (:func:`iso_ms`): every layer above (the ledger's records, the
+policies, the status readers, the command line) prints epoch milliseconds the same way.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping
-from datetime import timedelta
+from datetime import datetime, timedelta, timezone
 
 from airflow_provider_fscommit.core.errors import ConfigError
 
@@ -133,3 +136,10 @@ def format_size(size: int) -> str:
             return f"{value:.1f} {unit}"
         value /= 1024
     return f"{value:.1f} TB"
+
+
+def iso_ms(epoch_ms: int | None) -> str | None:
+    """Epoch milliseconds as an ISO-8601 UTC string (None stays None)."""
+    if epoch_ms is None:
+        return None
+    return datetime.fromtimestamp(epoch_ms / 1000, timezone.utc).isoformat(timespec="milliseconds")

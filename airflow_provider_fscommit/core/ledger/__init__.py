@@ -1,1 +1,2 @@
-"""The ledger and what keeps it: the table lock, quarantine, staging retention, expiration."""
+"""The ledger: the table's record store (plans, commits, policy commits, quarantines,
+expirations; created once, never overwritten) and the table lock that orders its writers."""

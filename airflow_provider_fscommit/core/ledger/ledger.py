@@ -31,7 +31,7 @@ from typing import Any
 
 import pyarrow.fs as pafs
 
-from airflow_provider_fscommit.core.compaction.planner import CompactionPlan
+from airflow_provider_fscommit.core.compaction.plan import CompactionPlan
 from airflow_provider_fscommit.core.errors import LedgerError
 from airflow_provider_fscommit.core.storage.conditional_writes import (
     ConditionalStore,

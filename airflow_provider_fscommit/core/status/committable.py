@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from typing import Any
 
 from airflow_provider_fscommit.core.compat import StrEnum
 from airflow_provider_fscommit.core.config.options import TriggerKind
+from airflow_provider_fscommit.core.config.quantities import iso_ms
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.errors import CheckpointError, PartitionTimeError
 from airflow_provider_fscommit.core.formats.file_format import FileFormat, table_format
@@ -185,13 +185,6 @@ def judge_by_time(
     trigger = spec.commit_trigger
     commit_time = trigger.commit_time_ms(values, 0)  # its error names the value, abbreviated
     return commit_time, trigger.is_committable(commit_time, checkpoint.watermark_ms, now_ms)
-
-
-def iso_ms(epoch_ms: int | None) -> str | None:
-    """Epoch milliseconds as an ISO-8601 UTC string (None stays None)."""
-    if epoch_ms is None:
-        return None
-    return datetime.fromtimestamp(epoch_ms / 1000, timezone.utc).isoformat(timespec="milliseconds")
 
 
 class TableStatusReader:

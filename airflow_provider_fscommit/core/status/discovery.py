@@ -12,9 +12,9 @@ import time
 from dataclasses import dataclass
 
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
-from airflow_provider_fscommit.core.ledger.expiration import expired_reason
 from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
 from airflow_provider_fscommit.core.status.committable import PartitionState, TableStatusReader
+from airflow_provider_fscommit.core.status.expiry import expired_reason
 from airflow_provider_fscommit.core.storage.object_store import store_errors
 
 

@@ -24,14 +24,10 @@ from datetime import timedelta
 from typing import Any
 
 from airflow_provider_fscommit.core.config.options import TriggerKind
-from airflow_provider_fscommit.core.config.quantities import format_duration
+from airflow_provider_fscommit.core.config.quantities import format_duration, iso_ms
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.spark.checkpoint import CheckpointReader, CheckpointState
-from airflow_provider_fscommit.core.status.committable import (
-    iso_ms,
-    judge_by_time,
-    watermark_pending,
-)
+from airflow_provider_fscommit.core.status.committable import judge_by_time, watermark_pending
 from airflow_provider_fscommit.core.status.table_watch import TableWatch, table_watch
 from airflow_provider_fscommit.core.storage.object_store import store_errors
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
+from airflow_provider_fscommit.core.config.quantities import iso_ms
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.errors import LedgerError
 from airflow_provider_fscommit.core.ledger.ledger import CommitLedger, PartitionLedger
@@ -25,7 +26,6 @@ from airflow_provider_fscommit.core.status.committable import (
     PartitionStatus,
     TableStatus,
     TableStatusReader,
-    iso_ms,
 )
 from airflow_provider_fscommit.core.status.partition_wait import is_stalled, progress_since_ms
 from airflow_provider_fscommit.core.status.table_watch import table_watch

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from airflow_provider_fscommit.core.commit.publisher import CompactionPublisher
 from airflow_provider_fscommit.core.compaction.compactor import compact_unit
-from airflow_provider_fscommit.core.compaction.publisher import CompactionPublisher
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from tests.support.s3_tables import assert_exactly_once, place_on_s3, staged_ids
 

@@ -1,9 +1,7 @@
 """Plans are deterministic, skip what is published, and name outputs like Spark does."""
 
-from airflow_provider_fscommit.core.compaction.planner import (
-    CompactionPlan,
-    plan_partition,
-)
+from airflow_provider_fscommit.core.compaction.plan import CompactionPlan
+from airflow_provider_fscommit.core.compaction.planner import plan_partition
 from airflow_provider_fscommit.core.spark.staging import StagedFile
 
 FILES = [StagedFile(f"file:///s/dt=1/part-{n}.parquet", 40) for n in "dcbae"]

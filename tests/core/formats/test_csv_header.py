@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from airflow_provider_fscommit.core.commit.publisher import CompactionPublisher
 from airflow_provider_fscommit.core.compaction.compactor import compact_unit
-from airflow_provider_fscommit.core.compaction.publisher import CompactionPublisher
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.errors import CsvHeaderError
 from airflow_provider_fscommit.core.formats.line_files import LINE_CODECS

@@ -9,12 +9,12 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
+from airflow_provider_fscommit.core.config.quantities import iso_ms
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.errors import CheckpointError, PartitionPathError, SinkLogError
 from airflow_provider_fscommit.core.status.committable import (
     PartitionState,
     TableStatusReader,
-    iso_ms,
 )
 from airflow_provider_fscommit.core.status.partition_wait import check_partition
 from tests.support.streams import BLOCK_VALUE, StreamingTable, hourly_batches, row

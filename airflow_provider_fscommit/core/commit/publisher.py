@@ -25,6 +25,11 @@ Steps 1 and 4 race for one name, ``commit-<seq>.json``, created once: should two
 overlap (a lease lost on a stalled host or a slow store), the one that abandons a plan and
 the one that commits it cannot both succeed. The run that finds its plan abandoned
 deletes its hidden outputs and reports the partition failed; a rerun publishes it.
+
+Publishing is the first half of a partition's commit (the committer's policies are the
+second), and it combines the layers below: the status readers (what is committable), the
+planner and the compactor, the ledger and the table lock. So it lives in ``commit``, above
+all of them, and ``compaction`` stays a pure Spark-side merge that knows no ledger.
 """
 
 from __future__ import annotations
@@ -42,11 +47,8 @@ from airflow_provider_fscommit.core.compaction.compactor import (
     hidden_name,
     read_plan_schema,
 )
-from airflow_provider_fscommit.core.compaction.planner import (
-    CODEC_EXTENSIONS,
-    CompactionPlan,
-    plan_partition,
-)
+from airflow_provider_fscommit.core.compaction.plan import CompactionPlan
+from airflow_provider_fscommit.core.compaction.planner import CODEC_EXTENSIONS, plan_partition
 from airflow_provider_fscommit.core.compaction.summary import (
     CompactionState,
     CompactionSummary,
@@ -57,11 +59,11 @@ from airflow_provider_fscommit.core.errors import ConfigError, FsCommitError, Le
 from airflow_provider_fscommit.core.faults import fault_point
 from airflow_provider_fscommit.core.formats.csv_header import partition_header
 from airflow_provider_fscommit.core.formats.file_format import FileFormat, partition_format
-from airflow_provider_fscommit.core.ledger.expiration import expired_reason
 from airflow_provider_fscommit.core.ledger.ledger import CommitLedger, PartitionLedger
 from airflow_provider_fscommit.core.ledger.lock import TableLock
 from airflow_provider_fscommit.core.spark.staging import StagedFile
 from airflow_provider_fscommit.core.status.committable import PartitionState, TableStatusReader
+from airflow_provider_fscommit.core.status.expiry import expired_reason
 from airflow_provider_fscommit.core.storage.filesystem import delete_if_exists, exists, list_names
 from airflow_provider_fscommit.core.storage.object_store import is_s3, store_errors, task_settings
 

@@ -13,8 +13,9 @@ directory is never touched (that is ``clean-staging``'s job), nor a partition yo
 the limit.
 
 Once a partition is past the limit, compaction and the commit policies refuse it
-(:func:`expired_reason`), recorded or not: late data for it is never published again, and
-a crash halfway through an expiration cannot be undone by a commit before the next run.
+(``status.expiry.expired_reason``), recorded or not: late data for it is never published
+again, and a crash halfway through an expiration cannot be undone by a commit before the
+next run.
 """
 
 from __future__ import annotations
@@ -27,61 +28,23 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow.fs as pafs
 
-from airflow_provider_fscommit.core.config.options import ExpirationStrategy
-from airflow_provider_fscommit.core.config.quantities import format_duration
+from airflow_provider_fscommit.core.config.quantities import iso_ms
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.errors import ConfigError, LedgerError, PartitionTimeError
 from airflow_provider_fscommit.core.faults import fault_point
-from airflow_provider_fscommit.core.ledger.ledger import CommitLedger, PartitionLedger
+from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
 from airflow_provider_fscommit.core.ledger.lock import TableLock
-from airflow_provider_fscommit.core.partition.commit_trigger import (
-    at_zone_epoch_ms,
-    parse_time_zone,
-)
 from airflow_provider_fscommit.core.partition.partition_spec import PartitionSpec
-from airflow_provider_fscommit.core.status.committable import iso_ms
+from airflow_provider_fscommit.core.status.expiry import age_start_ms
 from airflow_provider_fscommit.core.storage.filesystem import exists, read_json, write_json
 from airflow_provider_fscommit.core.storage.object_store import store_errors
 
-if TYPE_CHECKING:  # the compaction job imports this module: no Thrift client there
+if TYPE_CHECKING:  # a type only: expiring without a metastore needs no Thrift client
     from airflow_provider_fscommit.core.commit.metastore_policy import MetastoreCommitPolicy
 
 _MS = timedelta(milliseconds=1)
 # When an applied expiration last looked at the table (partition.expiration-check-interval).
 _CHECK_RECORD = "expiration-check.json"
-
-
-def age_start_ms(spec: TableSpec, partition: str, records: PartitionLedger) -> int | None:
-    """The instant a partition's age counts from (None: it has none yet, never committed).
-
-    ``values-time`` raises ``PartitionTimeError`` for a path the extractor cannot read.
-    """
-    if spec.expiration_strategy is ExpirationStrategy.VALUES_TIME:
-        values = PartitionSpec.parse(partition, spec.partition_keys, spec.partition_default_name)
-        local = spec.time_extractor.extract(values.keys, values.values)
-        return at_zone_epoch_ms(local, parse_time_zone(spec.watermark_time_zone))
-    return records.last_update_ms
-
-
-def expired_reason(
-    spec: TableSpec, partition: str, records: PartitionLedger, now_ms: int
-) -> str | None:
-    """Why nothing of ``partition`` may be published or committed again (None: it may)."""
-    record = records.expired
-    if record is not None:
-        return f"expired at {iso_ms(record['expired_at_ms'])}; late data for it is not published"
-    if spec.expiration_time is None:
-        return None
-    try:
-        start = age_start_ms(spec, partition, records)
-    except PartitionTimeError:
-        return None  # compaction reports the partition's time error itself
-    if start is None or now_ms - start <= spec.expiration_time // _MS:
-        return None
-    return (
-        f"past partition.expiration-time ({format_duration(spec.expiration_time)} after "
-        f"{iso_ms(start)}); it is expired, not published"
-    )
 
 
 @dataclass

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from airflow_provider_fscommit.core.compaction import publisher as publisher_module
+from airflow_provider_fscommit.core.commit import publisher as publisher_module
+from airflow_provider_fscommit.core.commit.publisher import CompactionPublisher
 from airflow_provider_fscommit.core.compaction.compactor import compact_unit
-from airflow_provider_fscommit.core.compaction.publisher import CompactionPublisher
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from tests.support.compaction import check_exactly_once, committable, table_options
 from tests.support.streams import row

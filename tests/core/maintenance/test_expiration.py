@@ -17,8 +17,8 @@ from airflow_provider_fscommit.core.commit.policy_factory import metastore_table
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.errors import ConfigError
 from airflow_provider_fscommit.core.faults import EXPIRE_FAULT_POINTS
-from airflow_provider_fscommit.core.ledger.expiration import expire_partitions
 from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
+from airflow_provider_fscommit.core.maintenance.expiration import expire_partitions
 from airflow_provider_fscommit.core.status.table_report import read_table_report
 from airflow_provider_fscommit.hooks.metastore import connection_metastore_client
 from airflow_provider_fscommit.plugins.render import TableCard, render_page

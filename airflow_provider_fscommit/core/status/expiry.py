@@ -1,0 +1,63 @@
+"""A partition's expiry (Paimon's ``partition.expiration-time``): may it still be published?
+
+Once a partition is past the expiration time, compaction, the commit policies and a sweep's
+discovery all refuse it, recorded as expired or not: late data for it is never published
+again, and a crash halfway through an expiration cannot be undone by a commit before the
+next run. That verdict is a state of the partition, read from the table spec and its
+ledger records, so it lives with the other status readers, below the publisher and the
+committer that ask for it and the expiration (``maintenance.expiration``) that acts on it.
+
+Age is measured, as ``partition.expiration-strategy`` says, from the partition's time
+(``values-time``: the time extractor's, on the watermark time zone's clock) or from its
+last commit (``update-time``).
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from airflow_provider_fscommit.core.config.options import ExpirationStrategy
+from airflow_provider_fscommit.core.config.quantities import format_duration, iso_ms
+from airflow_provider_fscommit.core.config.table_spec import TableSpec
+from airflow_provider_fscommit.core.errors import PartitionTimeError
+from airflow_provider_fscommit.core.ledger.ledger import PartitionLedger
+from airflow_provider_fscommit.core.partition.commit_trigger import (
+    at_zone_epoch_ms,
+    parse_time_zone,
+)
+from airflow_provider_fscommit.core.partition.partition_spec import PartitionSpec
+
+_MS = timedelta(milliseconds=1)
+
+
+def age_start_ms(spec: TableSpec, partition: str, records: PartitionLedger) -> int | None:
+    """The instant a partition's age counts from (None: it has none yet, never committed).
+
+    ``values-time`` raises ``PartitionTimeError`` for a path the extractor cannot read.
+    """
+    if spec.expiration_strategy is ExpirationStrategy.VALUES_TIME:
+        values = PartitionSpec.parse(partition, spec.partition_keys, spec.partition_default_name)
+        local = spec.time_extractor.extract(values.keys, values.values)
+        return at_zone_epoch_ms(local, parse_time_zone(spec.watermark_time_zone))
+    return records.last_update_ms
+
+
+def expired_reason(
+    spec: TableSpec, partition: str, records: PartitionLedger, now_ms: int
+) -> str | None:
+    """Why nothing of ``partition`` may be published or committed again (None: it may)."""
+    record = records.expired
+    if record is not None:
+        return f"expired at {iso_ms(record['expired_at_ms'])}; late data for it is not published"
+    if spec.expiration_time is None:
+        return None
+    try:
+        start = age_start_ms(spec, partition, records)
+    except PartitionTimeError:
+        return None  # compaction reports the partition's time error itself
+    if start is None or now_ms - start <= spec.expiration_time // _MS:
+        return None
+    return (
+        f"past partition.expiration-time ({format_duration(spec.expiration_time)} after "
+        f"{iso_ms(start)}); it is expired, not published"
+    )
