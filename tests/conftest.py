@@ -168,7 +168,7 @@ def hourly_stream(spark, tmp_path) -> StreamingTable:
 @pytest.fixture(scope="session")
 def metastore(tmp_path_factory):
     """A real Hive metastore Thrift server on 127.0.0.1, stopped by PID at the end."""
-    from airflow_provider_fscommit.metastore import server
+    from fscommit_dev.metastore import server
 
     state = tmp_path_factory.mktemp("metastore")
     running = server.start(state)

@@ -13,7 +13,7 @@ from airflow_provider_fscommit.core.commit.committer import PartitionCommitter
 from airflow_provider_fscommit.core.commit.policy_factory import create_policies
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.hooks.metastore import connection_metastore_client
-from airflow_provider_fscommit.metastore.server import MetastoreServer
+from fscommit_dev.metastore.server import MetastoreServer
 from tests.support.streams import spark_env
 
 ROOT = Path(__file__).resolve().parents[2]
