@@ -44,7 +44,7 @@ def partition_values(count: int) -> list[tuple[str, str]]:
 
 def run_metastore(settings: BenchSettings) -> dict[str, Any]:
     from fscommit_dev.metastore import server
-    from tests.support.metastore import create_table
+    from fscommit_dev.metastore.client import create_table
 
     count = settings.scaled(FULL_PARTITIONS, 10)
     state = settings.scratch / "metastore"

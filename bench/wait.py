@@ -41,8 +41,8 @@ from typing import Any
 from bench.measure import TreeSampler
 from bench.settings import REPO, BenchSettings
 from bench.synthetic_log import SyntheticLog
-from tests.support.airflow_env import AirflowEnv
-from tests.support.tables import hourly_table
+from fscommit_dev.airflow_env import AirflowEnv
+from fscommit_dev.tables import hourly_table
 
 # The last commit whose sensor read the whole sink log on every poll.
 BEFORE = "5df38f0"

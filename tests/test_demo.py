@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from tests.support.streams import ROOT, spark_env
+from fscommit_dev.streams import ROOT, spark_env
 
 
 @pytest.mark.slow

@@ -7,8 +7,8 @@ import sys
 
 import pytest
 
-from tests.support.listeners import listening_addresses
-from tests.support.streams import ROOT
+from fscommit_dev.listeners import listening_addresses
+from fscommit_dev.streams import ROOT
 
 
 def test_the_local_metastore_listens_on_loopback_only(metastore):
