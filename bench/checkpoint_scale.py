@@ -29,7 +29,7 @@ import psutil
 
 from bench.measure import check, print_result, run_measured, summarize
 from bench.settings import REPO, BenchSettings, python
-from bench.synthetic_log import SyntheticLog
+from fscommit_dev.synthetic_log import SyntheticLog
 
 READERS = ("fscommit", "baseline")
 DELAY_MS = 3_600_000

@@ -49,7 +49,7 @@ def _connect_server(settings: BenchSettings, wanted: bool) -> Iterator[None]:
     if not wanted:
         yield
         return
-    from tests.support.spark_connect import ConnectServer
+    from fscommit_dev.spark_connect import ConnectServer
 
     server = ConnectServer(settings.directory("connect-server")).start()
     os.environ[REMOTE_ENV] = server.url

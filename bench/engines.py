@@ -81,7 +81,7 @@ def fscommit_command(staging: str, checkpoint: str, table: str) -> list[str]:
     """``fscommit compact`` of every committable hour of a workload into ``table``."""
     # Imported here: the in-process engines run this module, and the CLI's imports
     # (about 0.1 s) must not count in their whole-process times.
-    from tests.support.tables import hourly_table, table_flags
+    from fscommit_dev.tables import hourly_table, table_flags
 
     options = hourly_table(staging, checkpoint, table_path=table)
     fscommit = str(Path(python()).parent / "fscommit")

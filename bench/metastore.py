@@ -1,6 +1,6 @@
 """Committing partitions to a real Hive metastore: fscommit's policy chain vs Spark SQL.
 
-A loopback metastore (``airflow_provider_fscommit.metastore.server``, Hive 2.3 from
+A loopback metastore (``fscommit_dev.metastore.server``, Hive 2.3 from
 pyspark's jars, Derby) serves both, with a fresh table per run:
 
 * ``policy-chain``: ``PartitionCommitter`` with the ``metastore,success-file`` policies
@@ -43,8 +43,8 @@ def partition_values(count: int) -> list[tuple[str, str]]:
 
 
 def run_metastore(settings: BenchSettings) -> dict[str, Any]:
-    from airflow_provider_fscommit.metastore import server
-    from tests.support.metastore import create_table
+    from fscommit_dev.metastore import server
+    from fscommit_dev.metastore.client import create_table
 
     count = settings.scaled(FULL_PARTITIONS, 10)
     state = settings.scratch / "metastore"

@@ -34,8 +34,8 @@ BUCKET = "bench"
 
 
 def run_object_store(settings: BenchSettings) -> dict[str, Any]:
-    from tests.support.s3_server import S3Server
-    from tests.support.s3_tables import place_on_s3
+    from fscommit_dev.s3_server import S3Server
+    from fscommit_dev.s3_tables import place_on_s3
 
     staged = prepare(WORKLOADS["a"], settings)
     server = S3Server(settings.directory("s3-server"))

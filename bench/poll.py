@@ -9,7 +9,7 @@ peak (``VmHWM`` reset before each poll through ``/proc/self/clear_refs``, minus 
 first poll is the one a fresh process (a new triggerer, a reschedule-mode poke) pays; the
 others are the steady state of a long-lived waiter. The package comes first on
 ``PYTHONPATH`` (this checkout's or the code before the change), the checkout after it
-for ``tests.support.counting_fs``.
+for ``fscommit_dev.counting_fs``.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ def _count_calls() -> list[tuple[str, str]]:
     counting filesystem; the list grows by one ``(operation, path)`` per call."""
     import pyarrow.fs as pafs
 
-    from tests.support.counting_fs import CountingHandler
+    from fscommit_dev.counting_fs import CountingHandler
 
     calls: list[tuple[str, str]] = []
 

@@ -25,8 +25,8 @@ from typing import Any
 from bench.checkpoint_scale import FULL_ENTRIES, FULL_PARTITIONS
 from bench.measure import check, print_result, run_measured
 from bench.settings import REPO, BenchSettings, python
-from bench.synthetic_log import SyntheticLog
 from bench.workloads import WORKLOADS, WorkloadInput, prepare
+from fscommit_dev.synthetic_log import SyntheticLog
 
 STAGES = ("first-read", "committed-files", "compaction")
 _TOP = 15

@@ -7,7 +7,7 @@ what the sensor's ``defer()`` stores: one task instance each, in state ``deferre
 trigger built from the serialized task's arguments (running a thousand tasks only to
 defer them would cost this 2-core machine half an hour and measure nothing more).
 
-The tables' logs are synthetic, in Spark's exact format (``bench/synthetic_log.py``): one
+The tables' logs are synthetic, in Spark's exact format (``fscommit_dev/synthetic_log.py``): one
 generated log and checkpoint backs every table (the tables differ in their published
 path, so each is a table of its own to the readers), first with ``FULL_ENTRIES`` entries,
 then with ``SMALL_ENTRIES``. The waited-for partitions are hours of 2030: pending on both.
@@ -40,9 +40,9 @@ from typing import Any
 
 from bench.measure import TreeSampler
 from bench.settings import REPO, BenchSettings
-from bench.synthetic_log import SyntheticLog
-from tests.support.airflow_env import AirflowEnv
-from tests.support.tables import hourly_table
+from fscommit_dev.airflow_env import AirflowEnv
+from fscommit_dev.synthetic_log import SyntheticLog
+from fscommit_dev.tables import hourly_table
 
 # The last commit whose sensor read the whole sink log on every poll.
 BEFORE = "5df38f0"

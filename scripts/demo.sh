@@ -3,4 +3,4 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export SPARK_LOCAL_IP=${SPARK_LOCAL_IP:-127.0.0.1}
-exec .venv/bin/python -m airflow_provider_fscommit.demo "$@"
+exec .venv/bin/python -m fscommit_dev.demo "$@"

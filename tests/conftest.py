@@ -11,7 +11,7 @@ import os
 
 import pytest
 
-from tests.support.streams import (
+from fscommit_dev.streams import (
     TEST_JVM_OPTIONS,
     StreamingTable,
     hourly_batches,
@@ -168,7 +168,7 @@ def hourly_stream(spark, tmp_path) -> StreamingTable:
 @pytest.fixture(scope="session")
 def metastore(tmp_path_factory):
     """A real Hive metastore Thrift server on 127.0.0.1, stopped by PID at the end."""
-    from airflow_provider_fscommit.metastore import server
+    from fscommit_dev.metastore import server
 
     state = tmp_path_factory.mktemp("metastore")
     running = server.start(state)
@@ -189,7 +189,7 @@ def postgres():
 @pytest.fixture(scope="session")
 def s3_server(tmp_path_factory):
     """A real S3 API server (moto) on 127.0.0.1, stopped by PID at the end."""
-    from tests.support.s3_server import S3Server
+    from fscommit_dev.s3_server import S3Server
 
     server = S3Server(tmp_path_factory.mktemp("s3-server"))
     yield server
@@ -199,7 +199,7 @@ def s3_server(tmp_path_factory):
 @pytest.fixture(scope="session")
 def connect_server(tmp_path_factory):
     """A real Spark Connect server on 127.0.0.1 (local[2]), stopped by PID at the end."""
-    from tests.support.spark_connect import ConnectServer
+    from fscommit_dev.spark_connect import ConnectServer
 
     server = ConnectServer(tmp_path_factory.mktemp("connect-server")).start()
     yield server

@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from tests.support.streams import spark_env
+from fscommit_dev.streams import ROOT, spark_env
 
 
 @pytest.mark.slow
@@ -15,7 +15,7 @@ def test_demo_commits_partitions_that_hive_reads_back_completely(tmp_path):
         [
             sys.executable,
             "-m",
-            "airflow_provider_fscommit.demo",
+            "fscommit_dev.demo",
             "--output",
             str(tmp_path),
             "--seconds",
@@ -24,6 +24,7 @@ def test_demo_commits_partitions_that_hive_reads_back_completely(tmp_path):
         capture_output=True,
         text=True,
         env=spark_env(),
+        cwd=ROOT,  # fscommit_dev is importable from the checkout only
         timeout=600,
     )
     assert result.returncode == 0, result.stderr[-3000:]

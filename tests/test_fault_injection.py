@@ -24,7 +24,7 @@ import pytest
 
 from airflow_provider_fscommit.core.faults import FAULT_POINTS
 from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
-from tests.support.streams import ROOT, StreamingTable
+from fscommit_dev.streams import ROOT, StreamingTable
 
 SOAK = os.environ.get("FSCOMMIT_SOAK") == "1"
 RANDOM_TRIALS = 300 if SOAK else 50

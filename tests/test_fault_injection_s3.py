@@ -1,6 +1,6 @@
 """Exactly once on an S3 API server: SIGKILLs, concurrent runs, a slow and faulty store.
 
-The table lives on the S3 server (``tests/support/s3_tables.py``); runs reach it through a proxy
+The table lives on the S3 server (``fscommit_dev/s3_tables.py``); runs reach it through a proxy
 that delays, throttles (503 SlowDown) and resets writes to the lock, the ledger and the
 data (``tests/s3_proxy.py``). Every trial ends with a clean rerun and the independent
 checker: every committed row published exactly once, nothing the sink log does not
@@ -21,15 +21,15 @@ from collections import Counter
 import pytest
 
 from airflow_provider_fscommit.core.faults import FAULT_POINTS
-from tests.support.s3_proxy import S3FaultProxy
-from tests.support.s3_tables import (
+from fscommit_dev.s3_tables import (
     S3Table,
     assert_exactly_once,
     place_on_s3,
     staged_ids,
     success_files,
 )
-from tests.support.streams import ROOT, StreamingTable
+from fscommit_dev.streams import ROOT, StreamingTable
+from tests.support.s3_proxy import S3FaultProxy
 
 WORKER = str(ROOT / "tests" / "support" / "fault_worker.py")
 RANDOM_TRIALS = 16

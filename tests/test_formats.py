@@ -25,11 +25,11 @@ from airflow_provider_fscommit.core.commit.publisher import CompactionPublisher
 from airflow_provider_fscommit.core.compaction.compactor import compact_unit
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
+from fscommit_dev.metastore.client import hive_sql, thrift_client
+from fscommit_dev.s3_tables import place_on_s3
+from fscommit_dev.streams import StreamingTable, TypedTable, killed_mid_batch, row, spark_env
+from fscommit_dev.tables import status_args
 from tests.support.compaction import FSCOMMIT, commit, compact
-from tests.support.metastore import hive_sql, thrift_client
-from tests.support.s3_tables import place_on_s3
-from tests.support.streams import StreamingTable, TypedTable, killed_mid_batch, row, spark_env
-from tests.support.tables import status_args
 
 pytestmark = pytest.mark.slow
 

@@ -27,8 +27,8 @@ from airflow_provider_fscommit.core.spark.metadata_log import list_log
 from airflow_provider_fscommit.core.status.committable import PartitionState, TableStatusReader
 from airflow_provider_fscommit.core.status.partition_wait import check_partition
 from airflow_provider_fscommit.core.status.table_report import read_table_report
+from fscommit_dev.streams import StreamingTable, kill_group, row
 from tests.support.compaction import check_exactly_once, committable, compact, table_options
-from tests.support.streams import StreamingTable, kill_group, row
 
 BATCHES = 36
 WAITED = "dt=2026-11-20/hour=00"

@@ -53,13 +53,22 @@ def run(venv: Path, *command: str, cwd: Path, **env: str) -> subprocess.Complete
     )
 
 
-def test_the_wheel_carries_the_metastore_source(wheel):
+def test_the_wheel_ships_the_provider_and_no_development_tooling(wheel):
+    """A user's Airflow gets the provider alone: the demo, the loopback metastore launcher
+    and its Java source, the tests, the benchmarks and ``fscommit_dev`` stay in the checkout."""
     names = zipfile.ZipFile(wheel).namelist()
-    assert "airflow_provider_fscommit/metastore/LoopbackMetastore.java" in names
-    assert not [n for n in names if n.startswith(("tests/", "dags/", "bench/"))]
+    tops = {name.split("/", 1)[0] for name in names}
+    assert {top for top in tops if not top.endswith(".dist-info")} == {"airflow_provider_fscommit"}
+    tooling = [
+        name
+        for name in names
+        if name.endswith((".java", "/demo.py"))
+        or name.startswith("airflow_provider_fscommit/metastore/")
+    ]
+    assert not tooling, tooling
 
 
-def test_the_installed_wheel_runs_the_cli_airflow_the_metastore_and_a_compaction(
+def test_the_installed_wheel_runs_the_cli_airflow_and_a_compaction(
     venv, spark, hourly_stream, tmp_path
 ):
     where = run(
@@ -78,16 +87,6 @@ def test_the_installed_wheel_runs_the_cli_airflow_the_metastore_and_a_compaction
     )  # fmt: skip
     assert providers.returncode == 0, providers.stderr
     assert "airflow-provider-fscommit" in providers.stdout
-
-    server = ["python", "-m", "airflow_provider_fscommit.metastore.server"]
-    state = ["--dir", str(tmp_path / "metastore"), "--port", "0"]
-    started = run(venv, *server, "start", *state, cwd=tmp_path)
-    try:
-        assert started.returncode == 0, started.stdout + started.stderr
-        assert "thrift://127.0.0.1:" in started.stdout
-    finally:
-        stopped = run(venv, *server, "stop", *state, cwd=tmp_path)
-    assert stopped.returncode == 0, stopped.stdout + stopped.stderr
 
     table = tmp_path / "table"
     command = compact_command(

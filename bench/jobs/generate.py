@@ -42,7 +42,7 @@ _SEED_SCHEMA = pa.schema(
 
 
 def typed_columns():
-    """Spark expressions for every type family of ``tests.support.streams.typed_schema``.
+    """Spark expressions for every type family of ``fscommit_dev.streams.typed_schema``.
 
     About every third row is null everywhere but ``id`` and ``ts`` (as in ``typed_row``),
     chosen by a hash of the id: the hour is ``id % hours``, so ``id % 3`` would have made
@@ -102,7 +102,7 @@ def run_batch(spark, base: Path, files: int, file_format: str) -> None:
     """Process every new seed file (availableNow) with the workload's query."""
     from pyspark.sql import functions as F
 
-    from tests.support.streams import typed_schema
+    from fscommit_dev.streams import typed_schema
 
     seeds = spark.readStream.schema(_spark_seed_schema()).parquet(str(base / "seeds"))
     rows = seeds.select(
@@ -118,7 +118,7 @@ def run_batch(spark, base: Path, files: int, file_format: str) -> None:
     typed = rows.select(*typed_columns())
     if typed.schema.simpleString() != typed_schema(with_extra=False).simpleString():
         raise SystemExit(
-            f"the generated schema is not tests.support.streams.typed_schema: {typed.schema}"
+            f"the generated schema is not fscommit_dev.streams.typed_schema: {typed.schema}"
         )
     query = (
         typed.withWatermark("ts", WATERMARK_DELAY)

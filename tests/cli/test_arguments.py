@@ -7,7 +7,7 @@ import json
 import pytest
 
 from airflow_provider_fscommit.cli.main import main
-from tests.support.tables import status_args
+from fscommit_dev.tables import status_args
 
 
 def test_flink_keys_through_option(compacted_stream, capsys):

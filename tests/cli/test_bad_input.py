@@ -14,8 +14,8 @@ import pytest
 
 from airflow_provider_fscommit.cli.main import main
 from airflow_provider_fscommit.core.errors import FsCommitError
-from tests.support.streams import StreamingTable, hourly_batches
-from tests.support.tables import hourly_table, table_flags
+from fscommit_dev.streams import StreamingTable, hourly_batches
+from fscommit_dev.tables import hourly_table, table_flags
 
 HUGE = "9" * 100_000
 # (id, partitions, flags (None removes a flag), expected exit code, message fragment)

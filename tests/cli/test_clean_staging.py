@@ -11,8 +11,8 @@ from airflow_provider_fscommit.cli.main import main
 from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
 from airflow_provider_fscommit.core.ledger.lock import TableLock
 from airflow_provider_fscommit.operators.retention import CleanStagingOperator
+from fscommit_dev.tables import table_flags
 from tests.support.compaction import compact, table_options
-from tests.support.tables import table_flags
 
 
 def tree(root: str) -> dict[str, int]:

@@ -7,9 +7,9 @@ from collections import Counter
 
 import pytest
 
+from fscommit_dev.metastore.client import hive_sql, thrift_client
+from fscommit_dev.streams import row
 from tests.support.compaction import commit, committable, ids_by_partition
-from tests.support.metastore import hive_sql, thrift_client
-from tests.support.streams import row
 
 
 @pytest.mark.slow

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from airflow_provider_fscommit.cli.main import main
-from tests.support.tables import status_args
+from fscommit_dev.tables import status_args
 
 
 def test_nothing_committable_yet_exits_3_and_plan_changes_nothing(

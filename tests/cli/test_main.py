@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from airflow_provider_fscommit.cli.main import main
-from tests.support.tables import table_flags
+from fscommit_dev.tables import table_flags
 
 
 def test_errors_are_one_line_with_exit_code_1(tmp_path, capsys):

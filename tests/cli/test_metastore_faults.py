@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
+from fscommit_dev.metastore.client import create_table, hive_sql
 from tests.support.compaction import commit, committable, compact
 from tests.support.fault_proxy import FaultProxy
-from tests.support.metastore import create_table, hive_sql
 
 
 @pytest.mark.slow

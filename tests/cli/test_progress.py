@@ -12,8 +12,8 @@ import threading
 import pytest
 
 from airflow_provider_fscommit.cli.progress import Progress
+from fscommit_dev.tables import hourly_table, table_flags
 from tests.support.compaction import FSCOMMIT, committable
-from tests.support.tables import hourly_table, table_flags
 
 
 class Terminal(io.StringIO):

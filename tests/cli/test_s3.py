@@ -1,7 +1,7 @@
 """The whole pipeline on an S3 API server: status, compaction through spark-submit, commit.
 
 Staging and checkpoint are a real Spark run placed on the server as S3A writes them
-(``tests/support/s3_tables.py``); the CLI and the Spark job reach the server through the standard
+(``fscommit_dev/s3_tables.py``); the CLI and the Spark job reach the server through the standard
 AWS variables (``AWS_ENDPOINT_URL`` and keys), as on a real cluster with an S3-compatible
 store.
 """
@@ -15,15 +15,15 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.compaction import FSCOMMIT
-from tests.support.processes import communicate_all
-from tests.support.s3_proxy import S3FaultProxy
-from tests.support.s3_tables import (
+from fscommit_dev.s3_tables import (
     assert_exactly_once,
     place_on_s3,
     staged_ids,
     success_files,
 )
+from tests.support.compaction import FSCOMMIT
+from tests.support.processes import communicate_all
+from tests.support.s3_proxy import S3FaultProxy
 
 
 def spec_file(tmp_path: Path, options: dict) -> str:

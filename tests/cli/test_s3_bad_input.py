@@ -14,10 +14,10 @@ import subprocess
 
 import pytest
 
+from fscommit_dev.listeners import free_port
+from fscommit_dev.s3_server import REGION, S3Server
+from fscommit_dev.s3_tables import place_on_s3
 from tests.support.compaction import FSCOMMIT
-from tests.support.listeners import free_port
-from tests.support.s3_server import REGION, S3Server
-from tests.support.s3_tables import place_on_s3
 
 BUCKET = "guarded"
 
@@ -60,7 +60,7 @@ def create_user(iam, name: str, allowed: list[dict[str, str]]) -> tuple[str, str
 
 @pytest.fixture(scope="module")
 def hourly_stream_module(spark, tmp_path_factory):
-    from tests.support.streams import StreamingTable, hourly_batches
+    from fscommit_dev.streams import StreamingTable, hourly_batches
 
     stream = StreamingTable(tmp_path_factory.mktemp("s3-bad-input"))
     stream.add_batches(*hourly_batches("2026-11-20", range(4)))

@@ -8,8 +8,8 @@ import subprocess
 import pytest
 
 from airflow_provider_fscommit.cli.main import main
+from fscommit_dev.tables import status_args
 from tests.support.compaction import FSCOMMIT
-from tests.support.tables import status_args
 
 
 def test_status_json_has_the_documented_fields(compacted_stream, capsys):

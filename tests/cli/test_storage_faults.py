@@ -12,8 +12,8 @@ import pytest
 
 from airflow_provider_fscommit.cli.main import main
 from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
+from fscommit_dev.tables import hourly_table, table_flags
 from tests.support.compaction import compact, table_options
-from tests.support.tables import hourly_table, table_flags
 
 
 def status(stream, capsys) -> tuple[int, str, str]:

@@ -22,8 +22,8 @@ import pytest
 from airflow_provider_fscommit.core.compaction.compactor import UnitTask, read_plan_schema
 from airflow_provider_fscommit.core.formats.file_format import FileFormat
 from airflow_provider_fscommit.jobs.launch import package_zip
+from fscommit_dev.streams import typed_row, typed_schema
 from tests.support.pythons import fresh_venv, require_python
-from tests.support.streams import typed_row, typed_schema
 
 pytestmark = pytest.mark.slow
 

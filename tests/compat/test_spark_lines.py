@@ -30,11 +30,8 @@ from typing import Any, TypeVar
 import pytest
 
 from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
-from tests.support.compaction import FSCOMMIT, check_exactly_once, committable, compact
-from tests.support.pythons import fresh_venv, require_python
-from tests.support.spark_connect import ConnectServer
-from tests.support.spark_read import PREFIX
-from tests.support.streams import (
+from fscommit_dev.spark_connect import ConnectServer
+from fscommit_dev.streams import (
     ROOT,
     StreamingTable,
     hourly_batches,
@@ -42,7 +39,10 @@ from tests.support.streams import (
     row,
     spark_env,
 )
-from tests.support.tables import hourly_table, table_flags
+from fscommit_dev.tables import hourly_table, table_flags
+from tests.support.compaction import FSCOMMIT, check_exactly_once, committable, compact
+from tests.support.pythons import fresh_venv, require_python
+from tests.support.spark_read import PREFIX
 
 pytestmark = pytest.mark.slow
 

@@ -23,12 +23,12 @@ import pytest
 
 from airflow_provider_fscommit.core.faults import FAULT_ENV, STALL_ENV
 from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
-from tests.support.airflow_env import AIRFLOW, AirflowEnv
+from fscommit_dev.airflow_env import AIRFLOW, AirflowEnv
+from fscommit_dev.metastore.client import create_table, hive_sql
+from fscommit_dev.streams import StreamingTable, hourly_batches
 from tests.support.compaction import check_exactly_once
 from tests.support.example_dags import DAY, example_airflow_extra_env, example_spec
-from tests.support.metastore import create_table, hive_sql
 from tests.support.processes import communicate_all
-from tests.support.streams import StreamingTable, hourly_batches
 
 HOUR = ("2026-11-20", "01")
 HOLD_S = 60

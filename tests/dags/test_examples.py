@@ -11,10 +11,10 @@ import json
 import pytest
 
 from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
-from tests.support.airflow_env import AirflowEnv
+from fscommit_dev.airflow_env import AirflowEnv
+from fscommit_dev.metastore.client import create_table, hive_sql
+from fscommit_dev.streams import StreamingTable, hourly_batches
 from tests.support.example_dags import DAY, SECRET, example_airflow_extra_env, example_spec
-from tests.support.metastore import create_table, hive_sql
-from tests.support.streams import StreamingTable, hourly_batches
 
 
 @pytest.fixture

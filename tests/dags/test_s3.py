@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.airflow_env import AirflowEnv
+from fscommit_dev.airflow_env import AirflowEnv
+from fscommit_dev.s3_server import aws_connection_env
+from fscommit_dev.s3_tables import assert_exactly_once, place_on_s3, staged_ids, success_files
+from fscommit_dev.streams import StreamingTable, hourly_batches
 from tests.support.example_dags import DAGS_DIR
-from tests.support.s3_server import aws_connection_env
-from tests.support.s3_tables import assert_exactly_once, place_on_s3, staged_ids, success_files
-from tests.support.streams import StreamingTable, hourly_batches
 
 CANARY = "fscommit-canary-secret-7Qx2Lm9"
 DAY = "dt=2026-11-20"

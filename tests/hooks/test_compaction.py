@@ -12,7 +12,7 @@ from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.hooks.aws import s3_settings
 from airflow_provider_fscommit.hooks.compaction import CompactionHook
 from airflow_provider_fscommit.jobs.launch import APPLICATION, CompactionSubmission
-from tests.support.tables import hourly_table
+from fscommit_dev.tables import hourly_table
 
 SPARK_SUBMIT = "/opt/spark/bin/spark-submit"
 

@@ -10,8 +10,8 @@ import pytest
 from pyspark.sql import functions as F
 
 from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
+from fscommit_dev.streams import StreamingTable, TypedTable, row
 from tests.support.compaction import check_exactly_once, committable, compact, visible_data_files
-from tests.support.streams import StreamingTable, TypedTable, row
 
 
 def staging_state(staging: str) -> dict[str, tuple[int, int]]:

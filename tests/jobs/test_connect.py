@@ -21,6 +21,9 @@ from airflow_provider_fscommit.core.faults import FAULT_ENV, STALL_ENV
 from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
 from airflow_provider_fscommit.jobs.connect import ConnectCompaction, _with_session, code_session_id
 from airflow_provider_fscommit.jobs.launch import package_zip
+from fscommit_dev.listeners import free_port
+from fscommit_dev.spark_connect import ConnectServer, worker_python
+from fscommit_dev.streams import StreamingTable
 from tests.support.compaction import (
     check_exactly_once,
     committable,
@@ -29,10 +32,7 @@ from tests.support.compaction import (
     table_options,
     visible_data_files,
 )
-from tests.support.listeners import free_port
 from tests.support.processes import communicate_all
-from tests.support.spark_connect import ConnectServer, worker_python
-from tests.support.streams import StreamingTable
 
 STALL_S = 8  # how long each unit stalls on the stalling server
 

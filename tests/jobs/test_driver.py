@@ -10,7 +10,7 @@ from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
 from airflow_provider_fscommit.jobs.driver import record
 from airflow_provider_fscommit.jobs.runner import ApplicationOutput
-from tests.support.tables import hourly_table
+from fscommit_dev.tables import hourly_table
 
 
 def spec_at(tmp_path, table) -> TableSpec:

@@ -10,10 +10,10 @@ import pytest
 
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
-from tests.support.airflow_env import AirflowEnv
+from fscommit_dev.airflow_env import AirflowEnv
+from fscommit_dev.metastore.client import create_table
 from tests.support.compaction import committable, compact, published_ledger
 from tests.support.http_server import HttpServer
-from tests.support.metastore import create_table
 
 DAGS = """
 import json

@@ -8,13 +8,13 @@ import pytest
 
 from airflow_provider_fscommit.core.errors import ConfigError, FsCommitError
 from airflow_provider_fscommit.operators.compact import PartitionCompactOperator
+from fscommit_dev.listeners import free_port
 from tests.support.compaction import (
     check_exactly_once,
     committable,
     table_options,
     visible_data_files,
 )
-from tests.support.listeners import free_port
 
 
 @pytest.fixture

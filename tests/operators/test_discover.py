@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from airflow_provider_fscommit.operators.discover import CommittablePartitionsOperator
+from fscommit_dev.tables import hourly_table
 from tests.support.compaction import committable
-from tests.support.tables import hourly_table
 
 
 def test_the_committable_partitions_not_committed_yet_are_returned_as_paths(

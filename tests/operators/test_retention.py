@@ -12,7 +12,7 @@ import pytest
 
 from airflow_provider_fscommit.core.errors import ConfigError
 from airflow_provider_fscommit.operators.retention import CleanStagingOperator
-from tests.support.tables import hourly_table
+from fscommit_dev.tables import hourly_table
 
 
 def test_the_age_is_a_duration_or_the_dag_does_not_parse(tmp_path):

@@ -8,7 +8,7 @@ from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.status.table_report import read_table_report
 from airflow_provider_fscommit.plugins.render import TableCard, render_page
 from airflow_provider_fscommit.plugins.status_page import spec_files
-from tests.support.streams import StreamingTable, row
+from fscommit_dev.streams import StreamingTable, row
 
 HOSTILE = "<img src=x onerror=alert(1)>&amp;"
 

@@ -6,8 +6,8 @@ import json
 import time
 
 from airflow_provider_fscommit.plugins.status_page import PageSettings, read_cards
-from tests.support.s3_server import aws_connection_env
-from tests.support.s3_tables import place_on_s3
+from fscommit_dev.s3_server import aws_connection_env
+from fscommit_dev.s3_tables import place_on_s3
 
 
 def test_cards_of_s3_tables_are_read_through_the_configured_connection(

@@ -8,11 +8,11 @@ import time
 
 import pytest
 
-from tests.support.airflow_env import AIRFLOW, AirflowEnv
+from fscommit_dev.airflow_env import AIRFLOW, AirflowEnv
+from fscommit_dev.s3_server import aws_connection_env
+from fscommit_dev.s3_tables import place_on_s3
+from fscommit_dev.streams import StreamingTable, hourly_batches
 from tests.support.compaction import table_options
-from tests.support.s3_server import aws_connection_env
-from tests.support.s3_tables import place_on_s3
-from tests.support.streams import StreamingTable, hourly_batches
 
 DAG = """
 import json

@@ -1,2 +1,5 @@
-"""What the tests run against: real Spark streams, metastore, S3 and Airflow servers,
-and the helpers that build and check tables. Fault injection is the only place for fakes."""
+"""What the tests alone run against: Airflow's services and PostgreSQL, the browser, the
+compatibility venvs and the wheel, fault injection (the only place for fakes), and the
+helpers that check compacted tables. What the tests share with the benchmarks and the
+demo (real Spark streams, the metastore, the S3 and Spark Connect servers, an Airflow
+home) is in ``fscommit_dev``."""

@@ -21,8 +21,8 @@ from pathlib import Path
 
 import requests
 
-from tests.support.airflow_env import AIRFLOW, AirflowEnv
-from tests.support.listeners import free_port
+from fscommit_dev.airflow_env import AIRFLOW, AirflowEnv
+from fscommit_dev.listeners import free_port
 from tests.support.postgres import PostgresServer
 
 TERMINAL = ("success", "failed")

@@ -17,7 +17,7 @@ from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
 from airflow_provider_fscommit.core.spark.staging import StagedFile
 from airflow_provider_fscommit.core.status.committable import PartitionState, TableStatusReader
-from tests.support.tables import hourly_table, table_flags
+from fscommit_dev.tables import hourly_table, table_flags
 
 FSCOMMIT = str(Path(sys.executable).parent / "fscommit")
 

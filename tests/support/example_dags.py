@@ -9,8 +9,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.support.streams import StreamingTable
-from tests.support.tables import hourly_table
+from fscommit_dev.streams import StreamingTable
+from fscommit_dev.tables import hourly_table
 
 DAGS_DIR = Path(__file__).resolve().parents[2] / "dags"
 DAY = "dt=2026-11-20"

@@ -22,8 +22,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from fscommit_dev.listeners import free_port
 from tests.support.debian import missing
-from tests.support.listeners import free_port
 
 USER = "airflow"  # the database role Airflow connects as
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pyspark
 
-from tests.support.listeners import free_port
+from fscommit_dev.listeners import free_port
 
 
 @dataclass

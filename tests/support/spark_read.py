@@ -14,7 +14,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from tests.support.streams import SPARK_TEST_CONF, spark_env
+from fscommit_dev.streams import SPARK_TEST_CONF, spark_env
 
 PREFIX = "SPARK_READ_RESULT "
 

@@ -13,7 +13,7 @@ from airflow_provider_fscommit.task_groups.partition_commit import (
     partition_commit_group,
     partition_time_zone,
 )
-from tests.support.tables import hourly_table
+from fscommit_dev.tables import hourly_table
 
 PARTITION = "dt={{ ds }}/hour=03"
 

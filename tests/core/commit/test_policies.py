@@ -22,13 +22,13 @@ from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.errors import ConfigError, MetastoreError
 from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
 from airflow_provider_fscommit.core.partition.partition_spec import PartitionSpec
-from tests.support.compaction import published_ledger
-from tests.support.metastore import (
+from fscommit_dev.metastore.client import (
     create_table,
     metastore_committer,
     metastore_table_spec,
     thrift_client,
 )
+from tests.support.compaction import published_ledger
 
 
 def context(spec: TableSpec, dt: str, hour: str, rows: int = 10) -> CommitContext:

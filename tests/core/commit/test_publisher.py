@@ -8,8 +8,8 @@ from airflow_provider_fscommit.core.commit import publisher as publisher_module
 from airflow_provider_fscommit.core.commit.publisher import CompactionPublisher
 from airflow_provider_fscommit.core.compaction.compactor import compact_unit
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
+from fscommit_dev.streams import row
 from tests.support.compaction import check_exactly_once, committable, table_options
-from tests.support.streams import row
 
 
 def in_process(tasks):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from airflow_provider_fscommit.core.commit.publisher import CompactionPublisher
 from airflow_provider_fscommit.core.compaction.compactor import compact_unit
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
-from tests.support.s3_tables import assert_exactly_once, place_on_s3, staged_ids
+from fscommit_dev.s3_tables import assert_exactly_once, place_on_s3, staged_ids
 
 
 def test_a_missing_and_a_corrupt_input_on_s3_fail_their_partitions_only(hourly_stream, s3_env):

@@ -23,9 +23,9 @@ from airflow_provider_fscommit.core.formats.column_statistics import (
     partition_column_statistics,
 )
 from airflow_provider_fscommit.core.formats.file_format import FileFormat
+from fscommit_dev.metastore.client import hive_sql, metastore_committer, thrift_client
+from fscommit_dev.streams import StreamingTable, row
 from tests.support.compaction import compact, table_options
-from tests.support.metastore import hive_sql, metastore_committer, thrift_client
-from tests.support.streams import StreamingTable, row
 
 DAY = "dt=2026-11-20"
 EPOCH = datetime.date(1970, 1, 1)

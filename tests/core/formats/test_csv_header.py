@@ -20,8 +20,8 @@ from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.errors import CsvHeaderError
 from airflow_provider_fscommit.core.formats.line_files import LINE_CODECS
 from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
-from tests.support.streams import StreamingTable, row
-from tests.support.tables import hourly_table
+from fscommit_dev.streams import StreamingTable, row
+from fscommit_dev.tables import hourly_table
 
 DAY = "2026-11-20"
 HOURS = (f"dt={DAY}/hour=00", f"dt={DAY}/hour=01")

@@ -22,15 +22,15 @@ from airflow_provider_fscommit.core.maintenance.expiration import expire_partiti
 from airflow_provider_fscommit.core.status.table_report import read_table_report
 from airflow_provider_fscommit.hooks.metastore import connection_metastore_client
 from airflow_provider_fscommit.plugins.render import TableCard, render_page
-from tests.support.compaction import FSCOMMIT, compact, published_ledger, table_options
-from tests.support.metastore import (
+from fscommit_dev.metastore.client import (
     create_table,
     metastore_committer,
     metastore_table_spec,
     thrift_client,
 )
-from tests.support.streams import row
-from tests.support.tables import hourly_table, table_flags
+from fscommit_dev.streams import row
+from fscommit_dev.tables import hourly_table, table_flags
+from tests.support.compaction import FSCOMMIT, compact, published_ledger, table_options
 
 HOURS = [f"dt=2026-11-20/hour={h:02d}" for h in range(3)]
 FUTURE = "dt=2099-01-01/hour=00"

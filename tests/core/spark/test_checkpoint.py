@@ -49,7 +49,7 @@ def test_a_batch_planned_but_not_committed_does_not_count(compacted_stream, tmp_
 
 
 def test_query_without_withwatermark_has_no_watermark(spark, tmp_path):
-    from tests.support.streams import StreamingTable, row
+    from fscommit_dev.streams import StreamingTable, row
 
     table = StreamingTable(tmp_path, watermark_delay=None)
     table.add_batches([row(1, "2026-11-20T01:00:00Z")], [row(2, "2026-11-20T02:00:00Z")])

@@ -11,7 +11,7 @@ from airflow_provider_fscommit.core.errors import SinkLogError
 from airflow_provider_fscommit.core.spark import sink_log
 from airflow_provider_fscommit.core.spark.sink_log import FileSinkLog
 from airflow_provider_fscommit.core.storage.filesystem import normalize_uri
-from tests.support.streams import StreamingTable, row
+from fscommit_dev.streams import StreamingTable, row
 
 
 def spark_committed_files(spark, staging: str) -> set[str]:

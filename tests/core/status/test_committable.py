@@ -17,7 +17,7 @@ from airflow_provider_fscommit.core.status.committable import (
     TableStatusReader,
 )
 from airflow_provider_fscommit.core.status.partition_wait import check_partition
-from tests.support.streams import BLOCK_VALUE, StreamingTable, hourly_batches, row
+from fscommit_dev.streams import BLOCK_VALUE, StreamingTable, hourly_batches, row
 
 
 def spec_for(table: StreamingTable, **extra) -> TableSpec:

@@ -7,8 +7,8 @@ from airflow_provider_fscommit.core.commit.policy_factory import create_policies
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.status.discovery import partitions_to_commit
 from airflow_provider_fscommit.operators.discover import CommittablePartitionsOperator
+from fscommit_dev.streams import row
 from tests.support.compaction import committable, compact, table_options
-from tests.support.streams import row
 
 
 def test_discovery_through_a_commit_cycle_and_late_data(spark, hourly_stream, tmp_path):

@@ -12,10 +12,10 @@ from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.spark import checkpoint, sink_log
 from airflow_provider_fscommit.core.status.committable import TableStatusReader
 from airflow_provider_fscommit.core.status.partition_wait import check_partition
-from bench.synthetic_log import SyntheticLog
+from fscommit_dev.counting_fs import counting
+from fscommit_dev.synthetic_log import SyntheticLog
+from fscommit_dev.tables import hourly_table
 from tests.support.compaction import committable, table_options
-from tests.support.counting_fs import counting
-from tests.support.tables import hourly_table
 
 
 def spec_of(stream, tmp_path) -> TableSpec:

@@ -21,8 +21,8 @@ from airflow_provider_fscommit.core.compaction.compactor import compact_unit
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.status.committable import PartitionState
 from airflow_provider_fscommit.core.status.table_report import read_table_report
+from fscommit_dev.streams import StreamingTable, hourly_batches, row
 from tests.support.compaction import table_options
-from tests.support.streams import StreamingTable, hourly_batches, row
 
 DAY = "dt=2026-11-20"
 RUN_1 = {"dag_id": "fscommit_sweep", "run_id": "scheduled__2026-11-20T05:00:00+00:00"}

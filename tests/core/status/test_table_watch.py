@@ -9,9 +9,9 @@ from airflow_provider_fscommit.core.spark import checkpoint, sink_log
 from airflow_provider_fscommit.core.status.table_report import read_table_report
 from airflow_provider_fscommit.core.status.table_watch import MAX_WATCHED_TABLES, table_watch
 from airflow_provider_fscommit.core.storage.object_store import S3Settings, use_s3_settings
+from fscommit_dev.counting_fs import counting
+from fscommit_dev.tables import hourly_table
 from tests.support.compaction import table_options
-from tests.support.counting_fs import counting
-from tests.support.tables import hourly_table
 
 
 def test_the_waiting_partitions_of_a_table_share_one_watch_per_identity(tmp_path):

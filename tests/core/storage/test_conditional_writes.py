@@ -28,8 +28,8 @@ from airflow_provider_fscommit.core.storage.conditional_writes import (
 )
 from airflow_provider_fscommit.core.storage.filesystem import resolve_filesystem
 from airflow_provider_fscommit.core.storage.object_store import S3Settings, use_s3_settings
+from fscommit_dev.s3_server import ACCESS_KEY, REGION, SECRET_KEY
 from tests.support.s3_proxy import S3FaultProxy
-from tests.support.s3_server import ACCESS_KEY, REGION, SECRET_KEY
 
 _LIBC = ctypes.CDLL(None, use_errno=True)
 _AT_FDCWD = -100

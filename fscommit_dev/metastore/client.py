@@ -1,4 +1,5 @@
-"""Test helpers around the real metastore: reader-side SQL and direct Thrift calls."""
+"""The tests' and the benchmarks' side of the loopback metastore: reader-side SQL (Spark
+through Hive, in a child process) and direct Thrift calls."""
 
 from __future__ import annotations
 
@@ -13,10 +14,8 @@ from airflow_provider_fscommit.core.commit.committer import PartitionCommitter
 from airflow_provider_fscommit.core.commit.policy_factory import create_policies
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.hooks.metastore import connection_metastore_client
-from airflow_provider_fscommit.metastore.server import MetastoreServer
-from tests.support.streams import spark_env
-
-ROOT = Path(__file__).resolve().parents[2]
+from fscommit_dev.metastore.server import MetastoreServer
+from fscommit_dev.streams import spark_env
 
 
 def hive_sql(server: MetastoreServer, *statements: str) -> list[dict]:
@@ -24,7 +23,7 @@ def hive_sql(server: MetastoreServer, *statements: str) -> list[dict]:
     result = subprocess.run(
         [
             sys.executable,
-            str(ROOT / "tests" / "support" / "hive_sql.py"),
+            str(Path(__file__).with_name("hive_sql.py")),
             server.uri,
             str(server.state_dir / "warehouse"),
             json.dumps(list(statements)),

@@ -29,7 +29,7 @@ from airflow_provider_fscommit.cli.main import render_status
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.status.committable import PartitionState
 from airflow_provider_fscommit.core.status.table_report import read_table_report
-from airflow_provider_fscommit.metastore import server as metastore_server
+from fscommit_dev.metastore import server as metastore_server
 
 EVENT_TIME_START = "2026-11-20 00:00:00"
 SECONDS_OF_EVENT_TIME_PER_ROW = 20

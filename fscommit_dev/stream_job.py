@@ -10,9 +10,9 @@ import json
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.support.streams import CHILD_PROGRESS, new_spark_session, run_query
+from fscommit_dev.streams import CHILD_PROGRESS, new_spark_session, run_query
 
 if __name__ == "__main__":
     config = json.loads(sys.argv[1])

@@ -19,7 +19,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 BLOCK_VALUE = "__block__"
 # Input files get increasing modification times from here, so the file source (which
 # orders new files by modification time) takes exactly one file per batch, in order.
@@ -202,7 +202,7 @@ class StreamingTable(QueryDirs):
         return subprocess.Popen(
             [
                 self.python,
-                str(ROOT / "tests" / "support" / "stream_job.py"),
+                str(ROOT / "fscommit_dev" / "stream_job.py"),
                 json.dumps(self.config()),
             ],
             env=env,

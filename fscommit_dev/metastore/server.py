@@ -3,10 +3,11 @@
 pyspark ships the Hive 2.3 metastore, DataNucleus and Derby, which is all a metastore
 needs. ``LoopbackMetastore.java`` (compiled on first use with ``javac``) serves the stock
 handler on 127.0.0.1 only; an embedded Derby database and a warehouse directory live in
-the state directory. The server is tracked by its PID file there.
+the state directory (the compiled classes too, in its ``classes/``). The server is
+tracked by its PID file there.
 
-    python -m airflow_provider_fscommit.metastore.server start --dir .metastore --port 9083
-    python -m airflow_provider_fscommit.metastore.server stop --dir .metastore
+    python -m fscommit_dev.metastore.server start --dir .metastore --port 9083
+    python -m fscommit_dev.metastore.server stop --dir .metastore
 """
 
 from __future__ import annotations

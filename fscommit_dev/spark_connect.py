@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pyspark
 
-from tests.support.listeners import free_port
+from fscommit_dev.listeners import free_port
 
 SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
 

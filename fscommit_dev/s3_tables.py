@@ -20,8 +20,8 @@ from typing import Any
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
-from tests.support.s3_server import ACCESS_KEY, REGION, SECRET_KEY, S3Server
-from tests.support.streams import QueryDirs
+from fscommit_dev.s3_server import ACCESS_KEY, REGION, SECRET_KEY, S3Server
+from fscommit_dev.streams import QueryDirs
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,8 @@
 """Run Spark SQL against a Hive metastore in a child process: the reader's view.
 
-``python tests/support/hive_sql.py THRIFT_URI WAREHOUSE '<json list of statements>'`` prints the
-rows of the last statement as JSON. A separate process, because a Spark session's catalog
-implementation is fixed when the session starts.
+``python fscommit_dev/metastore/hive_sql.py THRIFT_URI WAREHOUSE '<json list of statements>'``
+prints the rows of the last statement as JSON. A separate process, because a Spark session's
+catalog implementation is fixed when the session starts.
 """
 
 import json
@@ -11,7 +11,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from tests.support.streams import SPARK_TEST_CONF, spark_env
+from fscommit_dev.streams import SPARK_TEST_CONF, spark_env
 
 
 def main() -> None:

@@ -1,6 +1,6 @@
 """A real S3 REST API server on 127.0.0.1 for the tests: moto's, in a process of its own.
 
-``python -m tests.support.s3_server STATE_DIR`` serves moto's S3 (and IAM, for the credential tests)
+``python -m fscommit_dev.s3_server STATE_DIR`` serves moto's S3 (and IAM, for the credential tests)
 and writes its port to ``STATE_DIR/port``; :class:`S3Server` starts it, makes buckets and
 clients, and stops it by PID.
 
@@ -27,7 +27,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 ACCESS_KEY = "AKIAFSCOMMITTEST0001"
 SECRET_KEY = "fscommit-test-secret-key"
 REGION = "us-east-1"
@@ -90,7 +90,7 @@ class S3Server:
             (state_dir / "port").unlink()
         env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "tests.support.s3_server", str(state_dir)],
+            [sys.executable, "-m", "fscommit_dev.s3_server", str(state_dir)],
             cwd=ROOT,
             env=env,
             start_new_session=True,

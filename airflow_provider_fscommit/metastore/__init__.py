@@ -1,1 +1,0 @@
-"""A local Hive metastore for tests, the demo and laptops (production uses its own)."""
