@@ -24,8 +24,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from airflow_provider_fscommit.cli.commit import run_commit
-from airflow_provider_fscommit.cli.compact import SparkOptions
-from airflow_provider_fscommit.cli.main import render_status
+from airflow_provider_fscommit.cli.compaction import SparkOptions
+from airflow_provider_fscommit.cli.status import render_status
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.status.committable import PartitionState
 from airflow_provider_fscommit.core.status.table_report import read_table_report
