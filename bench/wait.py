@@ -20,7 +20,9 @@ The code before the change runs from ``git archive`` of ``BEFORE`` on ``PYTHONPA
 
 The ``poll`` suite (:func:`run_poll`) times single polls of one waiting partition on the
 same logs, in a process of their own (``bench/poll.py``): milliseconds, the memory a poll
-adds at its peak, and the filesystem calls it makes.
+adds at its peak, and the filesystem calls it makes; under ``partition-time`` (against
+``BEFORE``) and under ``process-time``, which needs the partition's files (against
+``BEFORE_ONE_PARTITION``, whose look judged every partition).
 """
 
 from __future__ import annotations
@@ -46,6 +48,9 @@ from fscommit_dev.tables import hourly_table
 
 # The last commit whose sensor read the whole sink log on every poll.
 BEFORE = "5df38f0"
+# The last commit whose look at one partition under process-time or idle-time judged every
+# partition of the table (issue 38).
+BEFORE_ONE_PARTITION = "f45676c"
 FULL_ENTRIES, FULL_PARTITIONS = 1_000_000, 10_000
 SMALL_ENTRIES, SMALL_PARTITIONS = 1_000, 10
 SENSORS, TABLES = 1_000, 20
@@ -91,7 +96,7 @@ def run_wait(
     waiting = _home(root / "airflow-waiting", shape)
     idle = _home(root / "airflow-idle", {})
     floor = _home(root / "airflow-floor", shape, floor=True) if "floor" in runs else idle
-    before = _code_before(root / "before")
+    before = _code_before(root / "before", BEFORE)
     print(
         f"wait: {sensors} deferred sensors over {tables} tables, polls every {POLL_S} s; "
         f"{warmup_s} s warm-up, {window_s} s measured",
@@ -123,35 +128,44 @@ def run_wait(
 
 def run_poll(settings: BenchSettings) -> dict[str, Any]:
     """What one poll of one waiting partition costs (``bench/poll.py``), in a fresh process
-    per log size and code: its first poll, then ``POLLS`` more."""
+    per trigger, log size and code: its first poll, then ``POLLS`` more."""
     root = settings.directory("wait")
     current = root / "current"
-    before = _code_before(root / "before")
+    before = {
+        "partition-time": _code_before(root / "before", BEFORE),
+        "process-time": _code_before(root / "before-one-partition", BEFORE_ONE_PARTITION),
+    }
     runs: dict[str, dict[str, Any]] = {}
     for size, (entries, partitions) in _logs(settings).items():
         log = _place(root, current, size, entries, partitions)
-        spec = hourly_table(str(log.staging), str(log.checkpoint))
-        pending = log.partition_path(partitions - 1)  # its hour is not over
-        for code, path in (("after", REPO), ("before", before)):
-            done = subprocess.run(
-                [sys.executable, str(REPO / "bench" / "poll.py"), json.dumps(spec), pending,
-                 str(POLLS)],
-                env=os.environ | {"PYTHONPATH": f"{path}:{REPO}"},  # its package first
-                cwd=root,  # not this checkout, which would come first on sys.path
-                capture_output=True,
-                text=True,
-                timeout=1800,
-            )  # fmt: skip
-            assert done.returncode == 0, done.stderr[-3000:]
-            result = json.loads(done.stdout)
-            assert result["package"].startswith(str(path)), result["package"]
-            runs[f"{code}-{size}"] = {"entries": log.entries, "looks": result["looks"]}
-            steady = sorted(look["wall_ms"] for look in result["looks"][1:])
-            print(
-                f"  poll {code}-{size:<5} first {result['looks'][0]['wall_ms']:8.1f} ms, "
-                f"then median {steady[len(steady) // 2]:8.1f} ms",
-                flush=True,
-            )
+        for trigger, earlier in before.items():
+            spec = hourly_table(str(log.staging), str(log.checkpoint)) | {
+                "sink.partition-commit.trigger": trigger
+            }
+            pending = log.partition_path(partitions - 1)  # its hour is not over
+            for code, path in (("after", REPO), ("before", earlier)):
+                # partition-time keeps the names its earlier results have
+                prefix = "" if trigger == "partition-time" else f"{trigger}-"
+                name = f"{prefix}{code}-{size}"
+                done = subprocess.run(
+                    [sys.executable, str(REPO / "bench" / "poll.py"), json.dumps(spec), pending,
+                     str(POLLS)],
+                    env=os.environ | {"PYTHONPATH": f"{path}:{REPO}"},  # its package first
+                    cwd=root,  # not this checkout, which would come first on sys.path
+                    capture_output=True,
+                    text=True,
+                    timeout=1800,
+                )  # fmt: skip
+                assert done.returncode == 0, done.stderr[-3000:]
+                result = json.loads(done.stdout)
+                assert result["package"].startswith(str(path)), result["package"]
+                runs[name] = {"entries": log.entries, "looks": result["looks"]}
+                steady = sorted(look["wall_ms"] for look in result["looks"][1:])
+                print(
+                    f"  poll {name:<28} first {result['looks'][0]['wall_ms']:8.1f} ms, "
+                    f"then median {steady[len(steady) // 2]:8.1f} ms",
+                    flush=True,
+                )
     return {"polls": POLLS, "runs": runs}
 
 
@@ -255,12 +269,12 @@ def defer(floor: bool = False) -> None:
     print(f"deferred {len(shape)} task instances")
 
 
-def _code_before(target: Path) -> Path:
-    """The package as it was at ``BEFORE``, for ``PYTHONPATH``, with a ``sitecustomize``
+def _code_before(target: Path, revision: str) -> Path:
+    """The package as it was at ``revision``, for ``PYTHONPATH``, with a ``sitecustomize``
     that sets the editable install aside (checked)."""
     if not (target / "sitecustomize.py").exists():
         archive = subprocess.run(
-            ["git", "-C", str(REPO), "archive", BEFORE, "airflow_provider_fscommit"],
+            ["git", "-C", str(REPO), "archive", revision, "airflow_provider_fscommit"],
             capture_output=True,
             check=True,
         ).stdout
