@@ -18,6 +18,9 @@ from airflow.triggers.base import BaseTrigger
 
 import airflow_provider_fscommit
 from airflow_provider_fscommit.get_provider_info import get_provider_info
+from airflow_provider_fscommit.hooks.aws import AwsStorageHook
+from airflow_provider_fscommit.hooks.http_report import HttpReportHook
+from airflow_provider_fscommit.hooks.metastore import MetastoreHook
 from airflow_provider_fscommit.version_compat import BaseHook
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -57,6 +60,24 @@ def test_provider_info_is_valid_for_airflow_and_lists_every_hook_operator_sensor
             elif issubclass(cls, BaseOperator):
                 defined["operators"].add(module.name)
     assert listed == defined
+
+
+@pytest.mark.parametrize("hook", [AwsStorageHook, HttpReportHook, MetastoreHook])
+def test_a_hook_declares_its_connection_of_a_type_its_own_provider_registers(hook):
+    """Airflow's hook attributes, for a connection type the provider of that system defines
+    (this one registers none: ``connection-types`` would claim them)."""
+    from airflow.providers_manager import ProvidersManager
+
+    registered = {
+        connection_type["connection-type"]: name
+        for name, provider in ProvidersManager().providers.items()
+        for connection_type in provider.data.get("connection-types", [])
+    }
+    attributes = ("conn_name_attr", "default_conn_name", "conn_type", "hook_name")
+    assert all(vars(hook).get(attribute) for attribute in attributes)
+    assert hook.conn_name_attr in inspect.signature(hook).parameters
+    assert registered.get(hook.conn_type) not in (None, "airflow-provider-fscommit")
+    assert "connection-types" not in get_provider_info()
 
 
 def test_airflow_providers_list_shows_it(tmp_path):
