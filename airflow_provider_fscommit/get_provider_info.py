@@ -24,7 +24,7 @@ def get_provider_info() -> dict[str, Any]:
         # No "connection-types": each hook declares the connection type it uses, but those
         # (spark, spark_connect, hive_metastore, aws, http) are the Spark, Hive, Amazon and
         # HTTP providers' own; registering them here would claim them from their providers.
-        "hooks": _modules("hooks", "aws", "compaction", "http_report", "metastore"),
+        "hooks": _modules("hooks", "aws", "commit", "compaction", "http_report", "metastore"),
         "operators": _modules(
             "operators", "commit", "compact", "discover", "expiration", "retention"
         ),

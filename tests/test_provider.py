@@ -19,6 +19,7 @@ from airflow.triggers.base import BaseTrigger
 import airflow_provider_fscommit
 from airflow_provider_fscommit.get_provider_info import get_provider_info
 from airflow_provider_fscommit.hooks.aws import AwsStorageHook
+from airflow_provider_fscommit.hooks.commit import PartitionCommitHook
 from airflow_provider_fscommit.hooks.http_report import HttpReportHook
 from airflow_provider_fscommit.hooks.metastore import MetastoreHook
 from airflow_provider_fscommit.version_compat import BaseHook
@@ -62,7 +63,9 @@ def test_provider_info_is_valid_for_airflow_and_lists_every_hook_operator_sensor
     assert listed == defined
 
 
-@pytest.mark.parametrize("hook", [AwsStorageHook, HttpReportHook, MetastoreHook])
+@pytest.mark.parametrize(
+    "hook", [AwsStorageHook, HttpReportHook, MetastoreHook, PartitionCommitHook]
+)
 def test_a_hook_declares_its_connection_of_a_type_its_own_provider_registers(hook):
     """Airflow's hook attributes, for a connection type the provider of that system defines
     (this one registers none: ``connection-types`` would claim them)."""

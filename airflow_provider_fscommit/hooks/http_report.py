@@ -14,7 +14,10 @@ from __future__ import annotations
 
 import base64
 import dataclasses
+import warnings
 from urllib.parse import urljoin
+
+from airflow.exceptions import AirflowProviderDeprecationWarning
 
 from airflow_provider_fscommit.core.commit.http_report_policy import HttpTarget
 from airflow_provider_fscommit.core.commit.policy_factory import spec_http_target
@@ -71,5 +74,11 @@ class HttpReportHook(BaseHook):
 
 
 def connection_http_target(spec: TableSpec, http_conn_id: str) -> HttpTarget:
-    """``HttpReportHook(http_conn_id).get_target(spec)``, for callers holding only the id."""
+    """Deprecated: ``HttpReportHook(http_conn_id).get_target(spec)``."""
+    warnings.warn(
+        "connection_http_target is deprecated; use "
+        "HttpReportHook(http_conn_id).get_target(spec) of this module",
+        AirflowProviderDeprecationWarning,
+        stacklevel=2,
+    )
     return HttpReportHook(http_conn_id).get_target(spec)

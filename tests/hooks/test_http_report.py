@@ -8,10 +8,11 @@ import json
 from datetime import timedelta
 
 import pytest
+from airflow.exceptions import AirflowProviderDeprecationWarning
 
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.errors import ConfigError
-from airflow_provider_fscommit.hooks.http_report import HttpReportHook
+from airflow_provider_fscommit.hooks.http_report import HttpReportHook, connection_http_target
 
 
 @pytest.fixture
@@ -72,3 +73,10 @@ def test_a_connection_and_spec_that_disagree_are_refused(
     connection(**fields)
     with pytest.raises(ConfigError, match=message):
         HttpReportHook("report").get_target(spec(tmp_path, **options))
+
+
+def test_the_function_it_replaces_still_gives_the_target_and_warns(connection, tmp_path):
+    connection(host="catalog.internal", extra={"X-Team": "ads"})
+    with pytest.warns(AirflowProviderDeprecationWarning, match=r"HttpReportHook\(http_conn_id\)"):
+        target = connection_http_target(spec(tmp_path), "report")
+    assert target == HttpReportHook("report").get_target(spec(tmp_path))
