@@ -26,7 +26,12 @@ def get_provider_info() -> dict[str, Any]:
         # HTTP providers' own; registering them here would claim them from their providers.
         "hooks": _modules("hooks", "aws", "commit", "compaction", "http_report", "metastore"),
         "operators": _modules(
-            "operators", "commit", "compact", "discover", "expiration", "retention"
+            "operators",
+            "clean_staging",
+            "commit",
+            "committable_partitions",
+            "compact",
+            "partition_expire",
         ),
         "sensors": _modules("sensors", "watermark"),
         "triggers": _modules("triggers", "watermark"),
