@@ -11,7 +11,7 @@ from airflow.sdk import BaseOperator
 from airflow_provider_fscommit.core.config.quantities import parse_duration
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.ledger.retention import clean_staging
-from airflow_provider_fscommit.hooks.aws import aws_storage
+from airflow_provider_fscommit.hooks.aws import AwsStorageHook
 
 
 class CleanStagingOperator(BaseOperator):
@@ -47,7 +47,7 @@ class CleanStagingOperator(BaseOperator):
 
     def execute(self, context: Any) -> dict[str, Any]:
         spec = TableSpec.from_options(self.table)
-        with aws_storage(self.aws_conn_id):
+        with AwsStorageHook(self.aws_conn_id).storage():
             report = clean_staging(spec, self.older_than, self.dry_run)
         for file in report.files:
             self.log.info("%s %s", "would delete" if self.dry_run else "deleted", file["path"])

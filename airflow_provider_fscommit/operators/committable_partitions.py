@@ -14,7 +14,7 @@ from airflow.sdk import BaseOperator
 
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.status.discovery import partitions_to_commit
-from airflow_provider_fscommit.hooks.aws import aws_storage
+from airflow_provider_fscommit.hooks.aws import AwsStorageHook
 
 
 class CommittablePartitionsOperator(BaseOperator):
@@ -40,7 +40,7 @@ class CommittablePartitionsOperator(BaseOperator):
         self.aws_conn_id = aws_conn_id
 
     def execute(self, context: Any) -> list[str]:
-        with aws_storage(self.aws_conn_id):
+        with AwsStorageHook(self.aws_conn_id).storage():
             pending = partitions_to_commit(TableSpec.from_options(self.table))
         for item in pending:
             self.log.info("%s: %s", item.partition, item.reason)

@@ -11,8 +11,8 @@ from airflow_provider_fscommit.core.commit.policy_factory import metastore_table
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.errors import ExpirationError
 from airflow_provider_fscommit.core.ledger.expiration import expire_partitions
-from airflow_provider_fscommit.hooks.aws import aws_storage
-from airflow_provider_fscommit.hooks.metastore import connection_metastore_client
+from airflow_provider_fscommit.hooks.aws import AwsStorageHook
+from airflow_provider_fscommit.hooks.metastore import MetastoreHook
 from airflow_provider_fscommit.operators.commit import commit_origin
 
 
@@ -63,10 +63,8 @@ class PartitionExpireOperator(BaseOperator):
 
     def execute(self, context: Any) -> dict[str, Any]:
         spec = TableSpec.from_options(self.table)
-        metastore = metastore_table_policy(
-            spec, connection_metastore_client(self.metastore_conn_id)
-        )
-        with aws_storage(self.aws_conn_id):
+        metastore = metastore_table_policy(spec, MetastoreHook(self.metastore_conn_id).get_conn)
+        with AwsStorageHook(self.aws_conn_id).storage():
             report = expire_partitions(
                 spec,
                 dry_run=self.dry_run,
