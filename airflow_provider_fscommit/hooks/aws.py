@@ -30,7 +30,9 @@ from airflow_provider_fscommit.version_compat import BaseHook
 class AwsStorageHook(BaseHook):
     """The S3 identity, endpoint and region the core's storage calls use.
 
-    Uses the Amazon provider's ``aws`` connection type (it defines it).
+    Uses the Amazon provider's ``aws`` connection type (it defines it). ``default_conn_name``
+    is that provider's; the argument's default stays None, the standard chain, as every
+    operator's ``aws_conn_id`` is.
 
     :param aws_conn_id: AWS connection for tables on S3 (None: the standard AWS chain).
     """
