@@ -66,20 +66,19 @@ class PartitionCommitHook(BaseHook):
     def commit(
         self,
         spec: TableSpec,
-        partitions: str | Mapping[str, str] | Sequence[Any],
+        partitions: Sequence[str],
         *,
         commit_empty: bool = False,
         origin: Mapping[str, Any] | None = None,
     ) -> list[CommitOutcome]:
-        """Commit ``partitions`` (paths or ``{key: value}`` mappings); one outcome each.
+        """Commit ``partitions`` (paths, as ``spec.partition_paths`` gives them); one outcome each.
 
         :param commit_empty: commit a partition with no published files as empty.
         :param origin: who commits (e.g. the task's DAG run), kept in the ledger.
         """
-        paths = spec.partition_paths(partitions)
         with AwsStorageHook(self.aws_conn_id).storage():
             committer = PartitionCommitter(spec, self.policies(spec))
-            outcomes = committer.commit(paths, commit_empty=commit_empty, origin=origin)
+            outcomes = committer.commit(partitions, commit_empty=commit_empty, origin=origin)
         for outcome in outcomes:
             if outcome.state is CommitState.EXPIRED:
                 self.log.warning("%s: not committed: %s", outcome.partition, outcome.reason)

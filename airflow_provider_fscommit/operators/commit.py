@@ -85,10 +85,11 @@ class PartitionCommitOperator(BaseOperator):
 
     def execute(self, context: Any) -> list[dict[str, Any]]:
         spec = TableSpec.from_options(self.table)
+        partitions = spec.partition_paths(self.partitions)  # bad ones refused before anything
         hook = PartitionCommitHook(self.metastore_conn_id, self.aws_conn_id, self.http_conn_id)
         outcomes = hook.commit(
             spec,
-            self.partitions,
+            partitions,
             commit_empty=self.commit_empty_partitions,
             origin=commit_origin(context),
         )

@@ -41,13 +41,13 @@ def test_connections_the_chain_does_not_use_are_never_looked_up(tmp_path):
     published_ledger(spec, HOUR, rows=4)
     hook = PartitionCommitHook("no_such_metastore", aws_conn_id=None, http_conn_id="no_such_http")
     origin = {"dag_id": "d", "run_id": "r", "task_id": "t", "map_index": -1}
-    (outcome,) = hook.commit(spec, {"dt": "2026-11-20", "hour": "03"}, origin=origin)
+    (outcome,) = hook.commit(spec, [HOUR], origin=origin)
     assert outcome.partition == HOUR and outcome.state is CommitState.COMMITTED
     assert outcome.summary.rows == 4
     assert (tmp_path / "table" / HOUR / "_SUCCESS").exists()
     (record,) = CommitLedger(spec.table_path).read(HOUR).policy_commits.values()
     assert record["origin"] == origin
-    (again,) = hook.commit(spec, HOUR)
+    (again,) = hook.commit(spec, [HOUR])
     assert again.state is CommitState.UP_TO_DATE
 
 
