@@ -20,12 +20,18 @@ def get_provider_info() -> dict[str, Any]:
             "committed small files, commit policies publish the partition."
         ),
         "versions": [__version__],
-        # No connection types of its own: the hooks use the Spark, Hive metastore, HTTP and
-        # AWS connections of the providers they build on.
         "integrations": [{"integration-name": INTEGRATION, "tags": ["software"]}],
-        "hooks": _modules("hooks", "compaction"),
+        # No "connection-types": each hook declares the connection type it uses, but those
+        # (spark, spark_connect, hive_metastore, aws, http) are the Spark, Hive, Amazon and
+        # HTTP providers' own; registering them here would claim them from their providers.
+        "hooks": _modules("hooks", "aws", "commit", "compaction", "http_report", "metastore"),
         "operators": _modules(
-            "operators", "commit", "compact", "discover", "expiration", "retention"
+            "operators",
+            "clean_staging",
+            "commit",
+            "committable_partitions",
+            "compact",
+            "partition_expire",
         ),
         "sensors": _modules("sensors", "watermark"),
         "triggers": _modules("triggers", "watermark"),

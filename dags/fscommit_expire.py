@@ -21,7 +21,7 @@ import pendulum
 from airflow.sdk import DAG
 
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
-from airflow_provider_fscommit.operators.expiration import PartitionExpireOperator
+from airflow_provider_fscommit.operators.partition_expire import PartitionExpireOperator
 
 SPEC_FILE = os.environ.get(
     "FSCOMMIT_TABLE_SPEC", str(Path(__file__).with_name("fscommit_table.yaml"))

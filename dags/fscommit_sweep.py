@@ -21,8 +21,8 @@ from airflow.sdk import DAG
 
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.operators.commit import PartitionCommitOperator, table_asset
+from airflow_provider_fscommit.operators.committable_partitions import CommittablePartitionsOperator
 from airflow_provider_fscommit.operators.compact import PartitionCompactOperator
-from airflow_provider_fscommit.operators.discover import CommittablePartitionsOperator
 
 SPEC_FILE = os.environ.get(
     "FSCOMMIT_TABLE_SPEC", str(Path(__file__).with_name("fscommit_table.yaml"))

@@ -18,6 +18,11 @@ from airflow.triggers.base import BaseTrigger
 
 import airflow_provider_fscommit
 from airflow_provider_fscommit.get_provider_info import get_provider_info
+from airflow_provider_fscommit.hooks.aws import AwsStorageHook
+from airflow_provider_fscommit.hooks.commit import PartitionCommitHook
+from airflow_provider_fscommit.hooks.compaction import CompactionHook
+from airflow_provider_fscommit.hooks.http_report import HttpReportHook
+from airflow_provider_fscommit.hooks.metastore import MetastoreHook
 from airflow_provider_fscommit.version_compat import BaseHook
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -29,6 +34,8 @@ def test_provider_info_names_the_package():
     assert info["versions"]
 
 
+# Importing every module imports the moved operators' old paths too (test_deprecated_modules).
+@pytest.mark.filterwarnings(r"ignore:airflow_provider_fscommit\.operators\.\w+ is deprecated")
 def test_provider_info_is_valid_for_airflow_and_lists_every_hook_operator_sensor_and_trigger():
     info = get_provider_info()
     schema = json.loads((Path(airflow.__file__).parent / "provider_info.schema.json").read_text())
@@ -57,6 +64,26 @@ def test_provider_info_is_valid_for_airflow_and_lists_every_hook_operator_sensor
             elif issubclass(cls, BaseOperator):
                 defined["operators"].add(module.name)
     assert listed == defined
+
+
+@pytest.mark.parametrize(
+    "hook", [AwsStorageHook, CompactionHook, HttpReportHook, MetastoreHook, PartitionCommitHook]
+)
+def test_a_hook_declares_its_connection_of_a_type_its_own_provider_registers(hook):
+    """Airflow's hook attributes, for a connection type the provider of that system defines
+    (this one registers none: ``connection-types`` would claim them)."""
+    from airflow.providers_manager import ProvidersManager
+
+    registered = {
+        connection_type["connection-type"]: name
+        for name, provider in ProvidersManager().providers.items()
+        for connection_type in provider.data.get("connection-types", [])
+    }
+    attributes = ("conn_name_attr", "default_conn_name", "conn_type", "hook_name")
+    assert all(vars(hook).get(attribute) for attribute in attributes)
+    assert hook.conn_name_attr in inspect.signature(hook).parameters
+    assert registered.get(hook.conn_type) not in (None, "airflow-provider-fscommit")
+    assert "connection-types" not in get_provider_info()
 
 
 def test_airflow_providers_list_shows_it(tmp_path):

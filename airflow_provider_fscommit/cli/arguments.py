@@ -16,7 +16,6 @@ from airflow_provider_fscommit.core.config import options as o
 from airflow_provider_fscommit.core.config.quantities import format_duration
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.errors import FsCommitError
-from airflow_provider_fscommit.hooks.metastore import uri_metastore_client
 
 # Flags that set a table option directly: (flag, option). Public: tests build flags from it.
 TABLE_FLAGS: tuple[tuple[str, o.ConfigOption], ...] = (
@@ -54,7 +53,12 @@ def add_metastore_uri(parser: argparse.ArgumentParser) -> None:
 
 def metastore_client_factory(uri: str | None) -> ClientFactory | None:
     """The metastore clients of ``--metastore-uri`` (None: not given)."""
-    return None if uri is None else uri_metastore_client(uri)
+    if uri is None:
+        return None
+    # The hook brings Airflow (seconds of import), which no other command needs.
+    from airflow_provider_fscommit.hooks.metastore import MetastoreHook
+
+    return MetastoreHook.from_uri(uri).get_conn
 
 
 def add_json_flag(parser: argparse.ArgumentParser) -> None:

@@ -34,7 +34,7 @@ from airflow_provider_fscommit.core.commit.publisher import (
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.errors import FsCommitError
 from airflow_provider_fscommit.core.storage.object_store import S3Settings
-from airflow_provider_fscommit.hooks.aws import aws_storage
+from airflow_provider_fscommit.hooks.aws import AwsStorageHook
 from airflow_provider_fscommit.jobs.launch import CompactionSubmission, SparkInstallation
 from airflow_provider_fscommit.jobs.runner import CompactionRunner, Launch
 from airflow_provider_fscommit.version_compat import BaseHook
@@ -52,11 +52,18 @@ class CompactionHook(BaseHook):
         ``$PYSPARK_PYTHON``, else this Python.
     :param aws_conn_id: AWS connection for S3 tables (None: the standard AWS chain).
     :param submit_kwargs: further ``SparkSubmitHook`` arguments (executor settings...).
+
+    Its connection is the Spark provider's ``spark`` type (or ``spark_connect``).
     """
+
+    conn_name_attr = "conn_id"
+    default_conn_name = "spark_default"
+    conn_type = "spark"
+    hook_name = "Spark (partition compaction)"
 
     def __init__(
         self,
-        conn_id: str = "spark_default",
+        conn_id: str = default_conn_name,
         spark_binary: str | None = None,
         conf: dict[str, Any] | None = None,
         codec: str = "snappy",
@@ -84,7 +91,7 @@ class CompactionHook(BaseHook):
             spec, partitions, codec=self.codec, conf=self.conf, remote=remote
         )
         try:
-            with aws_storage(self.aws_conn_id) as self._s3:
+            with AwsStorageHook(self.aws_conn_id).storage() as self._s3:
                 summary = self._runner.run(self)
         finally:
             self._runner = None
@@ -95,7 +102,7 @@ class CompactionHook(BaseHook):
 
     def preview(self, spec: TableSpec, partitions: Sequence[str] | None) -> CompactionPreview:
         """What :meth:`compact` would do now (the operator's dry run); writes nothing."""
-        with aws_storage(self.aws_conn_id):
+        with AwsStorageHook(self.aws_conn_id).storage():
             return CompactionPublisher(spec, self.codec).preview(partitions)
 
     def launching(self, how: Launch) -> None:

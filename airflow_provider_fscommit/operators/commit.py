@@ -7,14 +7,10 @@ from typing import Any, ClassVar
 
 from airflow.sdk import Asset, BaseOperator
 
-from airflow_provider_fscommit.core.commit.committer import CommitState, PartitionCommitter
-from airflow_provider_fscommit.core.commit.policy_factory import create_policies
-from airflow_provider_fscommit.core.config.options import PolicyKind
+from airflow_provider_fscommit.core.commit.committer import CommitOutcome
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.storage.filesystem import normalize_uri
-from airflow_provider_fscommit.hooks.aws import aws_storage
-from airflow_provider_fscommit.hooks.http_report import connection_http_target
-from airflow_provider_fscommit.hooks.metastore import connection_metastore_client
+from airflow_provider_fscommit.hooks.commit import PartitionCommitHook
 from airflow_provider_fscommit.version_compat import AirflowSkipException, announce_partitions
 
 
@@ -28,13 +24,14 @@ def table_asset(table_path: str) -> Asset:
 class PartitionCommitOperator(BaseOperator):
     """Make published partitions visible with the table's commit policy chain.
 
-    Runs ``sink.partition-commit.policy.kind`` in order (the metastore in one batch call
+    :class:`~airflow_provider_fscommit.hooks.commit.PartitionCommitHook` runs
+    ``sink.partition-commit.policy.kind`` in order (the metastore in one batch call
     through ``HiveMetastoreHook``; ``mark-event`` through the same connection;
-    ``http-report`` to ``http_conn_id`` or the spec's URL), records each commit in the
+    ``http-report`` to ``http_conn_id`` or the spec's URL) and records each commit in the
     table's ledger (reruns, retries and backfills change nothing; late data is committed
-    again), and emits one
-    asset event per committed partition for the table asset, with the partition path as
-    ``partition_key`` and the commit facts in ``extra``, so a DAG scheduled with
+    again); the operator emits one asset event per committed partition for the table
+    asset, with the partition path as ``partition_key`` and the commit facts in ``extra``
+    (or skips when nothing new was committed), so a DAG scheduled with
     ``PartitionedAssetTimetable(assets=table_asset(...))`` runs once per partition (Airflow
     3.3+; before, one asset event whose ``extra`` holds the partitions: ``version_compat``).
 
@@ -88,37 +85,26 @@ class PartitionCommitOperator(BaseOperator):
 
     def execute(self, context: Any) -> list[dict[str, Any]]:
         spec = TableSpec.from_options(self.table)
-        partitions = spec.partition_paths(self.partitions)
-        with aws_storage(self.aws_conn_id):
-            http_target = None
-            if self.http_conn_id and PolicyKind.HTTP_REPORT in spec.policy_kind:
-                http_target = connection_http_target(spec, self.http_conn_id)
-            committer = PartitionCommitter(
-                spec,
-                create_policies(
-                    spec, connection_metastore_client(self.metastore_conn_id), http_target
-                ),
-            )
-            outcomes = committer.commit(
-                partitions, commit_empty=self.commit_empty_partitions, origin=commit_origin(context)
-            )
+        partitions = spec.partition_paths(self.partitions)  # bad ones refused before anything
+        hook = PartitionCommitHook(self.metastore_conn_id, self.aws_conn_id, self.http_conn_id)
+        outcomes = hook.commit(
+            spec,
+            partitions,
+            commit_empty=self.commit_empty_partitions,
+            origin=commit_origin(context),
+        )
+        self._announce_committed(context, spec, outcomes)
+        return [o.to_dict() for o in outcomes]
+
+    def _announce_committed(
+        self, context: Any, spec: TableSpec, outcomes: Sequence[CommitOutcome]
+    ) -> None:
+        """Emit the table asset's event for what was committed; skip the task if nothing was."""
         committed = {
             o.partition: o.summary.to_dict()
             for o in outcomes
             if o.state.committed and o.summary is not None
         }
-        for outcome in outcomes:
-            if outcome.state is CommitState.EXPIRED:
-                self.log.warning("%s: not committed: %s", outcome.partition, outcome.reason)
-            elif outcome.state is CommitState.NOTHING_PUBLISHED:
-                self.log.warning(
-                    "%s: nothing committed: no files of it are published (no committed rows in "
-                    "staging, or not compacted yet); set commit_empty_partitions=True to mark "
-                    "an empty partition done",
-                    outcome.partition,
-                )
-            else:
-                self.log.info("%s: %s %s", outcome.partition, outcome.state, outcome.summary)
         if not committed:
             # A skipped task emits no asset event: a rerun must not announce anything.
             raise AirflowSkipException(
@@ -130,7 +116,6 @@ class PartitionCommitOperator(BaseOperator):
             sorted(committed),
             {"table_path": spec.table_path, "partitions": committed},
         )
-        return [o.to_dict() for o in outcomes]
 
 
 def commit_origin(context: Any) -> dict[str, Any]:

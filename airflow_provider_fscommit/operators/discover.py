@@ -1,48 +1,23 @@
-"""``CommittablePartitionsOperator``: the partitions a sweep should commit, as XCom.
+"""Deprecated: use :mod:`airflow_provider_fscommit.operators.committable_partitions`.
 
-Its return value (a list of partition paths) feeds dynamic task mapping
-(``.expand(partitions=...)``, with ``map_index_template="{{ task.partitions }}"`` for
-readable names) or one compaction application for all of them.
+``CommittablePartitionsOperator`` moved there when the operator modules were named after
+their operators; this path keeps working, with a warning, for the DAGs that import it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any, ClassVar
+import warnings
 
-from airflow.sdk import BaseOperator
+from airflow.exceptions import AirflowProviderDeprecationWarning
 
-from airflow_provider_fscommit.core.config.table_spec import TableSpec
-from airflow_provider_fscommit.core.status.discovery import partitions_to_commit
-from airflow_provider_fscommit.hooks.aws import aws_storage
+from airflow_provider_fscommit.operators.committable_partitions import CommittablePartitionsOperator
 
+warnings.warn(
+    "airflow_provider_fscommit.operators.discover is deprecated; import "
+    "CommittablePartitionsOperator from "
+    "airflow_provider_fscommit.operators.committable_partitions",
+    AirflowProviderDeprecationWarning,
+    stacklevel=2,
+)
 
-class CommittablePartitionsOperator(BaseOperator):
-    """List committable partitions that are not committed yet (or have late data).
-
-    :param table: the table spec (Python names or Flink keys); templated.
-    :param aws_conn_id: AWS connection for tables on S3 (None: the standard AWS chain).
-    :return: partition paths, e.g. ``["dt=2026-11-20/hour=03", ...]``.
-    """
-
-    template_fields: Sequence[str] = ("table",)
-    template_fields_renderers: ClassVar[dict[str, str]] = {"table": "json"}
-
-    def __init__(
-        self,
-        *,
-        table: dict[str, Any] | TableSpec,
-        aws_conn_id: str | None = None,
-        **kwargs: Any,
-    ) -> None:
-        super().__init__(**kwargs)
-        self.table = TableSpec.options_of(table)
-        self.aws_conn_id = aws_conn_id
-
-    def execute(self, context: Any) -> list[str]:
-        with aws_storage(self.aws_conn_id):
-            pending = partitions_to_commit(TableSpec.from_options(self.table))
-        for item in pending:
-            self.log.info("%s: %s", item.partition, item.reason)
-        self.log.info("%d partition(s) to commit", len(pending))
-        return [item.partition for item in pending]
+__all__ = ["CommittablePartitionsOperator"]

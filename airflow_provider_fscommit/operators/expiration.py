@@ -1,103 +1,23 @@
-"""``PartitionExpireOperator``: drop published partitions past ``partition.expiration-time``."""
+"""Deprecated: use :mod:`airflow_provider_fscommit.operators.partition_expire`.
+
+``PartitionExpireOperator`` moved there when the operator modules were named after their
+operators; this path keeps working, with a warning, for the DAGs that import it.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any, ClassVar
+import warnings
 
-from airflow.sdk import BaseOperator
+from airflow.exceptions import AirflowProviderDeprecationWarning
 
-from airflow_provider_fscommit.core.commit.policy_factory import metastore_table_policy
-from airflow_provider_fscommit.core.config.table_spec import TableSpec
-from airflow_provider_fscommit.core.errors import ExpirationError
-from airflow_provider_fscommit.core.maintenance.expiration import expire_partitions
-from airflow_provider_fscommit.hooks.aws import aws_storage
-from airflow_provider_fscommit.hooks.metastore import connection_metastore_client
-from airflow_provider_fscommit.operators.commit import commit_origin
+from airflow_provider_fscommit.operators.partition_expire import PartitionExpireOperator
 
+warnings.warn(
+    "airflow_provider_fscommit.operators.expiration is deprecated; import "
+    "PartitionExpireOperator from "
+    "airflow_provider_fscommit.operators.partition_expire",
+    AirflowProviderDeprecationWarning,
+    stacklevel=2,
+)
 
-class PartitionExpireOperator(BaseOperator):
-    """Partition expiration for a table, e.g. daily (see the ``fscommit_expire`` example DAG).
-
-    Partitions older than the spec's ``partition.expiration-time`` (by their partition time
-    or their last commit, as ``partition.expiration-strategy`` says) are dropped from the
-    metastore (when the chain has the ``metastore`` policy), their published files are
-    deleted, and the ledger records them as expired: late data for them is never
-    published again. Staged files are never touched. Within
-    ``partition.expiration-check-interval`` of the last expiration the task does nothing.
-
-    :param table: the table spec (Python names or Flink keys, or a TableSpec); templated.
-    :param dry_run: only log what would be expired.
-    :param force: check even within the check interval.
-    :param metastore_conn_id: Airflow connection of the Hive metastore.
-    :param aws_conn_id: AWS connection for tables on S3 (None: the standard AWS chain).
-    :return: ``{"partitions", "count", "files", "bytes", "errors", ...}``.
-    """
-
-    template_fields: Sequence[str] = ("table",)
-    template_fields_renderers: ClassVar[dict[str, str]] = {"table": "json"}
-
-    def __init__(
-        self,
-        *,
-        table: dict[str, Any] | TableSpec,
-        dry_run: bool = False,
-        force: bool = False,
-        metastore_conn_id: str = "metastore_default",
-        aws_conn_id: str | None = None,
-        **kwargs: Any,
-    ) -> None:
-        super().__init__(**kwargs)
-        self.table = TableSpec.options_of(table)
-        self.dry_run = dry_run
-        self.force = force
-        self.metastore_conn_id = metastore_conn_id
-        self.aws_conn_id = aws_conn_id
-
-    def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:
-        """Output: the published directory and its Hive table, altered (partitions dropped)."""
-        from airflow_provider_fscommit.lineage import expiration_lineage, hive_dataset
-
-        spec = TableSpec.from_options(self.table)
-        return expiration_lineage(spec, hive_dataset(spec, self.metastore_conn_id))
-
-    def execute(self, context: Any) -> dict[str, Any]:
-        spec = TableSpec.from_options(self.table)
-        metastore = metastore_table_policy(
-            spec, connection_metastore_client(self.metastore_conn_id)
-        )
-        with aws_storage(self.aws_conn_id):
-            report = expire_partitions(
-                spec,
-                dry_run=self.dry_run,
-                metastore=metastore,
-                force=self.force,
-                origin=commit_origin(context),
-            )
-        summary = report.to_dict()
-        if report.skipped_until_ms is not None:
-            self.log.info(
-                "expiration was checked less than partition.expiration-check-interval ago; "
-                "next check after %s (force=True to check now)",
-                summary["skipped_until"],
-            )
-            return summary
-        for partition in report.partitions:
-            self.log.info(
-                "%s %s (since %s): %d file(s), %d bytes",
-                "would expire" if self.dry_run else "expired",
-                partition["partition"],
-                partition["age_from"],
-                partition["files"],
-                partition["bytes"],
-            )
-        for error in report.errors:
-            self.log.error("%s: %s", error["partition"], error["error"])
-        self.log.info("%d partition(s), %d file(s)", summary["count"], summary["files"])
-        if report.errors:
-            raise ExpirationError(
-                f"{len(report.errors)} partition(s) could not be judged for expiration (the "
-                "others were handled; mend these as said and run again): "
-                + "; ".join(f"{e['partition']}: {e['error']}" for e in report.errors[:3])
-            )
-        return summary
+__all__ = ["PartitionExpireOperator"]

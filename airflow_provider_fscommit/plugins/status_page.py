@@ -36,7 +36,7 @@ from airflow_provider_fscommit.core.status.table_report import (
     DEFAULT_STALL_TIMEOUT,
     read_table_report,
 )
-from airflow_provider_fscommit.hooks.aws import aws_storage
+from airflow_provider_fscommit.hooks.aws import AwsStorageHook
 from airflow_provider_fscommit.plugins.render import TableCard, render_page
 
 log = logging.getLogger(__name__)
@@ -89,7 +89,7 @@ def read_cards(settings: PageSettings, now_ms: int) -> list[TableCard]:
         name = Path(path).stem
         try:
             spec = TableSpec.from_file(path)
-            with aws_storage(settings.aws_conn_id):
+            with AwsStorageHook(settings.aws_conn_id).storage():
                 report = read_table_report(spec, settings.stall_timeout, now_ms=now_ms, shared=True)
         except FsCommitError as exc:
             cards.append(TableCard(name, path, error=str(exc)))

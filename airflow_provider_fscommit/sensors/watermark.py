@@ -12,7 +12,7 @@ from airflow.sdk import BaseSensorOperator, PokeReturnValue
 
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.status.partition_wait import PartitionCheck, check_partition
-from airflow_provider_fscommit.hooks.aws import aws_storage
+from airflow_provider_fscommit.hooks.aws import AwsStorageHook
 from airflow_provider_fscommit.triggers.watermark import PartitionWatermarkTrigger
 from airflow_provider_fscommit.version_compat import AirflowException
 
@@ -62,7 +62,7 @@ class PartitionWatermarkSensor(BaseSensorOperator):
 
     def _check(self) -> PartitionCheck:
         spec = TableSpec.from_options(self.table)
-        with aws_storage(self.aws_conn_id):
+        with AwsStorageHook(self.aws_conn_id).storage():
             check = check_partition(
                 spec,
                 spec.partition_path(self.partition),

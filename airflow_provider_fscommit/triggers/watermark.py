@@ -18,7 +18,7 @@ from airflow.triggers.base import BaseTrigger, TriggerEvent
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.status.partition_wait import check_partition
 from airflow_provider_fscommit.core.storage.object_store import use_s3_settings
-from airflow_provider_fscommit.hooks.aws import s3_settings
+from airflow_provider_fscommit.hooks.aws import AwsStorageHook
 
 
 class PartitionWatermarkTrigger(BaseTrigger):
@@ -64,7 +64,7 @@ class PartitionWatermarkTrigger(BaseTrigger):
         )
 
     async def run(self) -> AsyncIterator[TriggerEvent]:
-        settings = await asyncio.to_thread(s3_settings, self.aws_conn_id)
+        settings = await asyncio.to_thread(AwsStorageHook(self.aws_conn_id).get_s3_settings)
         spec = await asyncio.to_thread(TableSpec.from_options, self.table)
         stall = None if self.stall_timeout is None else timedelta(seconds=self.stall_timeout)
         fallback = (

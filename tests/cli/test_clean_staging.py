@@ -10,7 +10,7 @@ from pathlib import Path
 from airflow_provider_fscommit.cli.main import main
 from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
 from airflow_provider_fscommit.core.ledger.lock import TableLock
-from airflow_provider_fscommit.operators.retention import CleanStagingOperator
+from airflow_provider_fscommit.operators.clean_staging import CleanStagingOperator
 from fscommit_dev.tables import table_flags
 from tests.support.compaction import compact, table_options
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 
 from airflow_provider_fscommit.cli.main import main
@@ -24,3 +27,11 @@ def test_usage_errors_exit_2(capsys):
     with pytest.raises(SystemExit) as exit_info:
         main(["status", "--staging", "/s"])
     assert exit_info.value.code == 2
+
+
+def test_the_command_starts_without_loading_airflow():
+    """``fscommit`` runs where Airflow is installed but not configured, and starts in a
+    second or two: only ``--metastore-uri`` brings Airflow's hook, when it is given."""
+    code = "import sys, airflow_provider_fscommit.cli.main; print('airflow' in sys.modules)"
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert loaded.stdout.strip() == "False", loaded.stderr[-2000:]

@@ -1,4 +1,5 @@
-"""The ``http-report`` target an Airflow HTTP connection gives: URL, headers and auth."""
+"""``HttpReportHook``: the ``http-report`` target an Airflow HTTP connection gives: URL,
+headers and auth."""
 
 from __future__ import annotations
 
@@ -7,10 +8,11 @@ import json
 from datetime import timedelta
 
 import pytest
+from airflow.exceptions import AirflowProviderDeprecationWarning
 
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.errors import ConfigError
-from airflow_provider_fscommit.hooks.http_report import connection_http_target
+from airflow_provider_fscommit.hooks.http_report import HttpReportHook, connection_http_target
 
 
 @pytest.fixture
@@ -40,7 +42,7 @@ def spec(tmp_path, **options: str) -> TableSpec:
 def test_the_host_schema_and_port_are_the_base_and_the_spec_url_its_path(connection, tmp_path):
     connection(host="catalog.internal", schema="https", port=8443, extra={"X-Team": "ads"})
     table = spec(tmp_path, **{"partition.mark-done-action.http.url": "/partitions/done"})
-    target = connection_http_target(table, "report")
+    target = HttpReportHook("report").get_target(table)
     assert target.url == "https://catalog.internal:8443/partitions/done"
     assert target.headers == {"X-Team": "ads"}
     assert target.timeout == timedelta(seconds=3)  # the rest is the spec's
@@ -48,7 +50,7 @@ def test_the_host_schema_and_port_are_the_base_and_the_spec_url_its_path(connect
 
 def test_login_and_password_become_basic_auth_and_the_host_alone_is_the_url(connection, tmp_path):
     connection(host="http://127.0.0.1:9/", login="fscommit", password="pa:ss")
-    target = connection_http_target(spec(tmp_path), "report")
+    target = HttpReportHook("report").get_target(spec(tmp_path))
     assert target.url == "http://127.0.0.1:9"
     token = base64.b64encode(b"fscommit:pa:ss").decode()
     assert target.headers == {"Authorization": f"Basic {token}"}
@@ -70,4 +72,11 @@ def test_a_connection_and_spec_that_disagree_are_refused(
 ):
     connection(**fields)
     with pytest.raises(ConfigError, match=message):
-        connection_http_target(spec(tmp_path, **options), "report")
+        HttpReportHook("report").get_target(spec(tmp_path, **options))
+
+
+def test_the_function_it_replaces_still_gives_the_target_and_warns(connection, tmp_path):
+    connection(host="catalog.internal", extra={"X-Team": "ads"})
+    with pytest.warns(AirflowProviderDeprecationWarning, match=r"HttpReportHook\(http_conn_id\)"):
+        target = connection_http_target(spec(tmp_path), "report")
+    assert target == HttpReportHook("report").get_target(spec(tmp_path))

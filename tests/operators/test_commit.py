@@ -1,19 +1,62 @@
-"""PartitionCommitOperator in real DAG runs: policies, asset events, partitioned scheduling."""
+"""PartitionCommitOperator: its execute over the hook, and in real DAG runs (policies, asset
+events, partitioned scheduling)."""
 
 from __future__ import annotations
 
 import json
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
+from airflow_provider_fscommit.operators.commit import PartitionCommitOperator
+from airflow_provider_fscommit.version_compat import AirflowSkipException
 from fscommit_dev.airflow_env import AirflowEnv
 from fscommit_dev.metastore.client import create_table
 from tests.support.compaction import committable, compact, published_ledger
 from tests.support.http_server import HttpServer
+
+
+class OutletEvent:
+    """What the task's ``outlet_events`` give the operator for its asset."""
+
+    def __init__(self) -> None:
+        self.partitions: list[str] = []
+        self.extra: dict = {}
+
+    def add_partitions(self, keys: list[str]) -> None:
+        self.partitions.extend(keys)
+
+
+def test_execute_commits_through_the_hook_announces_and_skips_once_nothing_is_new(
+    tmp_path, monkeypatch
+):
+    monkeypatch.setenv("AIRFLOW_HOME", str(tmp_path / "airflow-home"))
+    options = {
+        "staging_path": str(tmp_path / "staging"),
+        "checkpoint_path": str(tmp_path / "checkpoint"),
+        "table_path": str(tmp_path / "table"),
+        "partition_keys": "dt,hour",
+        "sink.partition-commit.policy.kind": "success-file",
+    }
+    published_ledger(TableSpec.from_options(options), "dt=2026-11-20/hour=03", rows=4)
+    operator = PartitionCommitOperator(
+        task_id="commit", table=options, partitions={"dt": "2026-11-20", "hour": "03"}
+    )
+    event = OutletEvent()
+    ti = SimpleNamespace(dag_id="d", run_id="r", task_id="commit", map_index=-1)
+    context = {"ti": ti, "outlet_events": {operator.asset: event}}
+    (outcome,) = operator.execute(context)
+    assert outcome["partition"] == "dt=2026-11-20/hour=03" and outcome["state"] == "committed"
+    assert event.extra["table_path"] == options["table_path"]
+    assert event.extra["partitions"]["dt=2026-11-20/hour=03"]["rows"] == 4
+    assert (tmp_path / "table" / "dt=2026-11-20" / "hour=03" / "_SUCCESS").exists()
+    with pytest.raises(AirflowSkipException, match="nothing new to commit in 1 partition"):
+        operator.execute({"ti": ti, "outlet_events": {operator.asset: OutletEvent()}})
+
 
 DAGS = """
 import json

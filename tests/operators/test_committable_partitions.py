@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from airflow_provider_fscommit.operators.discover import CommittablePartitionsOperator
+from airflow_provider_fscommit.operators.committable_partitions import CommittablePartitionsOperator
 from fscommit_dev.tables import hourly_table
 from tests.support.compaction import committable
 

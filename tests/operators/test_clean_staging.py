@@ -11,7 +11,7 @@ from datetime import timedelta
 import pytest
 
 from airflow_provider_fscommit.core.errors import ConfigError
-from airflow_provider_fscommit.operators.retention import CleanStagingOperator
+from airflow_provider_fscommit.operators.clean_staging import CleanStagingOperator
 from fscommit_dev.tables import hourly_table
 
 
