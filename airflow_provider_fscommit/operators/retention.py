@@ -4,20 +4,9 @@
 operators; this path keeps working, with a warning, for the DAGs that import it.
 """
 
-from __future__ import annotations
-
-import warnings
-
-from airflow.exceptions import AirflowProviderDeprecationWarning
-
+from airflow_provider_fscommit.operators import warn_moved
 from airflow_provider_fscommit.operators.clean_staging import CleanStagingOperator
 
-warnings.warn(
-    "airflow_provider_fscommit.operators.retention is deprecated; import "
-    "CleanStagingOperator from "
-    "airflow_provider_fscommit.operators.clean_staging",
-    AirflowProviderDeprecationWarning,
-    stacklevel=2,
-)
+warn_moved(__name__, CleanStagingOperator)
 
 __all__ = ["CleanStagingOperator"]
