@@ -88,7 +88,9 @@ def _run(args: argparse.Namespace) -> int:
     spec = TableSpec.from_json(args.spec)
     refused = refusal("driver", runtime())
     if refused is not None:
-        record(spec, args.run_id, CompactionSummary.stopped(refused))
+        summary = CompactionSummary.stopped(refused)
+        store(spec, args.run_id, summary)
+        report(summary)
         return 1
     try:
         summary = run_and_record(
@@ -104,6 +106,7 @@ def _run(args: argparse.Namespace) -> int:
     finally:
         for session in sessions:
             session.stop()
+    report(summary)
     return 1 if summary.failed else 0
 
 
@@ -162,30 +165,31 @@ def run_and_record(
         summary = publisher.run(run_units, partitions, progress, planned)
     except FsCommitError as exc:
         summary = CompactionSummary.stopped(str(exc))
-    record(spec, run_id, summary)
+    store(spec, run_id, summary)
     return summary
 
 
-def record(spec: TableSpec, run_id: str, summary: CompactionSummary) -> None:
-    """Report ``summary`` on stdout and store it in the ledger under ``run_id``.
-
-    A launcher that follows the output (the CLI) reads the line, even when the store that
-    would keep the summary is what stopped the run; one that cannot (the Spark provider's
-    hook logs the output) reads the ledger. Why the run failed also goes to stderr, which
-    the task log and the CLI's error keep.
-    """
-    print(RESULT_PREFIX + json.dumps(summary.to_dict()), flush=True)
-    failure = summary.failure()
-    if failure is not None:
-        print(f"fscommit compaction job: {failure}", file=sys.stderr, flush=True)
+def store(spec: TableSpec, run_id: str, summary: CompactionSummary) -> None:
+    """Store ``summary`` in the ledger under ``run_id``, where a launcher that cannot see
+    the application's output (the Spark provider's hook logs it) reads it back."""
     try:
         CommitLedger(spec.require_table_path()).write_run(run_id, summary.to_dict())
     except (FsCommitError, OSError) as exc:
         if summary.error is None:
             raise
-        # The run stopped already (often on this same store): its error, above, is the
-        # one to act on.
+        # The run stopped already, often on this same store: its own error is the one to
+        # act on, and the output (or the in-process caller) still has it.
         print(f"fscommit compaction job: its summary could not be stored: {exc}", file=sys.stderr)
+
+
+def report(summary: CompactionSummary) -> None:
+    """The application's last words: its summary on stdout, for a launcher that follows the
+    output (the CLI), even when the store that would keep it is what stopped the run; why
+    it failed on stderr, which the task log and the CLI's error keep."""
+    print(RESULT_PREFIX + json.dumps(summary.to_dict()), flush=True)
+    failure = summary.failure()
+    if failure is not None:
+        print(f"fscommit compaction job: {failure}", file=sys.stderr, flush=True)
 
 
 def _start_reading_ahead(

@@ -22,7 +22,7 @@ from airflow_provider_fscommit.jobs.driver import (
     PLANNED_PREFIX,
     PROGRESS_PREFIX,
     RESULT_PREFIX,
-    record,
+    store,
 )
 from airflow_provider_fscommit.jobs.launch import CompactionSubmission, SparkInstallation
 from airflow_provider_fscommit.jobs.runner import ApplicationOutput, CompactionRunner, Launch
@@ -50,7 +50,7 @@ class DyingLauncher:
     def submit(self, submission: CompactionSubmission) -> None:
         self.submitted.append(submission)
         if self.stored is not None:
-            record(self.spec, submission.run_id, self.stored)
+            store(self.spec, submission.run_id, self.stored)
         raise RuntimeError("spark-submit exited with code 137")
 
 
