@@ -1,7 +1,7 @@
 """``CleanStagingOperator``: its age is checked when the DAG is parsed, not when it runs.
 
-What it deletes is tested with the command that shares its code, in
-tests/cli/test_clean_staging.py.
+What it deletes is tested with the core that it and the command share, in
+tests/core/maintenance/test_retention.py.
 """
 
 from __future__ import annotations

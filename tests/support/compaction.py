@@ -140,6 +140,12 @@ def table_options(stream, table: str) -> dict:
     )
 
 
+def clean_args(stream, table: Path, *extra: str) -> list[str]:
+    """The ``fscommit clean-staging`` arguments of ``stream``'s hourly table, JSON output."""
+    options = table_options(stream, str(table))
+    return ["clean-staging", *table_flags(options), "--json", *extra]
+
+
 def published_ledger(spec: TableSpec, partition: str, rows: int) -> None:
     """Record a published compaction in the ledger, as the compaction job does."""
     ledger = CommitLedger(spec.table_path)

@@ -1,23 +1,6 @@
 """Plans are deterministic, skip what is published, and name outputs like Spark does."""
 
-from airflow_provider_fscommit.core.compaction.plan import CompactionPlan
-from airflow_provider_fscommit.core.compaction.planner import plan_partition
-from airflow_provider_fscommit.core.spark.staging import StagedFile
-
-FILES = [StagedFile(f"file:///s/dt=1/part-{n}.parquet", 40) for n in "dcbae"]
-
-
-def plan(committed, published=frozenset(), **overrides):
-    options = dict(
-        seq=3,
-        target_file_size=100,
-        auto_compaction=True,
-        codec="snappy",
-        sink_latest_batch=9,
-        watermark_ms=1000,
-        created_ms=5,
-    )
-    return plan_partition("dt=1", committed, set(published), **(options | overrides))
+from tests.support.plans import FILES, plan
 
 
 def test_inputs_are_sorted_by_path_and_bin_packed():
@@ -44,8 +27,3 @@ def test_without_auto_compaction_every_file_is_published_as_it_is():
     result = plan(FILES, auto_compaction=False, codec="zstd")
     assert [len(u.inputs) for u in result.units] == [1] * 5
     assert result.units[0].output.endswith(".c000.zstd.parquet")
-
-
-def test_plans_round_trip_through_json():
-    result = plan(FILES)
-    assert CompactionPlan.from_dict(result.to_dict()) == result

@@ -7,13 +7,13 @@ from datetime import timedelta
 
 import pytest
 
-from airflow_provider_fscommit.core.config import options
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.errors import ConfigError
 from airflow_provider_fscommit.core.partition.commit_trigger import (
     PartitionTimeCommitTrigger,
     ProcTimeCommitTrigger,
 )
+from fscommit_dev.metastore.client import metastore_table_spec
 
 BASE = {
     "staging_path": "/data/staging",
@@ -102,12 +102,6 @@ def test_kinds_are_read_in_any_case_and_kept_lower_case():
     assert spec.policy_kind == ("metastore", "success-file")
     assert spec.time_extractor_kind == "default"
     assert TableSpec.from_json(spec.to_json()) == spec
-
-
-def test_every_option_has_a_description_and_flink_keys_are_unique():
-    keys = [o.key for o in options.OPTIONS if o.key]
-    assert len(keys) == len(set(keys))
-    assert all(o.description for o in options.OPTIONS)
 
 
 @pytest.mark.parametrize(
@@ -328,3 +322,24 @@ def test_a_key_neither_ours_nor_flinks_is_still_an_error():
 def test_idle_time_settings_that_cannot_work_are_refused(extra, message):
     with pytest.raises(ConfigError, match=message):
         TableSpec.from_options(BASE | extra)
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"sink.partition-commit.policy.kind": "success-file,metastore"}, "success-file before"),
+        ({"sink.partition-commit.policy.kind": "mark-event,metastore"}, "mark-event before"),
+        (
+            {"sink.partition-commit.policy.kind": "mark-event", "metastore_table": None},
+            "includes 'mark-event' but no metastore table",
+        ),
+        ({"sink.partition-commit.policy.kind": "metastore,hive-event"}, "unknown policies"),
+        (
+            {"sink.partition-commit.policy.kind": "metastore", "metastore_table": None},
+            "no metastore table",
+        ),
+    ],
+)
+def test_policy_configuration_errors(tmp_path, options, message):
+    with pytest.raises(ConfigError, match=message):
+        metastore_table_spec(tmp_path / "t", "x", **options)

@@ -6,7 +6,7 @@ from airflow_provider_fscommit.core.commit.committer import PartitionCommitter
 from airflow_provider_fscommit.core.commit.policy_factory import create_policies
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.status.discovery import partitions_to_commit
-from airflow_provider_fscommit.operators.discover import CommittablePartitionsOperator
+from airflow_provider_fscommit.operators.committable_partitions import CommittablePartitionsOperator
 from fscommit_dev.streams import row
 from tests.support.compaction import committable, compact, table_options
 

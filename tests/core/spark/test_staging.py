@@ -1,0 +1,108 @@
+"""The staging table: a sink's committed files by partition, its orphans, Spark's hidden names."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from airflow_provider_fscommit.core.errors import SinkLogError
+from airflow_provider_fscommit.core.spark.staging import StagedFile, StagingTable, is_hidden
+
+DEFAULT = "__HIVE_DEFAULT_PARTITION__"
+
+
+def write_log(staging: Path, batch: int, files: dict[str, int]) -> None:
+    """A sink log batch file as Spark's FileStreamSinkLog writes it: ``v1``, one entry a line."""
+    log = staging / "_spark_metadata"
+    log.mkdir(parents=True, exist_ok=True)
+    entries = [
+        json.dumps(
+            {
+                "path": f"file://{staging}/{relative}",
+                "size": size,
+                "isDir": False,
+                "modificationTime": 1000 + size,
+                "blockReplication": 1,
+                "blockSize": 1,
+                "action": "add",
+            },
+            separators=(",", ":"),
+        )
+        for relative, size in files.items()
+    ]
+    (log / str(batch)).write_text("v1" + "".join("\n" + e for e in entries))
+
+
+def data_file(staging: Path, relative: str, mtime_s: float = 1.0) -> None:
+    path = staging / relative
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"x")
+    os.utime(path, (mtime_s, mtime_s))
+
+
+@pytest.mark.parametrize(
+    ("name", "hidden"),
+    [
+        ("_SUCCESS", True),
+        ("_spark_metadata", True),
+        (".part-0.parquet.crc", True),
+        ("part-0.parquet._COPYING_", True),
+        ("_k=v", False),  # a partition directory of a key starting with '_'
+        ("dt=2026-11-20", False),
+        ("part-0.parquet", False),
+    ],
+)
+def test_hidden_names_follow_sparks_file_index(name, hidden):
+    assert is_hidden(name) is hidden
+
+
+def test_committed_files_are_grouped_by_partition_with_their_values(tmp_path):
+    staging = tmp_path / "staging"
+    write_log(staging, 0, {"dt=1/hour=00/a.parquet": 10, f"dt=1/hour={DEFAULT}/b.parquet": 20})
+    write_log(staging, 1, {"dt=1/hour=00/c.parquet": 30})
+    table = StagingTable(str(staging), ("dt", "hour"), DEFAULT)
+    snapshot = table.snapshot()
+    partitions = table.partitions(snapshot)
+    assert [(p.path, p.files, p.bytes) for p in partitions] == [
+        ("dt=1/hour=00", 2, 40),
+        (f"dt=1/hour={DEFAULT}", 1, 20),
+    ]
+    assert partitions[1].spec.values == ("1", None)
+    assert table.partition(snapshot, "dt=1/hour=00") == partitions[0]
+    assert table.partition(snapshot, "dt=1/hour=01") is None
+    files = table.committed_files(snapshot, {"dt=1/hour=00", "dt=2/hour=00"})
+    assert sorted(files["dt=1/hour=00"], key=lambda f: f.uri) == [
+        StagedFile(f"file://{staging}/dt=1/hour=00/a.parquet", 10),
+        StagedFile(f"file://{staging}/dt=1/hour=00/c.parquet", 30),
+    ]
+    assert files["dt=2/hour=00"] == []
+
+
+def test_a_log_listing_files_outside_the_staging_directory_is_refused(tmp_path):
+    """The log holds absolute paths: a staging directory copied elsewhere points back."""
+    original = tmp_path / "original"
+    write_log(original, 0, {"dt=1/hour=00/a.parquet": 10})
+    copy = tmp_path / "copy"
+    (copy / "_spark_metadata").mkdir(parents=True)
+    (copy / "_spark_metadata" / "0").write_bytes((original / "_spark_metadata" / "0").read_bytes())
+    table = StagingTable(str(copy), ("dt", "hour"), DEFAULT)
+    with pytest.raises(SinkLogError, match=r"lists committed files outside it.*was moved"):
+        table.partitions(table.snapshot())
+
+
+def test_unlogged_files_are_orphans_only_when_older_than_the_latest_commit(tmp_path):
+    staging = tmp_path / "staging"
+    write_log(staging, 0, {"dt=1/hour=00/a.parquet": 10, "dt=1/hour=00/gone.parquet": 10})
+    data_file(staging, "dt=1/hour=00/a.parquet")
+    data_file(staging, "dt=1/hour=00/failed-attempt.parquet", mtime_s=5)
+    data_file(staging, "dt=1/hour=00/running-batch.parquet", mtime_s=50)
+    data_file(staging, "dt=1/hour=00/_SUCCESS")  # hidden: never an orphan
+    table = StagingTable(str(staging), ("dt", "hour"), DEFAULT)
+    snapshot = table.snapshot()
+    report = table.orphans(snapshot, lambda: (snapshot, 10_000))  # last commit at 10 s
+    assert report.orphan_files == ["dt=1/hour=00/failed-attempt.parquet"]
+    assert report.missing_files == ["dt=1/hour=00/gone.parquet"]
+    assert report.in_flight_files == ["dt=1/hour=00/running-batch.parquet"]
