@@ -84,9 +84,11 @@ class StagingTable:
         # Directory URI -> its partition as last read: reused while unchanged, so a poll
         # of a big table creates objects only for the partitions that got new files.
         self._partitions: dict[str, StagingPartition] = {}
-        # Partition path -> its logged directory URI, for a look at one partition; complete
-        # for the snapshot of ``_indexed`` (its latest batch and directory count).
+        # Partition path -> its logged directory URI, and directory URI -> its row in the
+        # snapshot of ``_indexed`` (its latest batch and directory count), for a look at one
+        # partition.
         self._by_path: dict[str, str] = {}
+        self._rows: dict[str, int] = {}
         self._indexed: tuple[int | None, int] | None = None
 
     def snapshot(self) -> SinkLogSnapshot:
@@ -127,14 +129,13 @@ class StagingTable:
         summary = snapshot.directories
         indexed = (snapshot.latest_batch, summary.num_rows)
         if self._indexed != indexed:
-            directories = summary["dir"].to_pylist()
-            self._refuse_outside([d for d in directories if self._directory(d) is None])
-            self._indexed = indexed
+            self._index(summary, indexed)
         directory = self._by_path.get(path)
-        if directory is None:
-            return None
-        row = pc.index(summary["dir"], directory).as_py()
-        if row < 0:
+        row = None if directory is None else self._rows.get(directory)
+        if row is not None and summary["dir"][row].as_py() != directory:
+            self._index(summary, indexed)  # the same log summarized in another order
+            row = self._rows.get(directory)
+        if directory is None or row is None:
             return None
         facts = tuple(summary[name][row].as_py() for name in summary.column_names[1:])
         cached = self._partitions.get(directory)
@@ -152,6 +153,13 @@ class StagingTable:
         known = self._directory(directory)
         assert known is not None  # indexed under its path
         return StagingPartition(known[1], known[0], *facts)
+
+    def _index(self, summary: pa.Table, indexed: tuple[int | None, int]) -> None:
+        """Each logged directory's row, and its partition path (parsed once per directory)."""
+        directories = summary["dir"].to_pylist()
+        self._refuse_outside([d for d in directories if self._directory(d) is None])
+        self._rows = {d: i for i, d in enumerate(directories)}
+        self._indexed = indexed
 
     def _refuse_outside(self, outside: list[str]) -> None:
         if outside:
