@@ -62,8 +62,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for module in _MODULES:
-        assert module.__doc__  # its first line is the command's help, the next its description
-        summary, description = module.__doc__.strip().split("\n\n")
+        # Its docstring's first line is the command's help, the next paragraph its
+        # description (none under python -OO, which strips docstrings).
+        summary, _, description = (module.__doc__ or "").strip().partition("\n\n")
         command = commands.add_parser(command_name(module), help=summary, description=description)
         add_table_arguments(command)
         module.add_arguments(command)
