@@ -11,10 +11,10 @@ executors run :func:`compact_unit` with pyarrow.
 It prints ``FSCOMMIT_PLANNED`` once its plans are made, one ``FSCOMMIT_PROGRESS <json>``
 line per partition as it is done and, at its end, the run's :class:`CompactionSummary` as
 ``FSCOMMIT_RESULT <json>`` (what the CLI follows:
-:class:`~airflow_provider_fscommit.jobs.runner.ApplicationOutput`), and stores that summary
-in the table's ledger under ``--run-id``, where a launcher that cannot see the output
-reads it back, a run that stopped included. Exit status 1 when the run stopped or any
-partition failed (the others are published).
+:class:`~airflow_provider_fscommit.jobs.runner.ApplicationOutput`); a run that worked on
+partitions also stores it in the table's ledger under ``--run-id``, where a launcher that
+cannot see the output reads it back (a run refused or stopped before writes nothing).
+Exit status 1 when the run stopped or any partition failed (the others are published).
 """
 
 from __future__ import annotations
@@ -88,9 +88,7 @@ def _run(args: argparse.Namespace) -> int:
     spec = TableSpec.from_json(args.spec)
     refused = refusal("driver", runtime())
     if refused is not None:
-        summary = CompactionSummary.stopped(refused)
-        store(spec, args.run_id, summary)
-        report(summary)
+        report(CompactionSummary.stopped(refused))
         return 1
     try:
         summary = run_and_record(
@@ -150,13 +148,15 @@ def run_and_record(
     start: Callable[[], None] | None = None,
 ) -> CompactionSummary:
     """The driver's part of a run, wherever the units run: the whole protocol, then the
-    run summary stored in the ledger under ``run_id`` (what its launcher reads back).
+    run summary stored in the ledger under ``run_id`` (what a launcher that cannot see the
+    output reads back).
 
     ``start`` brings the executors up (a Spark session, a Connect server's) and may refuse
     them (:func:`require_floors`); the inputs' footers are read meanwhile, and nothing is
     planned before it returns. An error that stops the whole run (executors below the
-    floors, the lock, the checkpoint, the store) becomes the summary's ``error``; a failed
-    partition is in its ``partitions``.
+    floors, the lock, the checkpoint, the store) becomes the summary's ``error`` and is not
+    stored: a refused run writes nothing to the table; a failed partition is in its
+    ``partitions``.
     """
     try:
         publisher = CompactionPublisher(spec, codec)
@@ -164,22 +164,9 @@ def run_and_record(
             _start_reading_ahead(publisher, partitions, start)
         summary = publisher.run(run_units, partitions, progress, planned)
     except FsCommitError as exc:
-        summary = CompactionSummary.stopped(str(exc))
-    store(spec, run_id, summary)
+        return CompactionSummary.stopped(str(exc))
+    CommitLedger(spec.require_table_path()).write_run(run_id, summary.to_dict())
     return summary
-
-
-def store(spec: TableSpec, run_id: str, summary: CompactionSummary) -> None:
-    """Store ``summary`` in the ledger under ``run_id``, where a launcher that cannot see
-    the application's output (the Spark provider's hook logs it) reads it back."""
-    try:
-        CommitLedger(spec.require_table_path()).write_run(run_id, summary.to_dict())
-    except (FsCommitError, OSError) as exc:
-        if summary.error is None:
-            raise
-        # The run stopped already, often on this same store: its own error is the one to
-        # act on, and the output (or the in-process caller) still has it.
-        print(f"fscommit compaction job: its summary could not be stored: {exc}", file=sys.stderr)
 
 
 def report(summary: CompactionSummary) -> None:

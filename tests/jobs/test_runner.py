@@ -18,11 +18,11 @@ from airflow_provider_fscommit.core.compaction.summary import (
 )
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.errors import FsCommitError
+from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
 from airflow_provider_fscommit.jobs.driver import (
     PLANNED_PREFIX,
     PROGRESS_PREFIX,
     RESULT_PREFIX,
-    store,
 )
 from airflow_provider_fscommit.jobs.launch import CompactionSubmission, SparkInstallation
 from airflow_provider_fscommit.jobs.runner import ApplicationOutput, CompactionRunner, Launch
@@ -50,7 +50,9 @@ class DyingLauncher:
     def submit(self, submission: CompactionSubmission) -> None:
         self.submitted.append(submission)
         if self.stored is not None:
-            store(self.spec, submission.run_id, self.stored)
+            CommitLedger(self.spec.require_table_path()).write_run(
+                submission.run_id, self.stored.to_dict()
+            )
         raise RuntimeError("spark-submit exited with code 137")
 
 
@@ -81,13 +83,18 @@ def test_an_application_that_died_without_a_summary_is_the_launchers_error(
 
 
 def test_a_failed_run_that_stored_its_summary_is_that_summary(compacted_stream, tmp_path):
-    """The application's own message (here, executors below the floors) is the one a user
+    """The application's own message (here, a partition's corrupt file) is the one a user
     reads, not spark-submit's exit code."""
     spec = spec_of(compacted_stream, tmp_path / "table")
-    stopped = CompactionSummary.stopped("the compaction job's executors run with no pyarrow")
-    summary = CompactionRunner(spec, None).run(DyingLauncher(spec, stored=stopped))
-    assert summary == stopped and summary.failed
-    assert summary.failure() == "the compaction job's executors run with no pyarrow"
+    failed = PartitionResult(
+        "dt=2026-11-20/hour=00", CompactionState.FAILED, 0, 1, 10, 1, error="corrupt footer"
+    )
+    stored = CompactionSummary((failed,))
+    summary = CompactionRunner(spec, None).run(DyingLauncher(spec, stored=stored))
+    assert summary == stored and summary.failed
+    assert summary.failure() == (
+        "compaction failed for 1 partition(s), first dt=2026-11-20/hour=00: corrupt footer"
+    )
 
 
 def test_a_run_that_stored_a_success_but_exited_badly_is_not_taken_for_done(
