@@ -1,8 +1,14 @@
 """A real S3 REST API server on 127.0.0.1 for the tests: moto's, in a process of its own.
 
-``python -m fscommit_dev.s3_server STATE_DIR`` serves moto's S3 (and IAM, for the credential tests)
-and writes its port to ``STATE_DIR/port``; :class:`S3Server` starts it, makes buckets and
-clients, and stops it by PID.
+``python -m fscommit_dev.s3_server STATE_DIR`` serves moto's S3 (and IAM, for the credential
+tests, and the Glue Data Catalog API) and writes its port to ``STATE_DIR/port``;
+:class:`S3Server` starts it, makes buckets and clients, and stops it by PID.
+
+Glue calls are logged (``glue_calls``: which operations reached the catalog) and faults
+are injected at the server (``inject_glue_fault``): a call answered with an error code
+(throttling, a refusal), or one partition of a batch call answered with an error entry
+in Glue's own ``Errors`` list while the rest of the batch is applied. Fault injection is
+the one place the server departs from what AWS would do on its own.
 
 One correction to moto, so that it has the semantics S3 documents: moto checks a
 conditional write's precondition and then writes, without a lock, on a multi-threaded
@@ -15,6 +21,7 @@ stay concurrent.
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import os
 import signal
@@ -65,6 +72,74 @@ class _OneWriteAtATime:
             return list(self.app(environ, start_response))
 
 
+_GLUE_TARGET = "AWSGlue."
+# Where a batch call's request lists its partitions, and its answer's error entries name one.
+_BATCH_ENTRIES = {
+    "BatchCreatePartition": ("PartitionInputList", "Values", "PartitionValues"),
+    "BatchUpdatePartition": ("Entries", "PartitionValueList", "PartitionValueList"),
+}
+
+
+class _GlueFaults:
+    """WSGI middleware: log Glue operations, answer the faults ``glue-faults.json`` names."""
+
+    def __init__(self, app: Any, state_dir: Path) -> None:
+        self.app = app
+        self.calls = state_dir / "glue-calls.log"
+        self.faults = state_dir / "glue-faults.json"
+        self.lock = threading.Lock()
+
+    def __call__(self, environ: dict[str, Any], start_response: Any) -> Iterable[bytes]:
+        target = environ.get("HTTP_X_AMZ_TARGET", "")
+        if not target.startswith(_GLUE_TARGET):
+            return self.app(environ, start_response)
+        operation = target[len(_GLUE_TARGET) :]
+        body = environ["wsgi.input"].read(int(environ.get("CONTENT_LENGTH") or 0))
+        with self.lock:
+            with self.calls.open("a") as log:
+                log.write(operation + "\n")
+            fault = self._take(operation, json.loads(body or b"{}"))
+        if fault is not None and "values" not in fault:
+            answer = json.dumps({"__type": fault["code"], "message": "injected"}).encode()
+            headers = [("Content-Type", "application/x-amz-json-1.1")]
+            start_response("400 Bad Request", [*headers, ("Content-Length", str(len(answer)))])
+            return [answer]
+        if fault is None:
+            environ["wsgi.input"] = io.BytesIO(body)
+            return self.app(environ, start_response)
+        listed, key, error_key = _BATCH_ENTRIES[operation]
+        request = json.loads(body)
+        request[listed] = [e for e in request[listed] if e[key] != fault["values"]]
+        forwarded = json.dumps(request).encode()
+        environ["wsgi.input"] = io.BytesIO(forwarded)
+        environ["CONTENT_LENGTH"] = str(len(forwarded))
+        status: list[Any] = []
+        answer = json.loads(b"".join(self.app(environ, lambda *a: status.append(a))) or b"{}")
+        error = {"ErrorCode": fault["code"], "ErrorMessage": "injected"}
+        answer.setdefault("Errors", []).append({error_key: fault["values"], "ErrorDetail": error})
+        text = json.dumps(answer).encode()
+        headers = [(k, v) for k, v in status[0][1] if k.lower() != "content-length"]
+        start_response(status[0][0], [*headers, ("Content-Length", str(len(text)))])
+        return [text]
+
+    def _take(self, operation: str, request: dict[str, Any]) -> dict[str, Any] | None:
+        """The first armed fault for this call (its count taken down by one), or None."""
+        if not self.faults.exists():
+            return None
+        faults = json.loads(self.faults.read_text())
+        for fault in faults:
+            if fault["operation"] != operation or fault["times"] <= 0:
+                continue
+            if "values" in fault:
+                listed, key, _ = _BATCH_ENTRIES[operation]
+                if all(e[key] != fault["values"] for e in request.get(listed, [])):
+                    continue
+            fault["times"] -= 1
+            self.faults.write_text(json.dumps(faults))
+            return fault
+        return None
+
+
 def serve(state_dir: Path) -> None:
     from moto.moto_server.werkzeug_app import (
         DomainDispatcherApplication,
@@ -73,7 +148,7 @@ def serve(state_dir: Path) -> None:
     )
     from werkzeug.serving import make_server
 
-    app = _OneWriteAtATime(DomainDispatcherApplication(create_backend_app))
+    app = _GlueFaults(_OneWriteAtATime(DomainDispatcherApplication(create_backend_app)), state_dir)
     server = make_server("127.0.0.1", 0, app, threaded=True, request_handler=MotoRequestHandler)
     (state_dir / "port.tmp").write_text(str(server.server_address[1]))
     (state_dir / "port.tmp").rename(state_dir / "port")
@@ -134,6 +209,23 @@ class S3Server:
     def create_bucket(self, name: str) -> str:
         self.client().create_bucket(Bucket=name)
         return name
+
+    def glue_calls(self) -> list[str]:
+        """The Glue operations the server answered so far, in order."""
+        log = self.state_dir / "glue-calls.log"
+        return log.read_text().split() if log.exists() else []
+
+    def inject_glue_fault(
+        self, operation: str, code: str, times: int = 1, values: list[str] | None = None
+    ) -> None:
+        """Answer the next ``times`` ``operation`` calls with ``code``; with ``values``, only
+        that partition's entry of a batch call (the rest of the batch is applied)."""
+        faults_file = self.state_dir / "glue-faults.json"
+        faults = json.loads(faults_file.read_text()) if faults_file.exists() else []
+        fault: dict[str, Any] = {"operation": operation, "code": code, "times": times}
+        if values is not None:
+            fault["values"] = values
+        faults_file.write_text(json.dumps([*faults, fault]))
 
     def set_auth(self, enforced: bool) -> None:
         """Turn moto's IAM checks on (from the next request) or off."""

@@ -11,6 +11,7 @@ import argparse
 from datetime import timedelta
 from typing import Any
 
+from airflow_provider_fscommit.core.commit.glue_policy import GlueClientFactory
 from airflow_provider_fscommit.core.commit.metastore_policy import ClientFactory
 from airflow_provider_fscommit.core.config import options as o
 from airflow_provider_fscommit.core.config.quantities import format_duration
@@ -30,6 +31,7 @@ TABLE_FLAGS: tuple[tuple[str, o.ConfigOption], ...] = (
     ("--policy", o.SINK_PARTITION_COMMIT_POLICY_KIND),
     ("--database", o.METASTORE_DATABASE),
     ("--table-name", o.METASTORE_TABLE),
+    ("--glue-catalog-id", o.GLUE_CATALOG_ID),
     ("--http-report-url", o.HTTP_REPORT_URL),
     ("--http-report-params", o.HTTP_REPORT_PARAMS),
     ("--http-report-timeout", o.HTTP_REPORT_TIMEOUT),
@@ -59,6 +61,18 @@ def metastore_client_factory(uri: str | None) -> ClientFactory | None:
     from airflow_provider_fscommit.hooks.metastore import MetastoreHook
 
     return MetastoreHook.from_uri(uri).get_conn
+
+
+def glue_client_factory() -> GlueClientFactory:
+    """Glue clients of boto3's standard chain (``AWS_DEFAULT_REGION``, ``AWS_ENDPOINT_URL``,
+    a profile, a role), made only if the chain names the ``glue`` policy."""
+
+    def client() -> object:
+        from airflow_provider_fscommit.hooks.glue import GlueHook
+
+        return GlueHook().get_conn()
+
+    return client
 
 
 def add_json_flag(parser: argparse.ArgumentParser) -> None:

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from airflow_provider_fscommit.cli import compact
 from airflow_provider_fscommit.cli.arguments import (
     add_metastore_uri,
+    glue_client_factory,
     metastore_client_factory,
 )
 from airflow_provider_fscommit.cli.compact import run_compact
@@ -58,7 +59,10 @@ def run_commit(
     as_json: bool,
 ) -> int:
     committer = PartitionCommitter(
-        spec, create_policies(spec, metastore_client_factory(metastore_uri))
+        spec,
+        create_policies(
+            spec, metastore_client_factory(metastore_uri), glue_client=glue_client_factory()
+        ),
     )
     if dry_run:
         return run_compact(spec, partitions, spark, dry_run=True, as_json=as_json)

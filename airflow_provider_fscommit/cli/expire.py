@@ -14,9 +14,10 @@ import sys
 
 from airflow_provider_fscommit.cli.arguments import (
     add_metastore_uri,
+    glue_client_factory,
     metastore_client_factory,
 )
-from airflow_provider_fscommit.core.commit.policy_factory import metastore_table_policy
+from airflow_provider_fscommit.core.commit.policy_factory import catalog_policies
 from airflow_provider_fscommit.core.config.quantities import format_duration, format_size, iso_ms
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.maintenance.expiration import (
@@ -37,11 +38,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(spec: TableSpec, args: argparse.Namespace) -> int:
-    metastore = metastore_table_policy(spec, metastore_client_factory(args.metastore_uri))
+    catalogs = catalog_policies(
+        spec, metastore_client_factory(args.metastore_uri), glue_client_factory()
+    )
     # Airflow's hooks log to stdout; keep stdout for the report (and for --json).
     with contextlib.redirect_stdout(sys.stderr):
         expired = expire_partitions(
-            spec, dry_run=not args.apply, metastore=metastore, force=args.force
+            spec, dry_run=not args.apply, catalogs=catalogs, force=args.force
         )
     print(json.dumps(expired.to_dict(), indent=2) if args.json else render_expiry(expired))
     return 1 if expired.errors else 0

@@ -116,6 +116,10 @@ class MetastoreError(FsCommitError):
     """The metastore refused the commit or could not be reached; retrying is safe."""
 
 
+class GlueCatalogError(FsCommitError):
+    """The AWS Glue Data Catalog refused the commit or could not be reached; retrying is safe."""
+
+
 class HttpReportError(FsCommitError):
     """The ``http-report`` endpoint did not accept a report; the next run sends it again."""
 

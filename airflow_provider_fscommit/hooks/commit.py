@@ -4,7 +4,8 @@ The core's :class:`~airflow_provider_fscommit.core.commit.committer.PartitionCom
 runs the chain and keeps the ledger; this hook gives it what only Airflow knows, the
 connections: the metastore client factory of :class:`MetastoreHook`, the ``http-report``
 target of :class:`HttpReportHook` (when the chain has that policy and an HTTP connection is
-named) and the S3 settings of :class:`AwsStorageHook` around the whole commit. Asset events
+named), the Glue clients of :class:`GlueHook` and the S3 settings of
+:class:`AwsStorageHook` around the whole commit (one AWS connection for both). Asset events
 and skipping are the operator's: they depend on the task's context, not on the systems.
 """
 
@@ -23,6 +24,7 @@ from airflow_provider_fscommit.core.commit.policy_factory import create_policies
 from airflow_provider_fscommit.core.config.options import PolicyKind
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.hooks.aws import AwsStorageHook
+from airflow_provider_fscommit.hooks.glue import GlueHook
 from airflow_provider_fscommit.hooks.http_report import HttpReportHook
 from airflow_provider_fscommit.hooks.metastore import MetastoreHook
 from airflow_provider_fscommit.version_compat import BaseHook
@@ -35,7 +37,8 @@ class PartitionCommitHook(BaseHook):
     the others are named beside it.
 
     :param metastore_conn_id: Airflow connection of the Hive metastore.
-    :param aws_conn_id: AWS connection for tables on S3 (None: the standard AWS chain).
+    :param aws_conn_id: AWS connection for tables on S3 and the ``glue`` policy's catalog
+        (None: the standard AWS chain).
     :param http_conn_id: HTTP connection the ``http-report`` policy posts to (its base URL,
         headers and basic auth); None: the spec's ``partition.mark-done-action.http.url``.
     """
@@ -61,7 +64,12 @@ class PartitionCommitHook(BaseHook):
         http_target = None
         if self.http_conn_id and PolicyKind.HTTP_REPORT in spec.policy_kind:
             http_target = HttpReportHook(self.http_conn_id).get_target(spec)
-        return create_policies(spec, MetastoreHook(self.metastore_conn_id).get_conn, http_target)
+        return create_policies(
+            spec,
+            MetastoreHook(self.metastore_conn_id).get_conn,
+            http_target,
+            GlueHook(self.aws_conn_id).get_conn,
+        )
 
     def commit(
         self,

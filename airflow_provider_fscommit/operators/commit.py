@@ -42,7 +42,8 @@ class PartitionCommitOperator(BaseOperator):
     :param commit_empty_partitions: commit a partition with no published files as empty
         (directory, metastore partition, success file) instead of only logging why not.
     :param asset: the table asset; default :func:`table_asset` of the table path.
-    :param aws_conn_id: AWS connection for tables on S3 (None: the standard AWS chain).
+    :param aws_conn_id: AWS connection for tables on S3 and the glue policy's catalog
+        (None: the standard AWS chain).
     :param http_conn_id: HTTP connection the ``http-report`` policy posts to (its base URL,
         headers and basic auth); None: the spec's ``partition.mark-done-action.http.url``.
     """

@@ -7,11 +7,12 @@ from typing import Any, ClassVar
 
 from airflow.sdk import BaseOperator
 
-from airflow_provider_fscommit.core.commit.policy_factory import metastore_table_policy
+from airflow_provider_fscommit.core.commit.policy_factory import catalog_policies
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.errors import ExpirationError
 from airflow_provider_fscommit.core.maintenance.expiration import expire_partitions
 from airflow_provider_fscommit.hooks.aws import AwsStorageHook
+from airflow_provider_fscommit.hooks.glue import GlueHook
 from airflow_provider_fscommit.hooks.metastore import MetastoreHook
 from airflow_provider_fscommit.operators.commit import commit_origin
 
@@ -30,7 +31,8 @@ class PartitionExpireOperator(BaseOperator):
     :param dry_run: only log what would be expired.
     :param force: check even within the check interval.
     :param metastore_conn_id: Airflow connection of the Hive metastore.
-    :param aws_conn_id: AWS connection for tables on S3 (None: the standard AWS chain).
+    :param aws_conn_id: AWS connection for tables on S3 and the glue policy's catalog
+        (None: the standard AWS chain).
     :return: ``{"partitions", "count", "files", "bytes", "errors", ...}``.
     """
 
@@ -63,12 +65,16 @@ class PartitionExpireOperator(BaseOperator):
 
     def execute(self, context: Any) -> dict[str, Any]:
         spec = TableSpec.from_options(self.table)
-        metastore = metastore_table_policy(spec, MetastoreHook(self.metastore_conn_id).get_conn)
+        catalogs = catalog_policies(
+            spec,
+            MetastoreHook(self.metastore_conn_id).get_conn,
+            GlueHook(self.aws_conn_id).get_conn,
+        )
         with AwsStorageHook(self.aws_conn_id).storage():
             report = expire_partitions(
                 spec,
                 dry_run=self.dry_run,
-                metastore=metastore,
+                catalogs=catalogs,
                 force=self.force,
                 origin=commit_origin(context),
             )

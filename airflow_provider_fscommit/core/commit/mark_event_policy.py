@@ -19,10 +19,8 @@ from collections.abc import Sequence
 from hmsclient.genthrift.hive_metastore import ttypes
 from thrift.Thrift import TException
 
-from airflow_provider_fscommit.core.commit.metastore_policy import (
-    MetastoreTablePolicy,
-    metastore_values,
-)
+from airflow_provider_fscommit.core.commit.catalog import catalog_values
+from airflow_provider_fscommit.core.commit.metastore_policy import MetastoreTablePolicy
 from airflow_provider_fscommit.core.commit.policy import CommitContext
 from airflow_provider_fscommit.core.compat import strict_zip
 from airflow_provider_fscommit.core.errors import MetastoreError
@@ -40,7 +38,7 @@ class MarkEventCommitPolicy(MetastoreTablePolicy):
         try:
             with connection as client:
                 for context in contexts:
-                    values = dict(strict_zip(keys, metastore_values(context.spec, context.values)))
+                    values = dict(strict_zip(keys, catalog_values(context.spec, context.values)))
                     client.markPartitionForEvent(self.database, self.table, values, LOAD_DONE)
         except ttypes.UnknownTableException:
             raise MetastoreError(

@@ -23,7 +23,17 @@ from typing import Any
 from hmsclient.genthrift.hive_metastore import ttypes
 from thrift.Thrift import TException
 
+from airflow_provider_fscommit.core.commit.catalog import (
+    CatalogPolicy,
+    catalog_values,
+    check_format,
+    done_location,
+    done_values,
+    partition_parameters,
+    unchanged,
+)
 from airflow_provider_fscommit.core.commit.policy import CommitContext, PartitionCommitPolicy
+from airflow_provider_fscommit.core.config.options import PolicyKind
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.errors import MetastoreError
 from airflow_provider_fscommit.core.formats.column_statistics import (
@@ -32,7 +42,6 @@ from airflow_provider_fscommit.core.formats.column_statistics import (
     StatsKind,
     partition_column_statistics,
 )
-from airflow_provider_fscommit.core.formats.file_format import FileFormat
 from airflow_provider_fscommit.core.storage.filesystem import resolve_filesystem
 
 ClientFactory = Callable[[], AbstractContextManager[Any]]
@@ -62,12 +71,9 @@ class MetastoreTablePolicy(PartitionCommitPolicy):
             ) from exc
 
 
-def metastore_values(spec: TableSpec, values: Sequence[str | None]) -> list[str]:
-    """A partition's values as the metastore holds them (null: the default name)."""
-    return [v if v is not None else spec.partition_default_name for v in values]
+class MetastoreCommitPolicy(MetastoreTablePolicy, CatalogPolicy):
+    kind = PolicyKind.METASTORE
 
-
-class MetastoreCommitPolicy(MetastoreTablePolicy):
     def commit_all(self, contexts: Sequence[CommitContext]) -> None:
         """One metastore session for all partitions: the table checked, the partitions
         added or altered, then their column statistics; a failure says a retry is safe."""
@@ -112,13 +118,13 @@ class MetastoreCommitPolicy(MetastoreTablePolicy):
         }
         new, changed = [], []
         for context in contexts:
-            values = metastore_values(context.spec, context.values)
+            values = catalog_values(context.spec, context.values)
             partition = existing.get(tuple(values))
             if partition is None:
                 new.append(self._partition(table, values, context))
-            else:
+            elif not unchanged(partition.sd.location, partition.parameters or {}, context):
                 partition.sd.location = context.location
-                partition.parameters = (partition.parameters or {}) | _parameters(context)
+                partition.parameters = (partition.parameters or {}) | partition_parameters(context)
                 changed.append(partition)
         if new:
             client.add_partitions_req(
@@ -172,18 +178,16 @@ class MetastoreCommitPolicy(MetastoreTablePolicy):
         if not partitions:
             return 0
         dropped = 0
+        with_done = PolicyKind.DONE_PARTITION in spec.policy_kind
         connection = self._connect()
         try:
             with connection as client:
                 self._table(client, spec)
                 for values in partitions:
-                    try:
-                        client.drop_partition(
-                            self.database, self.table, metastore_values(spec, values), False
-                        )
-                    except ttypes.NoSuchObjectException:
-                        continue
-                    dropped += 1
+                    held = catalog_values(spec, values)
+                    if with_done:
+                        self._drop_one(client, done_values(held))
+                    dropped += self._drop_one(client, held)
         except MetastoreError:
             raise
         except (TException, OSError) as exc:
@@ -193,6 +197,43 @@ class MetastoreCommitPolicy(MetastoreTablePolicy):
                 "rerun expires them again safely"
             ) from exc
         return dropped
+
+    def _drop_one(self, client: Any, values: list[str]) -> bool:
+        try:
+            client.drop_partition(self.database, self.table, values, False)
+        except ttypes.NoSuchObjectException:
+            return False
+        return True
+
+    def add_done_partitions(self, contexts: Sequence[CommitContext]) -> None:
+        """One ``add_partitions_req`` (``ifNotExists``) for every partition's done partition."""
+        if not contexts:
+            return
+        connection = self._connect()
+        try:
+            with connection as client:
+                table = self._table(client, contexts[0].spec)
+                done = []
+                for context in contexts:
+                    values = done_values(catalog_values(context.spec, context.values))
+                    done.append(self._partition(table, values, context, done_location(context)))
+                client.add_partitions_req(
+                    ttypes.AddPartitionsRequest(
+                        dbName=self.database,
+                        tblName=self.table,
+                        parts=done,
+                        ifNotExists=True,
+                        needResult=False,
+                    )
+                )
+        except MetastoreError:
+            raise
+        except (TException, OSError) as exc:
+            raise MetastoreError(
+                f"adding the done partitions of {len(contexts)} partition(s) of {self.name} to "
+                f"the metastore failed ({type(exc).__name__}: {exc}); nothing after the "
+                "done-partition policy ran, and a retry adds them again safely"
+            ) from exc
 
     def _table(self, client: Any, spec: TableSpec) -> Any:
         try:
@@ -210,54 +251,19 @@ class MetastoreCommitPolicy(MetastoreTablePolicy):
             )
         return table
 
-    def _partition(self, table: Any, values: list[str], context: CommitContext) -> Any:
+    def _partition(
+        self, table: Any, values: list[str], context: CommitContext, location: str | None = None
+    ) -> Any:
+        """The table's storage descriptor at ``location`` (default: the published directory)."""
         sd = copy.deepcopy(table.sd)
-        sd.location = context.location
+        sd.location = location or context.location
         return ttypes.Partition(
             values=values,
             dbName=self.database,
             tableName=self.table,
             sd=sd,
-            parameters=_parameters(context),
+            parameters=partition_parameters(context) if location is None else {},
         )
-
-
-# How a Hive table declares its storage: Spark's own tables name their provider; Hive
-# tables their serde (the input format alone cannot tell JSON from CSV from text).
-_PROVIDER = "spark.sql.sources.provider"
-_SERDE_FORMATS = {
-    "orc": {"orc"},
-    "parquet": {"parquet"},
-    "jsonserde": {"json"},
-    "opencsvserde": {"csv"},
-    "lazysimpleserde": {"csv", "text"},
-}
-
-
-def _check_format(table: Any, name: str, contexts: Sequence[CommitContext]) -> None:
-    """Refuse partitions whose files the table's declared format cannot read.
-
-    A partition inherits the table's storage descriptor, so ORC files added to a Parquet
-    table would be committed and then fail every query. A format the table does not name
-    in a way known here is not checked.
-    """
-    provider = (table.parameters or {}).get(_PROVIDER, "").lower()
-    serde = ((table.sd.serdeInfo and table.sd.serdeInfo.serializationLib) or "").lower()
-    readable = (
-        {provider}
-        if provider in set(FileFormat)
-        else next((formats for key, formats in _SERDE_FORMATS.items() if key in serde), None)
-    )
-    for context in contexts:
-        staged = context.summary.format or context.spec.format
-        if readable is not None and staged is not None and staged not in readable:
-            declared = provider or table.sd.inputFormat or serde
-            raise MetastoreError(
-                f"table {name} is declared as {declared} ({'/'.join(sorted(readable))}), but "
-                f"the staged files of {context.path} are {staged}; nothing was committed. "
-                f"Create the table STORED AS / USING {str(staged).upper()}, or point the "
-                "spec at the table that holds this stream"
-            )
 
 
 def _location_error(exc: Exception, location: str) -> MetastoreError | None:
@@ -300,15 +306,6 @@ def _stats_data(stats: ColumnStatistics) -> Any:
     )
 
 
-def _parameters(context: CommitContext) -> dict[str, str]:
-    """Hive statistics and our commit facts (an empty partition has no watermark yet)."""
-    summary = context.summary
-    facts = {
-        "numFiles": summary.files,
-        "totalSize": summary.bytes,
-        "numRows": summary.rows,
-        "fscommit.watermark": summary.watermark_ms,
-        "fscommit.max-batch-id": summary.max_batch_id,
-        "fscommit.committed-at": summary.committed_at_ms,
-    }
-    return {key: str(value) for key, value in facts.items() if value is not None}
+def _check_format(table: Any, name: str, contexts: Sequence[CommitContext]) -> None:
+    serde = table.sd.serdeInfo and table.sd.serdeInfo.serializationLib
+    check_format(name, table.parameters, serde, table.sd.inputFormat, contexts, MetastoreError)

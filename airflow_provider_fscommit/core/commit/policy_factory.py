@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+from airflow_provider_fscommit.core.commit.catalog import CatalogPolicy
+from airflow_provider_fscommit.core.commit.done_partition_policy import (
+    DonePartitionCommitPolicy,
+)
+from airflow_provider_fscommit.core.commit.glue_policy import GlueClientFactory, GlueCommitPolicy
 from airflow_provider_fscommit.core.commit.http_report_policy import (
     HttpReportCommitPolicy,
     HttpTarget,
@@ -23,6 +28,7 @@ def create_policies(
     spec: TableSpec,
     metastore_client: ClientFactory | None = None,
     http_target: HttpTarget | None = None,
+    glue_client: GlueClientFactory | None = None,
 ) -> list[PartitionCommitPolicy]:
     """The policies of ``sink.partition-commit.policy.kind``, in the order given.
 
@@ -34,19 +40,24 @@ def create_policies(
             "sink.partition-commit.policy.kind is empty, so committing would make nothing "
             "visible; set it, e.g. 'metastore,success-file' or 'success-file'"
         )
+    catalogs = {
+        catalog.kind: catalog
+        for catalog in catalog_policies(spec, metastore_client, glue_client, "committing")
+    }
     policies: list[PartitionCommitPolicy] = []
     for kind in spec.policy_kind:
-        if kind.needs_metastore_table:
-            policy = (
-                MetastoreCommitPolicy if kind is PolicyKind.METASTORE else MarkEventCommitPolicy
-            )
+        if kind.catalog:
+            policies.append(catalogs[kind])
+        elif kind is PolicyKind.MARK_EVENT:
             policies.append(
-                policy(
+                MarkEventCommitPolicy(
                     _require(metastore_client, f"the {kind} policy"),
                     spec.metastore_database,
                     spec.metastore_table or "",
                 )
             )
+        elif kind is PolicyKind.DONE_PARTITION:
+            policies.append(DonePartitionCommitPolicy(list(catalogs.values())))
         elif kind is PolicyKind.SUCCESS_FILE:
             policies.append(SuccessFileCommitPolicy(spec.success_file_name))
         elif kind is PolicyKind.HTTP_REPORT:
@@ -70,17 +81,30 @@ def spec_http_target(spec: TableSpec, url: str | None = None) -> HttpTarget:
     return HttpTarget(url, spec.http_report_timeout, spec.http_report_params)
 
 
-def metastore_table_policy(
-    spec: TableSpec, metastore_client: ClientFactory | None
-) -> MetastoreCommitPolicy | None:
-    """The chain's metastore policy, for partition expiration to drop what it added.
+def catalog_policies(
+    spec: TableSpec,
+    metastore_client: ClientFactory | None,
+    glue_client: GlueClientFactory | None,
+    purpose: str = "expiring partitions",
+) -> list[CatalogPolicy]:
+    """The chain's catalog policies, in chain order: what committed partitions are in.
 
-    None when the chain has no ``metastore`` policy (nothing to drop there).
+    Partition expiration drops from these what they added. A client factory is needed
+    only for a catalog the chain names.
     """
-    if PolicyKind.METASTORE not in spec.policy_kind:
-        return None
-    client = _require(metastore_client, "expiring partitions of a metastore table")
-    return MetastoreCommitPolicy(client, spec.metastore_database, spec.metastore_table or "")
+    catalogs: list[CatalogPolicy] = []
+    table = spec.metastore_table or ""
+    for kind in spec.policy_kind:
+        if kind is PolicyKind.METASTORE:
+            client = _require(metastore_client, f"{purpose} of a metastore table")
+            catalogs.append(MetastoreCommitPolicy(client, spec.metastore_database, table))
+        elif kind is PolicyKind.GLUE:
+            if glue_client is None:
+                raise ConfigError(f"{purpose} of a Glue table needs an AWS Glue client")
+            catalogs.append(
+                GlueCommitPolicy(glue_client, spec.metastore_database, table, spec.glue_catalog_id)
+            )
+    return catalogs
 
 
 def _require(metastore_client: ClientFactory | None, what: str) -> ClientFactory:

@@ -144,19 +144,32 @@ class PolicyKind(StrEnum):
     """The commit policies a chain may name (``sink.partition-commit.policy.kind``)."""
 
     METASTORE = "metastore"
+    GLUE = "glue"
     MARK_EVENT = "mark-event"
+    DONE_PARTITION = "done-partition"
     SUCCESS_FILE = "success-file"
     HTTP_REPORT = "http-report"
     CUSTOM = "custom"
 
     @property
-    def announces(self) -> bool:
-        """Whether it announces a partition, so it must follow the metastore policy."""
-        return self in (PolicyKind.MARK_EVENT, PolicyKind.SUCCESS_FILE, PolicyKind.HTTP_REPORT)
+    def catalog(self) -> bool:
+        """Whether it adds partitions to a table catalog (a Hive metastore, AWS Glue)."""
+        return self in (PolicyKind.METASTORE, PolicyKind.GLUE)
 
     @property
-    def needs_metastore_table(self) -> bool:
-        return self in (PolicyKind.METASTORE, PolicyKind.MARK_EVENT)
+    def announces(self) -> bool:
+        """Whether it announces a partition, so it must follow the catalog policies."""
+        return self in (
+            PolicyKind.MARK_EVENT,
+            PolicyKind.DONE_PARTITION,
+            PolicyKind.SUCCESS_FILE,
+            PolicyKind.HTTP_REPORT,
+        )
+
+    @property
+    def needs_catalog_table(self) -> bool:
+        """Whether it commits to the table named by ``metastore_database.metastore_table``."""
+        return self.catalog or self in (PolicyKind.MARK_EVENT, PolicyKind.DONE_PARTITION)
 
 
 def policy_kinds(
@@ -164,12 +177,6 @@ def policy_kinds(
 ) -> tuple[PolicyKind, ...]:
     """Policy kinds in any case, as Flink's ``PartitionCommitPolicyFactory`` reads them."""
     names = _names(tuple(name.lower() for name in _names(value, option)), option)
-    if "done-partition" in names:
-        raise ConfigError(
-            "policy 'done-partition' (Paimon's) is not supported: a Hive table has no "
-            "done partitions; use mark-event (the metastore's LOAD_DONE event) or "
-            "success-file to mark a partition done"
-        )
     known = [kind.value for kind in PolicyKind]
     unknown = sorted(set(names) - set(known))
     if unknown:
@@ -275,8 +282,8 @@ SINK_PARTITION_COMMIT_POLICY_KIND = ConfigOption(
     "sink.partition-commit.policy.kind",
     (),
     policy_kinds,
-    description="Commit policies applied in order: metastore, mark-event, success-file, "
-    "http-report, custom.",
+    description="Commit policies applied in order: metastore, glue, mark-event, "
+    "done-partition, success-file, http-report, custom.",
     aliases=("partition.mark-done-action",),
 )
 SINK_PARTITION_COMMIT_POLICY_CLASS = ConfigOption(
@@ -299,14 +306,22 @@ METASTORE_DATABASE = ConfigOption(
     None,
     "default",
     _text,
-    description="Hive database of the table the metastore policy commits to.",
+    description="Database of the table the metastore and glue policies commit to.",
 )
 METASTORE_TABLE = ConfigOption(
     "metastore_table",
     None,
     None,
     _optional_text,
-    description="Hive table the metastore policy adds partitions to (it must exist).",
+    description="Table the metastore and glue policies add partitions to (it must exist).",
+)
+GLUE_CATALOG_ID = ConfigOption(
+    "glue_catalog_id",
+    "glue.catalog-id",
+    None,
+    _optional_text,
+    description="AWS account id of the Glue Data Catalog the glue policy commits to, for a "
+    "catalog shared from another account; default: the caller's own catalog.",
 )
 SINK_PARTITION_COMMIT_SUCCESS_FILE_NAME = ConfigOption(
     "success_file_name",
@@ -472,6 +487,7 @@ OPTIONS: tuple[ConfigOption, ...] = (
     SINK_PARTITION_COMMIT_POLICY_CLASS_PARAMETERS,
     METASTORE_DATABASE,
     METASTORE_TABLE,
+    GLUE_CATALOG_ID,
     METASTORE_COLUMN_STATISTICS,
     SINK_PARTITION_COMMIT_SUCCESS_FILE_NAME,
     HTTP_REPORT_URL,

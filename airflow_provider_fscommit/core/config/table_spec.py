@@ -65,6 +65,7 @@ class TableSpec:
     )
     metastore_database: str = o.METASTORE_DATABASE.default
     metastore_table: str | None = o.METASTORE_TABLE.default
+    glue_catalog_id: str | None = o.GLUE_CATALOG_ID.default
     metastore_column_statistics: bool = o.METASTORE_COLUMN_STATISTICS.default
     success_file_name: str = o.SINK_PARTITION_COMMIT_SUCCESS_FILE_NAME.default
     http_report_url: str | None = o.HTTP_REPORT_URL.default
@@ -216,25 +217,32 @@ class TableSpec:
     def _validate_policies(self) -> None:
         """The chain names known policies, each with what it needs, in an order that holds.
 
-        Whatever reads the metastore's partition (the success file, the event, a report)
-        must come after the ``metastore`` policy that adds it.
+        Whatever reads a catalog's partition (the event, the done partition, the success
+        file, a report) must come after the catalog policies that add it.
         """
         kinds = self.policy_kind
         for kind in kinds:
-            if kind.needs_metastore_table and not self.metastore_table:
+            if kind.needs_catalog_table and not self.metastore_table:
                 raise ConfigError(
                     f"sink.partition-commit.policy.kind includes '{kind}' but no metastore "
-                    "table is set; give metastore_table (--table-name)"
+                    "table is set; give metastore_table (--table-name), the table it commits to"
                 )
-        if o.PolicyKind.METASTORE in kinds:
-            first = kinds.index(o.PolicyKind.METASTORE)
-            before = [k for k in kinds[:first] if k.announces]
-            if before:
-                order = ",".join([kinds[first], *(k for k in kinds if k != kinds[first])])
+        catalogs = [k for k in kinds if k.catalog]
+        if o.PolicyKind.DONE_PARTITION in kinds and not catalogs:
+            raise ConfigError(
+                "sink.partition-commit.policy.kind includes 'done-partition', which adds a "
+                "partition's done partition to the catalogs the chain commits to, but names "
+                "none; put metastore or glue before it, e.g. 'metastore,done-partition'"
+            )
+        if catalogs:
+            last = max(kinds.index(k) for k in catalogs)
+            early = [k for k in kinds[:last] if k.announces]
+            if early:
+                order = ",".join([*catalogs, *(k for k in kinds if not k.catalog)])
                 raise ConfigError(
-                    f"sink.partition-commit.policy.kind lists {before[0]} before metastore; "
-                    f"{before[0]} must only happen once the metastore has the partition: "
-                    f"write e.g. '{order}'"
+                    f"sink.partition-commit.policy.kind lists {early[0]} before "
+                    f"{kinds[last]}; {early[0]} must only happen once every catalog has the "
+                    f"partition: write e.g. '{order}'"
                 )
         if self.metastore_column_statistics and o.PolicyKind.METASTORE not in kinds:
             raise ConfigError(

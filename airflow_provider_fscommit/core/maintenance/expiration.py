@@ -1,6 +1,6 @@
 """Partition expiration (Paimon's ``partition.expiration-time``): retire old partitions.
 
-A published partition older than the expiration time is dropped from the metastore, its
+A published partition older than the expiration time is dropped from its catalogs, its
 published files are deleted, and the ledger records it as expired; in that order, under
 the table lock, so that a reader never finds a partition whose files are gone. Each step
 is idempotent: a run that dies in between leaves the partition unrecorded, and the next
@@ -21,7 +21,7 @@ next run.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
@@ -40,7 +40,7 @@ from airflow_provider_fscommit.core.storage.filesystem import exists, read_json,
 from airflow_provider_fscommit.core.storage.object_store import store_errors
 
 if TYPE_CHECKING:  # a type only: expiring without a metastore needs no Thrift client
-    from airflow_provider_fscommit.core.commit.metastore_policy import MetastoreCommitPolicy
+    from airflow_provider_fscommit.core.commit.catalog import CatalogPolicy
 
 _MS = timedelta(milliseconds=1)
 # When an applied expiration last looked at the table (partition.expiration-check-interval).
@@ -80,16 +80,16 @@ def expire_partitions(
     spec: TableSpec,
     *,
     dry_run: bool = True,
-    metastore: MetastoreCommitPolicy | None = None,
+    catalogs: Sequence[CatalogPolicy] = (),
     force: bool = False,
     now_ms: int | None = None,
     origin: Mapping[str, Any] | None = None,
 ) -> ExpirationReport:
     """Expire (unless ``dry_run``) the published partitions past the expiration time.
 
-    ``metastore`` (``policy_factory.metastore_table_policy``) drops them from the table
-    the chain's ``metastore`` policy adds them to. ``force`` runs within the check
-    interval.
+    ``catalogs`` (``policy_factory.catalog_policies``) drop them from the tables the
+    chain's catalog policies add them to (a Hive metastore, Glue), before any file is
+    deleted. ``force`` runs within the check interval.
     """
     if spec.expiration_time is None:
         raise ConfigError(
@@ -109,8 +109,10 @@ def expire_partitions(
             report.skipped_until_ms = checked + interval_ms
             return report
         _find(spec, ledger, report)
-        if metastore is not None and report.partitions:
-            metastore.drop(spec, [list(p["values"].values()) for p in report.partitions])
+        if catalogs and report.partitions:
+            values = [list(p["values"].values()) for p in report.partitions]
+            for catalog in catalogs:
+                catalog.drop(spec, values)
             fault_point("after-expire-drop")
         for partition in report.partitions:
             directory = ledger.partition_dir(partition["partition"])

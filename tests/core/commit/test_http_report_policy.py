@@ -170,7 +170,7 @@ def test_an_unreachable_endpoint_is_named_without_its_query(server, tmp_path):
         ({"partition.mark-done-action.http.url": None}, "needs an endpoint"),
         ({"partition.mark-done-action.http.params": ["ads"]}, "expected text .* or a JSON"),
         ({"partition.mark-done-action.http.timeout": "-5 s"}, "expected a positive duration"),
-        ({"partition.mark-done-action": "done-partition"}, "use mark-event"),
+        ({"partition.mark-done-action": "done-partition"}, "put metastore or glue before it"),
         ({"partition.mark-done-action": "http-report,metastore"}, "http-report before metastore"),
     ],
 )

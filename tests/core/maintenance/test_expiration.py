@@ -13,7 +13,7 @@ import pytest
 from hmsclient.genthrift.hive_metastore import ttypes
 
 from airflow_provider_fscommit.cli.main import main
-from airflow_provider_fscommit.core.commit.policy_factory import metastore_table_policy
+from airflow_provider_fscommit.core.commit.policy_factory import catalog_policies
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.errors import ConfigError
 from airflow_provider_fscommit.core.faults import EXPIRE_FAULT_POINTS
@@ -58,7 +58,7 @@ def committed_table(metastore, tmp_path: Path, name: str, **options):
     committer = metastore_committer(spec)
     assert {o.state for o in committer.commit([*HOURS, FUTURE])} == {"committed"}
     client = connection_metastore_client("metastore_default")
-    return spec, committer, metastore_table_policy(spec, client)
+    return spec, committer, catalog_policies(spec, client, None)
 
 
 def metastore_partitions(metastore, name: str) -> set[str]:
@@ -73,13 +73,13 @@ def test_values_time_drops_from_the_metastore_deletes_files_and_records_only_old
         metastore, tmp_path, "expiring", expiration_time="30 d"
     )
     now = ms("2026-12-20T01:30:00")  # hours 00 and 01 are more than 30 days old, 02 is not
-    dry = expire_partitions(spec, dry_run=True, metastore=metastore_policy, now_ms=now)
+    dry = expire_partitions(spec, dry_run=True, catalogs=metastore_policy, now_ms=now)
     assert [p["partition"] for p in dry.partitions] == HOURS[:2]
     assert dry.partitions[0]["files"] == 2 and dry.partitions[0]["bytes"] > 100  # + _SUCCESS
     assert metastore_partitions(metastore, "expiring") == {*HOURS, FUTURE}
     assert all(Path(spec.table_path, p, "part-0.parquet").exists() for p in HOURS)
 
-    done = expire_partitions(spec, dry_run=False, metastore=metastore_policy, now_ms=now)
+    done = expire_partitions(spec, dry_run=False, catalogs=metastore_policy, now_ms=now)
     assert [p["partition"] for p in done.partitions] == HOURS[:2]
     assert metastore_partitions(metastore, "expiring") == {HOURS[2], FUTURE}
     assert not Path(spec.table_path, HOURS[0]).exists()
@@ -91,10 +91,10 @@ def test_values_time_drops_from_the_metastore_deletes_files_and_records_only_old
     assert ledger.read(HOURS[2]).expired is None
 
     # Within the check interval an applied run does nothing; forced, it finds nothing new.
-    again = expire_partitions(spec, dry_run=False, metastore=metastore_policy, now_ms=now + 1)
+    again = expire_partitions(spec, dry_run=False, catalogs=metastore_policy, now_ms=now + 1)
     assert again.skipped_until_ms == now + 3_600_000 and again.partitions == []
     forced = expire_partitions(
-        spec, dry_run=False, metastore=metastore_policy, force=True, now_ms=now + 1
+        spec, dry_run=False, catalogs=metastore_policy, force=True, now_ms=now + 1
     )
     assert forced.partitions == [] and forced.skipped_until_ms is None
 
@@ -114,9 +114,9 @@ def test_update_time_counts_from_the_last_commit(metastore, metastore_connection
         expiration_strategy="update-time",
     )
     now = int(time.time() * 1000)
-    soon = expire_partitions(spec, metastore=metastore_policy, now_ms=now + 12 * 3_600_000)
+    soon = expire_partitions(spec, catalogs=metastore_policy, now_ms=now + 12 * 3_600_000)
     assert soon.partitions == []  # committed moments ago: 2099 and 2026 alike
-    later = expire_partitions(spec, metastore=metastore_policy, now_ms=now + 25 * 3_600_000)
+    later = expire_partitions(spec, catalogs=metastore_policy, now_ms=now + 25 * 3_600_000)
     assert [p["partition"] for p in later.partitions] == [*HOURS, FUTURE]
 
 
@@ -145,7 +145,7 @@ def test_expiring_needs_the_time_and_a_metastore_connection(tmp_path):
     with pytest.raises(ConfigError, match=r"partition\.expiration-time"):
         expire_partitions(spec)
     with pytest.raises(ConfigError, match="needs a metastore connection"):
-        metastore_table_policy(spec, None)
+        catalog_policies(spec, None, None)
 
 
 def expire_command(spec: TableSpec, metastore, *extra: str) -> list[str]:

@@ -1,0 +1,66 @@
+"""``GlueHook``: the AWS Glue Data Catalog clients the ``glue`` policy uses.
+
+In a DAG, ``aws_conn_id`` names an Airflow AWS connection and the Amazon provider's
+``AwsBaseHook`` resolves it exactly as Airflow's own Glue operators do (keys, a profile,
+an assumed role, the connection's ``endpoint_url`` and ``region_name``), masking the
+secret in task logs. Without a connection (the default, and the command line) boto3's
+standard chain applies: the environment (``AWS_DEFAULT_REGION``, ``AWS_ENDPOINT_URL``),
+a profile, an instance role or web identity. The core takes a factory, not a client
+(``get_conn`` is that factory), so a chain without ``glue`` never builds one.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from airflow_provider_fscommit.core.commit.glue_policy import GlueClientFactory
+from airflow_provider_fscommit.core.errors import FsCommitError
+from airflow_provider_fscommit.version_compat import BaseHook
+
+#: botocore retries a throttled or failed call itself too, in its standard mode.
+RETRIES = {"mode": "standard", "max_attempts": 5}
+
+
+class GlueHook(BaseHook):
+    """Glue clients of one AWS identity, made only when the ``glue`` policy asks.
+
+    Uses the Amazon provider's ``aws`` connection type (it defines it).
+
+    :param aws_conn_id: AWS connection of the catalog (None: the standard AWS chain).
+    """
+
+    conn_name_attr = "aws_conn_id"
+    default_conn_name = "aws_default"
+    conn_type = "aws"
+    hook_name = "AWS Glue Data Catalog (partition commit)"
+
+    def __init__(self, aws_conn_id: str | None = None) -> None:
+        super().__init__()
+        self.aws_conn_id = aws_conn_id
+
+    def get_conn(self) -> Any:
+        """A new boto3 Glue client."""
+        try:
+            from botocore.config import Config
+        except ImportError:
+            raise FsCommitError(
+                "the glue policy needs boto3: install airflow-provider-fscommit[glue]"
+            ) from None
+        config = Config(retries=RETRIES)
+        if self.aws_conn_id is None:
+            import boto3
+
+            return boto3.client("glue", config=config)
+        try:
+            from airflow.providers.amazon.aws.hooks.base_aws import AwsBaseHook
+        except ImportError:
+            raise FsCommitError(
+                f"aws_conn_id={self.aws_conn_id!r} needs the Amazon provider: install "
+                "airflow-provider-fscommit[glue]"
+            ) from None
+        return AwsBaseHook(aws_conn_id=self.aws_conn_id, client_type="glue", config=config).conn
+
+
+def glue_client_factory(aws_conn_id: str | None) -> GlueClientFactory:
+    """``GlueHook(aws_conn_id).get_conn``, for callers holding only the id."""
+    return GlueHook(aws_conn_id).get_conn
