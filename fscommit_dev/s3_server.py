@@ -192,6 +192,7 @@ class S3Server:
             "AWS_ACCESS_KEY_ID": ACCESS_KEY,
             "AWS_SECRET_ACCESS_KEY": SECRET_KEY,
             "AWS_REGION": REGION,
+            "AWS_DEFAULT_REGION": REGION,  # boto3's name (AWS_REGION: the other SDKs')
             "AWS_EC2_METADATA_DISABLED": "true",
         }
 

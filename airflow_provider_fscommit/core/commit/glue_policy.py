@@ -151,17 +151,20 @@ class GlueCommitPolicy(CatalogPolicy):
             )
 
     def add_done_partitions(self, contexts: Sequence[CommitContext]) -> None:
-        """Create each done partition Glue lacks (one already there is kept)."""
+        """Create each done partition Glue lacks (one already there is kept: a re-commit of
+        late data writes nothing here)."""
         if not contexts:
             return
         client = self._client()
         table = self._table(client, contexts[0].spec)
         descriptor = table.get("StorageDescriptor") or {}
-        creates = []
-        for context in contexts:
-            done = done_values(catalog_values(context.spec, context.values))
-            partition = self._input(descriptor, done, context, done_location(context))
-            creates.append((context.path, partition))
+        done = {c.path: done_values(catalog_values(c.spec, c.values)) for c in contexts}
+        existing = self._existing(client, list(done.values()))
+        creates = [
+            (c.path, self._input(descriptor, done[c.path], c, done_location(c)))
+            for c in contexts
+            if tuple(done[c.path]) not in existing
+        ]
         failed = self._create(client, creates, existing_ok=True)
         if failed:
             listed = "; ".join(f"{path}: {reason}" for path, reason in sorted(failed.items()))
