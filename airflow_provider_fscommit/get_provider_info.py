@@ -24,7 +24,9 @@ def get_provider_info() -> dict[str, Any]:
         # No "connection-types": each hook declares the connection type it uses, but those
         # (spark, spark_connect, hive_metastore, aws, http) are the Spark, Hive, Amazon and
         # HTTP providers' own; registering them here would claim them from their providers.
-        "hooks": _modules("hooks", "aws", "commit", "compaction", "http_report", "metastore"),
+        "hooks": _modules(
+            "hooks", "aws", "commit", "compaction", "glue", "http_report", "metastore"
+        ),
         "operators": _modules(
             "operators",
             "clean_staging",
