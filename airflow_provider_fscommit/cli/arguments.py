@@ -123,8 +123,11 @@ def spec_from_args(args: argparse.Namespace) -> TableSpec:
 
 
 def missing_table_flags(args: argparse.Namespace) -> list[str]:
-    """Required table flags absent with no ``--spec`` to supply them (a usage error)."""
-    if args.spec:
+    """Required table flags absent with no ``--spec`` to supply them (a usage error).
+
+    None with ``status --specs``, which names its tables by their spec files.
+    """
+    if args.spec or getattr(args, "specs", None):
         return []
     given = {o.lookup(k).name for k in pairs(args.option, "--option")}
     return [

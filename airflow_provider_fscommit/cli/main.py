@@ -92,6 +92,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     try:
+        if getattr(args, "specs", None):
+            return status.run_overview(args)
         return COMMANDS[args.command](spec_from_args(args), args)
     except FsCommitError as exc:
         print(f"fscommit: error: {exc}", file=sys.stderr)

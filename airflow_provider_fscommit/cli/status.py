@@ -18,6 +18,7 @@ from airflow_provider_fscommit.core.config.quantities import (
 )
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.status.partition_wait import PartitionCheck, check_partition
+from airflow_provider_fscommit.core.status.table_overview import TableEntry, read_tables
 from airflow_provider_fscommit.core.status.table_report import (
     DEFAULT_STALL_TIMEOUT,
     TableReport,
@@ -34,6 +35,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="judge this one partition as the sensor does (e.g. dt=2026-11-20/hour=03): "
         "exit 0 when committable, 3 while it waits; reads the checkpoint, not the whole "
         "sink log, under partition-time",
+    )
+    parser.add_argument(
+        "--specs",
+        nargs="+",
+        metavar="PATTERN",
+        help="every table at a glance: one line per table spec file these name (globs "
+        "allowed, e.g. 'specs/*.yaml'); exit 1 when any table is in error, 3 when any has "
+        "committable work; no other table flag is needed",
     )
     parser.add_argument(
         "--stall-timeout",
@@ -145,17 +154,72 @@ def _partition_table(report: TableReport) -> list[str]:
                 f"{p.last_origin.dag_id} {p.last_origin.run_id}" if p.last_origin else "",
             )
         )
-    widths = [max(len(r[i]) for r in rows) for i in range(len(_PARTITION_COLUMNS))]
-    lines = [
+    lines = _aligned(rows, _RIGHT_ALIGNED)
+    counts = ", ".join(f"{n} {state}" for state, n in report.counts().items())
+    lines.append(f"{len(report.partitions)} partition(s): {counts or 'none'}")
+    return lines
+
+
+def _aligned(rows: list[tuple[str, ...]], right: set[int]) -> list[str]:
+    """Rows as text columns, each as wide as its widest cell; ``right`` aligned right."""
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return [
         "  ".join(
-            f"{cell:>{widths[i]}}" if i in _RIGHT_ALIGNED else f"{cell:<{widths[i]}}"
+            f"{cell:>{widths[i]}}" if i in right else f"{cell:<{widths[i]}}"
             for i, cell in enumerate(row)
         ).rstrip()
         for row in rows
     ]
-    counts = ", ".join(f"{n} {state}" for state, n in report.counts().items())
-    lines.append(f"{len(report.partitions)} partition(s): {counts or 'none'}")
-    return lines
+
+
+_OVERVIEW_COLUMNS = (
+    "TABLE",
+    "WATERMARK (UTC)",
+    "LAG",
+    "PENDING",
+    "COMMITTABLE",
+    "COMMITTED",
+    "ERRORS",
+    "OLDEST NOT COMMITTED",
+    "STREAM",
+)
+
+
+def run_overview(args: argparse.Namespace) -> int:
+    """``--specs``: one line per table; exit 1 when any is in error, else 3 when any has
+    committable work (for a monitoring script), else 0."""
+    stall_timeout = parse_duration(args.stall_timeout, "--stall-timeout")
+    entries = read_tables(args.specs, stall_timeout)
+    if args.json:
+        print(json.dumps({"tables": [e.to_dict() for e in entries]}, indent=2))
+    else:
+        print("\n".join(render_overview(entries)))
+    if any(e.errors for e in entries):
+        return 1
+    return NOTHING_COMMITTABLE if any(e.committable for e in entries) else 0
+
+
+def render_overview(entries: list[TableEntry]) -> list[str]:
+    """Every table at a glance, then each unreadable table's error in full."""
+    rows = [_OVERVIEW_COLUMNS]
+    for entry in entries:
+        line = entry.to_dict()
+        if entry.report is None:
+            rows.append((entry.name, "-", "-", "-", "-", "-", "1", "-", "unreadable"))
+            continue
+        lag = entry.report.watermark_lag_ms
+        rows.append(
+            (
+                entry.name,
+                iso_ms(line["watermark_ms"]) or "-",
+                "-" if lag is None else _age(lag / 1000),
+                *(str(line[key]) for key in ("pending", "committable", "committed", "errors")),
+                line["oldest_uncommitted"] or "-",
+                "stalled" if entry.report.stalled else "moving",
+            )
+        )
+    problems = [f"{e.name} ({e.spec_file}): {e.error}" for e in entries if e.error]
+    return _aligned(rows, {3, 4, 5, 6}) + [""] * bool(problems) + problems
 
 
 def _file_lists(report: TableReport) -> list[str]:

@@ -9,13 +9,13 @@ app and free of Airflow imports so it can be rendered and checked on its own.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import datetime, timezone
 from html import escape
 from urllib.parse import quote
 
 from airflow_provider_fscommit.core.config.quantities import format_duration, format_size
 from airflow_provider_fscommit.core.status.committable import PartitionState
+from airflow_provider_fscommit.core.status.table_overview import TableEntry
 from airflow_provider_fscommit.core.status.table_report import (
     CommitOrigin,
     PartitionReport,
@@ -72,20 +72,11 @@ document.addEventListener("click", function (event) {
 """
 
 
-@dataclass(frozen=True)
-class TableCard:
-    """One configured table: its report, or why it could not be read."""
-
-    name: str
-    spec_file: str
-    report: TableReport | None = None
-    error: str | None = None
-
-
-def render_page(cards: Sequence[TableCard], now_ms: int, config_hint: str) -> str:
-    """The whole page; ``config_hint`` says how to configure tables when there are none."""
+def render_page(cards: Sequence[TableEntry], now_ms: int, config_hint: str) -> str:
+    """The whole page: the overview, one line per table, then each table's card;
+    ``config_hint`` says how to configure tables when there are none."""
     body = (
-        "".join(_card(card) for card in cards)
+        _overview(cards) + "".join(_card(card) for card in cards)
         if cards
         else f'<div class="card"><p>No tables configured. {escape(config_hint)}</p></div>'
     )
@@ -108,7 +99,58 @@ def run_link(origin: CommitOrigin) -> str:
     return f"../dags/{quote(origin.dag_id, safe='')}/runs/{quote(origin.run_id, safe='')}"
 
 
-def _card(card: TableCard) -> str:
+_COUNTS = ("pending", "committable", "committed", "errors")
+_OVERVIEW_COLUMNS = (
+    "table",
+    "watermark",
+    "lag",
+    "pending",
+    "committable",
+    "committed",
+    "errors",
+    "oldest not committed",
+    "stream",
+)
+
+
+def _overview(cards: Sequence[TableEntry]) -> str:
+    """Every table at a glance (what ``fscommit status --specs`` prints), each row
+    linking to the table's card below."""
+    head = "".join(
+        f'<th class="n">{c}</th>' if c in _COUNTS else f"<th>{c}</th>" for c in _OVERVIEW_COLUMNS
+    )
+    rows = []
+    for card in cards:
+        line = card.to_dict()
+        link = f'<a href="#table-{quote(card.name, safe="")}">{escape(card.name)}</a>'
+        if card.report is None:
+            problem = escape(card.error or "unknown error")
+            rows.append(
+                f'<tr class="overview-row"><td class="p">{link}</td>'
+                f'<td colspan="8"><span class="state" style="background:#cf222e">error</span> '
+                f"{problem}</td></tr>"
+            )
+            continue
+        stream = (
+            '<span class="state stalled">stalled</span>'
+            if card.report.stalled
+            else '<span class="state moving">moving</span>'
+        )
+        counts = "".join(f'<td class="n">{line[c]}</td>' for c in _COUNTS)
+        rows.append(
+            f'<tr class="overview-row"><td class="p">{link}</td>'
+            f'<td class="t">{_time(line["watermark_ms"])}</td>'
+            f'<td class="t">{_duration(card.report.watermark_lag_ms)}</td>{counts}'
+            f'<td class="p">{escape(line["oldest_uncommitted"] or "-")}</td>'
+            f"<td>{stream}</td></tr>"
+        )
+    return (
+        '<section class="card overview"><h2>Tables</h2><table>'
+        f"<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table></section>"
+    )
+
+
+def _card(card: TableEntry) -> str:
     title = f'<h2 id="table-{escape(card.name)}">{escape(card.name)}</h2>'
     source = f'<div class="paths">spec {escape(card.spec_file)}</div>'
     if card.report is None:

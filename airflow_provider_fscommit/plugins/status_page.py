@@ -4,8 +4,10 @@ Which tables it shows is an Airflow setting, ``[fscommit] table_specs``: comma-s
 table spec files (the YAML/JSON files the DAGs and ``fscommit --spec`` read) or glob
 patterns; ``[fscommit] aws_conn_id`` names the AWS connection to read tables on S3 with
 (unset: the api-server's own AWS identity). Each request reads every table afresh
-(checkpoint, sink log, ledger); a table that cannot be read shows its error on its own
-card, the others still show.
+(checkpoint, sink log, ledger). The front of the page is the overview of
+:mod:`~airflow_provider_fscommit.core.status.table_overview`, one line per table linking to
+its card; a table that cannot be read shows its error on its own line and card, the
+others still show.
 
 Only users the auth manager lets see the Airflow website may see it: the app checks the
 same credentials as Airflow's REST API (``Authorization: Bearer`` or the UI's ``_token``
@@ -14,12 +16,9 @@ cookie). A browser without them is sent to the auth manager's login page and bac
 
 from __future__ import annotations
 
-import glob
-import logging
 import time
 from dataclasses import dataclass
 from datetime import timedelta
-from pathlib import Path
 from typing import Any
 
 from airflow.api_fastapi.app import get_auth_manager
@@ -30,16 +29,10 @@ from fastapi import Depends, FastAPI, HTTPException, Request, status
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
 from airflow_provider_fscommit.core.config.quantities import format_duration, parse_duration
-from airflow_provider_fscommit.core.config.table_spec import TableSpec
-from airflow_provider_fscommit.core.errors import FsCommitError
-from airflow_provider_fscommit.core.status.table_report import (
-    DEFAULT_STALL_TIMEOUT,
-    read_table_report,
-)
+from airflow_provider_fscommit.core.status.table_overview import TableEntry, read_tables
+from airflow_provider_fscommit.core.status.table_report import DEFAULT_STALL_TIMEOUT
 from airflow_provider_fscommit.hooks.aws import AwsStorageHook
-from airflow_provider_fscommit.plugins.render import TableCard, render_page
-
-log = logging.getLogger(__name__)
+from airflow_provider_fscommit.plugins.render import render_page
 
 SECTION = "fscommit"
 URL_PREFIX = "/fscommit"
@@ -70,37 +63,15 @@ class PageSettings:
         )
 
 
-def spec_files(patterns: list[str]) -> list[str]:
-    """The spec files the patterns name, in order; a pattern matching nothing is kept
-    as it is, so its card says the file is missing rather than silently vanishing."""
-    files: list[str] = []
-    for pattern in patterns:
-        matches = sorted(glob.glob(pattern)) if glob.has_magic(pattern) else []
-        for path in matches or [pattern]:
-            if path not in files:
-                files.append(path)
-    return files
-
-
-def read_cards(settings: PageSettings, now_ms: int) -> list[TableCard]:
-    """One card per spec file: its report, or the error that stopped reading it."""
-    cards = []
-    for path in spec_files(settings.table_specs):
-        name = Path(path).stem
-        try:
-            spec = TableSpec.from_file(path)
-            with AwsStorageHook(settings.aws_conn_id).storage():
-                report = read_table_report(spec, settings.stall_timeout, now_ms=now_ms, shared=True)
-        except FsCommitError as exc:
-            cards.append(TableCard(name, path, error=str(exc)))
-        except Exception as exc:
-            # Storage clients raise all kinds of errors (permissions, network); one table's
-            # trouble must not take the page of every other table down with it.
-            log.exception("fscommit status page: cannot read the table of %s", path)
-            cards.append(TableCard(name, path, error=f"{type(exc).__name__}: {exc}"))
-        else:
-            cards.append(TableCard(name, path, report=report))
-    return cards
+def read_cards(settings: PageSettings, now_ms: int) -> list[TableEntry]:
+    """One entry per spec file: its report, or the error that stopped reading it."""
+    return read_tables(
+        settings.table_specs,
+        settings.stall_timeout,
+        now_ms,
+        shared=True,
+        storage=AwsStorageHook(settings.aws_conn_id).storage,
+    )
 
 
 def create_app() -> FastAPI:
@@ -131,12 +102,7 @@ def create_app() -> FastAPI:
         return {
             "now_ms": now_ms,
             "tables": [
-                {
-                    "name": card.name,
-                    "spec_file": card.spec_file,
-                    "error": card.error,
-                    "report": card.report.to_dict() if card.report else None,
-                }
+                card.to_dict() | {"report": card.report.to_dict() if card.report else None}
                 for card in read_cards(PageSettings.from_airflow_config(), now_ms)
             ],
         }

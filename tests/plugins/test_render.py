@@ -5,9 +5,9 @@ from __future__ import annotations
 from html.parser import HTMLParser
 
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
+from airflow_provider_fscommit.core.status.table_overview import TableEntry
 from airflow_provider_fscommit.core.status.table_report import read_table_report
-from airflow_provider_fscommit.plugins.render import TableCard, render_page
-from airflow_provider_fscommit.plugins.status_page import spec_files
+from airflow_provider_fscommit.plugins.render import render_page
 from fscommit_dev.streams import StreamingTable, row
 
 HOSTILE = "<img src=x onerror=alert(1)>&amp;"
@@ -52,23 +52,22 @@ def test_partition_values_and_errors_are_text_not_markup(spark, tmp_path):
     (partition,) = report.partitions
     assert partition.values["k"] == HOSTILE and "<img src%3Dx" in partition.partition
     cards = [
-        TableCard("events", "/specs/events.yaml", report=report),
-        TableCard("<u>broken</u>", "/specs/<u>.yaml", error=f"cannot read {HOSTILE}"),
+        TableEntry("events", "/specs/events.yaml", report=report),
+        TableEntry("<u>broken</u>", "/specs/<u>.yaml", error=f"cannot read {HOSTILE}"),
     ]
     page = parse(render_page(cards, report.now_ms, "configure <it>"))
     assert not [tag for tag, _ in page.tags if tag in ("img", "u", "it")]
     text = "".join(page.text)
     assert partition.partition in text
     assert f"cannot read {HOSTILE}" in text and "<u>broken</u>" in text
-    sections = [attrs for tag, attrs in page.tags if tag == "section"]
-    assert len(sections) == 2
-
-
-def test_table_specs_globs_expand_and_a_missing_file_stays_listed(tmp_path):
-    for name in ("b.yaml", "a.yaml"):
-        (tmp_path / name).write_text("{}")
-    listed = spec_files([f"{tmp_path}/*.yaml", str(tmp_path / "a.yaml"), "/nowhere/x.yaml"])
-    assert listed == [str(tmp_path / "a.yaml"), str(tmp_path / "b.yaml"), "/nowhere/x.yaml"]
+    cards = [a for tag, a in page.tags if tag == "section" and "table-card" in a["class"]]
+    assert len(cards) == 2
+    # The overview on top: one row per table, linking to the card's anchor.
+    rows = [a for tag, a in page.tags if tag == "tr" and a.get("class") == "overview-row"]
+    links = [a["href"] for tag, a in page.tags if tag == "a" and a["href"].startswith("#")]
+    ids = {a["id"] for tag, a in page.tags if tag == "h2" and "id" in a}
+    assert len(rows) == 2 and links == ["#table-events", "#table-%3Cu%3Ebroken%3C%2Fu%3E"]
+    assert "table-events" in ids and "table-<u>broken</u>" in ids
 
 
 def test_a_stream_that_has_just_started_shows_its_watermark_as_not_advanced_yet(
@@ -84,7 +83,7 @@ def test_a_stream_that_has_just_started_shows_its_watermark_as_not_advanced_yet(
         }
     )
     report = read_table_report(spec)
-    page = parse(render_page([TableCard("events", "/specs/events.yaml", report=report)], 0, ""))
+    page = parse(render_page([TableEntry("events", "/specs/events.yaml", report=report)], 0, ""))
     text = "".join(page.text)
     assert "Safe watermarknot advanced yet" in text and "1 pending" in text
     assert "Formatparquet" in text  # detected from the staged files' names

@@ -19,9 +19,10 @@ from airflow_provider_fscommit.core.errors import ConfigError
 from airflow_provider_fscommit.core.faults import EXPIRE_FAULT_POINTS
 from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
 from airflow_provider_fscommit.core.maintenance.expiration import expire_partitions
+from airflow_provider_fscommit.core.status.table_overview import TableEntry
 from airflow_provider_fscommit.core.status.table_report import read_table_report
 from airflow_provider_fscommit.hooks.metastore import connection_metastore_client
-from airflow_provider_fscommit.plugins.render import TableCard, render_page
+from airflow_provider_fscommit.plugins.render import render_page
 from fscommit_dev.metastore.client import (
     create_table,
     metastore_committer,
@@ -266,6 +267,6 @@ def test_late_rows_of_an_expired_partition_are_never_published(
         table_options(stream, table) | {"partition.expiration-time": "1 d"}
     )
     report = read_table_report(spec)
-    page = render_page([TableCard("events", "events.yaml", report=report)], report.now_ms, "")
+    page = render_page([TableEntry("events", "events.yaml", report=report)], report.now_ms, "")
     assert page.count('data-state="expired"') == 3
     assert "(1 late, not published)" in page and "1 d after the partition time" in page
