@@ -26,8 +26,9 @@ class PartitionCommitOperator(BaseOperator):
 
     :class:`~airflow_provider_fscommit.hooks.commit.PartitionCommitHook` runs
     ``sink.partition-commit.policy.kind`` in order (the metastore in one batch call
-    through ``HiveMetastoreHook``; ``mark-event`` through the same connection;
-    ``http-report`` to ``http_conn_id`` or the spec's URL) and records each commit in the
+    through ``HiveMetastoreHook``; ``mark-event`` through the same connection; ``glue``
+    in Glue's batch calls through ``aws_conn_id``; ``done-partition`` in each of those
+    catalogs; ``http-report`` to ``http_conn_id`` or the spec's URL) and records each commit in the
     table's ledger (reruns, retries and backfills change nothing; late data is committed
     again); the operator emits one asset event per committed partition for the table
     asset, with the partition path as ``partition_key`` and the commit facts in ``extra``
