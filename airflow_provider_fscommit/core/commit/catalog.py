@@ -46,10 +46,20 @@ class CatalogPolicy(PartitionCommitPolicy):
         """Add each partition's done partition (idempotent: one already there is kept)."""
 
     @abc.abstractmethod
+    def update_table_parameters(self, spec: TableSpec, parameters: Mapping[str, str]) -> bool:
+        """Set these table parameters, keeping the others; write nothing when the table
+        already holds them. Returns whether it wrote."""
+
+    @abc.abstractmethod
     def drop(self, spec: TableSpec, partitions: Sequence[Sequence[str | None]]) -> int:
         """Drop partitions given by their values, and their done partitions when the chain
         adds them; files stay (expiration deletes them after the drop). Returns how many of
         the partitions existed; one already gone is dropped already (a rerun)."""
+
+
+def holds(current: Mapping[str, str] | None, parameters: Mapping[str, str]) -> bool:
+    """Whether a table's parameters already hold these (then a catalog is not written)."""
+    return all((current or {}).get(key) == value for key, value in parameters.items())
 
 
 def catalog_values(spec: TableSpec, values: Sequence[str | None]) -> list[str]:

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, TypeVar
 
 from airflow_provider_fscommit.core.commit.catalog import (
@@ -32,6 +32,7 @@ from airflow_provider_fscommit.core.commit.catalog import (
     check_format,
     done_location,
     done_values,
+    holds,
     partition_parameters,
     unchanged,
 )
@@ -71,6 +72,22 @@ _DESCRIPTOR_FIELDS = (
     "SkewedInfo",
     "StoredAsSubDirectories",
     "SchemaReference",
+)
+# The fields a TableInput takes (GetTable answers with more: times, versions, ids).
+_TABLE_FIELDS = (
+    "Name",
+    "Description",
+    "Owner",
+    "LastAccessTime",
+    "LastAnalyzedTime",
+    "Retention",
+    "StorageDescriptor",
+    "PartitionKeys",
+    "ViewOriginalText",
+    "ViewExpandedText",
+    "TableType",
+    "Parameters",
+    "TargetTable",
 )
 _CREDENTIAL_CODES = frozenset(
     {
@@ -173,6 +190,22 @@ class GlueCommitPolicy(CatalogPolicy):
                 f"{self.name} ({listed}); nothing was recorded as committed, and the next run "
                 "adds them again"
             )
+
+    def update_table_parameters(self, spec: TableSpec, parameters: Mapping[str, str]) -> bool:
+        """``update_table`` with the table as it is and these parameters added.
+
+        Glue replaces a table whole, so every field it answered with goes back. The
+        update skips Glue's table-version archive: an hourly parameter change would
+        otherwise add a version of the table every hour.
+        """
+        client = self._client()
+        table = self._table(client, spec)
+        if holds(table.get("Parameters"), parameters):
+            return False
+        table_input = {k: table[k] for k in _TABLE_FIELDS if k in table}
+        table_input["Parameters"] = (table.get("Parameters") or {}) | dict(parameters)
+        self._call(client, "update_table", TableInput=table_input, SkipArchive=True)
+        return True
 
     def drop(self, spec: TableSpec, partitions: Sequence[Sequence[str | None]]) -> int:
         """``batch_delete_partition`` in chunks; a partition Glue does not have is gone."""
@@ -378,8 +411,8 @@ class GlueCommitPolicy(CatalogPolicy):
                     f"{self._where} refused the AWS credentials for {self.name} ({code}); check "
                     "the AWS connection (aws_conn_id) or the credential chain, and that the "
                     "identity may call glue:GetTable, glue:BatchGetPartition, "
-                    "glue:BatchCreatePartition, glue:BatchUpdatePartition (and "
-                    "glue:BatchDeletePartition to expire); nothing was committed"
+                    "glue:BatchCreatePartition, glue:BatchUpdatePartition, glue:UpdateTable "
+                    "(and glue:BatchDeletePartition to expire); nothing was committed"
                 ) from None
             raise _ClientError(
                 code,

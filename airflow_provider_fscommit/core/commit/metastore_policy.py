@@ -16,7 +16,7 @@ The client comes from a factory (the operator and CLI pass the Airflow Hive prov
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Any
 
@@ -29,6 +29,7 @@ from airflow_provider_fscommit.core.commit.catalog import (
     check_format,
     done_location,
     done_values,
+    holds,
     partition_parameters,
     unchanged,
 )
@@ -234,6 +235,30 @@ class MetastoreCommitPolicy(MetastoreTablePolicy, CatalogPolicy):
                 f"the metastore failed ({type(exc).__name__}: {exc}); nothing after the "
                 "done-partition policy ran, and a retry adds them again safely"
             ) from exc
+
+    def update_table_parameters(self, spec: TableSpec, parameters: Mapping[str, str]) -> bool:
+        """``alter_table`` with these parameters added (the server recounts nothing)."""
+        connection = self._connect()
+        try:
+            with connection as client:
+                table = self._table(client, spec)
+                if holds(table.parameters, parameters):
+                    return False
+                table.parameters = (table.parameters or {}) | dict(parameters)
+                client.alter_table_with_environment_context(
+                    self.database,
+                    self.table,
+                    table,
+                    ttypes.EnvironmentContext({"DO_NOT_UPDATE_STATS": "true"}),
+                )
+        except MetastoreError:
+            raise
+        except (TException, OSError) as exc:
+            raise MetastoreError(
+                f"setting the table parameters of {self.name} in the metastore failed "
+                f"({type(exc).__name__}: {exc}); a retry sets them again safely"
+            ) from exc
+        return True
 
     def _table(self, client: Any, spec: TableSpec) -> Any:
         try:

@@ -239,3 +239,19 @@ def test_refused_credentials_are_one_message_naming_the_permissions(s3_server, t
     assert "glue:BatchCreatePartition" in str(error.value)
     assert "not-a-secret" not in str(error.value)
     assert glue_partitions(glue, "fscommit", "guarded") == {}
+
+
+def test_table_parameters_are_added_to_the_table_once_and_its_storage_is_kept(s3_server, tmp_path):
+    glue = s3_server.client("glue")
+    create_glue_table(glue, "fscommit", "params", tmp_path / "table")
+    spec = glue_table_spec(tmp_path / "table", "params")
+    before = glue.get_table(DatabaseName="fscommit", Name="params")["Table"]
+    facts = {"fscommit.complete-through": "2026-11-20T03:00:00Z"}
+    start = len(s3_server.glue_calls())
+    assert policy(s3_server, "params").update_table_parameters(spec, facts)
+    assert not policy(s3_server, "params").update_table_parameters(spec, facts)  # held
+    assert writes(s3_server, start) == ["UpdateTable"]
+    after = glue.get_table(DatabaseName="fscommit", Name="params")["Table"]
+    assert after["Parameters"] == {"EXTERNAL": "TRUE", **facts}
+    for field in ("StorageDescriptor", "PartitionKeys", "TableType"):
+        assert after[field] == before[field]

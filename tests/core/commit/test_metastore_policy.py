@@ -124,3 +124,19 @@ def test_s3_locations_on_a_metastore_without_the_s3a_connector_are_a_clear_error
     assert "hadoop-aws" in message and "rerun" in message
     keys = [o["Key"] for o in s3_env.client().list_objects_v2(Bucket=bucket).get("Contents", [])]
     assert not [k for k in keys if k.endswith("_SUCCESS") or "/policy-" in k]
+
+
+def test_table_parameters_are_set_once_and_the_rest_of_the_table_is_kept(metastore, tmp_path):
+    create_table(metastore, "params", tmp_path / "table")
+    spec = metastore_table_spec(tmp_path / "table", "params")
+    policy = MetastoreCommitPolicy(counting_factory(metastore), "fscommit", "params")
+    facts = {"fscommit.complete-through": "2026-11-20T03:00:00Z"}
+    CountingClient.calls.clear()
+    assert policy.update_table_parameters(spec, facts)
+    assert not policy.update_table_parameters(spec, facts)  # held: nothing written
+    assert CountingClient.calls.count("alter_table_with_environment_context") == 1
+    with thrift_client(metastore) as client:
+        table = client.get_table("fscommit", "params")
+    assert table.parameters["fscommit.complete-through"] == "2026-11-20T03:00:00Z"
+    assert table.parameters["EXTERNAL"] == "TRUE"
+    assert table.sd.location.endswith(f"{tmp_path}/table")
