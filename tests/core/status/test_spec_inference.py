@@ -242,3 +242,24 @@ def test_a_stream_whose_watermark_has_not_advanced_yet_is_partition_time(first_b
         "format": "parquet",
     }
     assert "2026-11-20T00:10:00.000+00:00 at batch 1" in inference.findings[2].evidence
+
+
+def test_what_is_given_wins_and_is_not_inferred(compacted_stream):
+    """A time pattern given is the user's: neither pattern nor formatter is inferred; a
+    Flink-only key in the given options is ignored as the spec ignores it."""
+    stream = compacted_stream
+    given = {
+        "staging_path": stream.staging,
+        "checkpoint_path": stream.checkpoint,
+        "partition.time-extractor.timestamp-pattern": "$dt",
+        "sink.partition-commit.trigger": "process-time",
+        "connector": "filesystem",
+    }
+    inference = infer_spec(given)
+    assert inference.options == {
+        "partition_keys": "dt,hour",
+        "sink.partition-commit.delay": "1 h",
+        "format": "parquet",
+    }
+    layout = infer_spec(given | {"partition_keys": "dt,hour"}, whole=False)
+    assert layout.options == {} and not layout.partitioning.keys_inferred
