@@ -73,7 +73,9 @@ def run(spec: TableSpec, args: argparse.Namespace) -> int:
             handle.write(text)
     if args.json:
         document = {
-            "options": {f.option: f.value for f in _written(spec, inference, given)},
+            "options": {
+                f.option: f.value for f in _written(spec, inference, given) if f.value is not None
+            },
             "inference": inference.to_dict(),
             "output": args.output,
         }
@@ -109,12 +111,12 @@ def _written(spec: TableSpec, inference: SpecInference, given: Mapping[str, Any]
     ]
     if spec.table_path:
         written.append(Finding(o.TABLE_PATH.name, spec.table_path, "", inferred=False))
-    written += [f for f in inference.findings if f.inferred and f.value is not None]
+    written += [f for f in inference.findings if f.inferred]
     named = given_options(given)
     if o.SINK_PARTITION_COMMIT_WATERMARK_TIME_ZONE.name not in named:
         written.append(
             Finding(
-                o.SINK_PARTITION_COMMIT_WATERMARK_TIME_ZONE.key or "",
+                o.SINK_PARTITION_COMMIT_WATERMARK_TIME_ZONE.key or "watermark_time_zone",
                 spec.watermark_time_zone,
                 "the wall clock the partition values are on: the stream does not record it "
                 "(Spark derives them on the query's spark.sql.session.timeZone); UTC unless "
@@ -152,11 +154,14 @@ def render_spec(spec: TableSpec, inference: SpecInference, given: Mapping[str, A
             given_yet = True
         elif finding.evidence:
             lines += _comment(finding.evidence[0].upper() + finding.evidence[1:] + ".")
-        lines.append(
-            yaml.safe_dump(
-                {finding.option: finding.value}, allow_unicode=True, width=1000, sort_keys=False
-            ).rstrip("\n")
-        )
+        if finding.value is None:  # nothing to set: the comment says why
+            lines.append(f"# {finding.option}: (none)")
+        else:
+            lines.append(
+                yaml.safe_dump(
+                    {finding.option: finding.value}, allow_unicode=True, width=1000
+                ).rstrip("\n")
+            )
         if finding.option == o.CHECKPOINT_PATH.name and not spec.table_path:
             lines += [
                 "# The published table, which compact and commit write (--table):",

@@ -41,8 +41,18 @@ def csv_stream_without_watermark(spark, tmp_path_factory) -> StreamingTable:
     return stream
 
 
-# Each stream's table as a person would write it, and what init is told (the time zone
-# is not in the stream: the query's session time zone is nowhere in its output).
+@pytest.fixture(scope="module")
+def country_stream(spark, tmp_path_factory) -> StreamingTable:
+    """Partitioned by a key that is no time (k: the country, say): no partition time."""
+    stream = StreamingTable(tmp_path_factory.mktemp("init-country"), partition_by=("k",))
+    stream.add_batches([row(1, "2026-11-20T01:00:00Z", k="US"), row(2, "2026-11-20T01:00:00Z")])
+    stream.run(spark)
+    return stream
+
+
+# Each stream's table as a person would write it (the hourly table's options, changed; None
+# drops one), and what init is told (the time zone is not in the stream: the query's
+# session time zone is nowhere in its output).
 STREAMS: dict[str, tuple[dict[str, Any], list[str]]] = {
     "compacted_stream": ({}, []),
     "late_stateful_stream": ({}, []),
@@ -67,6 +77,15 @@ STREAMS: dict[str, tuple[dict[str, Any], list[str]]] = {
         [],
     ),
     "csv_stream_without_watermark": ({"sink.partition-commit.trigger": "process-time"}, []),
+    "country_stream": (
+        {
+            "partition_keys": "k",
+            "partition.time-extractor.timestamp-pattern": None,
+            "sink.partition-commit.trigger": "process-time",
+            "sink.partition-commit.delay": None,
+        },
+        [],
+    ),
 }
 
 
@@ -84,7 +103,8 @@ def test_the_inferred_spec_reads_the_table_as_the_hand_written_one(
 ):
     stream = request.getfixturevalue(fixture)
     changes, told = STREAMS[fixture]
-    hand = with_options(hourly_table(stream.staging, stream.checkpoint), **changes)
+    hourly = with_options(hourly_table(stream.staging, stream.checkpoint), **changes)
+    hand = {name: value for name, value in hourly.items() if value is not None}
     path = tmp_path / "spec.yaml"
     argv = ["init", "--staging", stream.staging, "--checkpoint", stream.checkpoint]
     assert main([*argv, *told, "-o", str(path)]) == 0
@@ -95,6 +115,10 @@ def test_the_inferred_spec_reads_the_table_as_the_hand_written_one(
     for field in ("partition_keys", "trigger", "delay", "watermark_time_zone"):
         assert getattr(inferred, field) == getattr(written, field), field
     assert inferred.format == stream.file_format
+    text = path.read_text()
+    if fixture == "country_stream":
+        assert "# partition.time-extractor.timestamp-pattern: (none)\n" in text
+        assert "k is left out (not a time, e.g." in text
     assert report(capsys, "--spec", str(path)) == report(capsys, *table_flags(hand))
 
 

@@ -141,7 +141,7 @@ class Partitioning:
         if time:
             found.append(
                 Finding(
-                    o.PARTITION_TIME_EXTRACTOR_TIMESTAMP_PATTERN.key or "",
+                    _key(o.PARTITION_TIME_EXTRACTOR_TIMESTAMP_PATTERN),
                     self.timestamp_pattern,
                     self.time_evidence,
                 )
@@ -149,7 +149,7 @@ class Partitioning:
             if self.timestamp_formatter:
                 found.append(
                     Finding(
-                        o.PARTITION_TIME_EXTRACTOR_TIMESTAMP_FORMATTER.key or "",
+                        _key(o.PARTITION_TIME_EXTRACTOR_TIMESTAMP_FORMATTER),
                         self.timestamp_formatter,
                         "the values' layout, which Flink's lenient y-M-d[ H:m:s] does not read",
                     )
@@ -185,6 +185,11 @@ class SpecInference:
             "partitioning": self.partitioning.to_dict(),
             "findings": [f.to_dict() for f in self.findings],
         }
+
+
+def _key(option: o.ConfigOption) -> str:
+    """The name a spec file gives an option: Flink's key where Flink has one."""
+    return option.key or option.name
 
 
 def _directories(count: int) -> str:
@@ -267,7 +272,10 @@ def _epochs(name: str, values: Sequence[str]) -> list[Reading]:
     return []
 
 
-def _named(role: Role, names: frozenset[str], widths: range, low: int, high: int) -> Callable:
+Reader = Callable[[str, Sequence[str]], list[Reading]]  # a key's name and values -> readings
+
+
+def _named(role: Role, names: frozenset[str], widths: range, low: int, high: int) -> Reader:
     """A number the key's name says is a ``role`` (``hour=03``), within its range."""
 
     def read(name: str, values: Sequence[str]) -> list[Reading]:
@@ -281,7 +289,7 @@ def _named(role: Role, names: frozenset[str], widths: range, low: int, high: int
     return read
 
 
-_READERS: tuple[Callable[[str, Sequence[str]], list[Reading]], ...] = (
+_READERS: tuple[Reader, ...] = (
     _separated_dates,
     _compact_dates,
     _date_times,
@@ -586,7 +594,7 @@ def infer_trigger(
     watermark of 0 both for its last batch and the next certainly has none (the rule
     ``partition-time`` itself refuses by); before that, both readings fit.
     """
-    key = o.SINK_PARTITION_COMMIT_TRIGGER.key or ""
+    key = _key(o.SINK_PARTITION_COMMIT_TRIGGER)
     if partitioning.timestamp_pattern is None:
         return Finding(
             key,
@@ -627,7 +635,7 @@ def infer_format(snapshot: SinkLogSnapshot) -> Finding | None:
         return None
     example = paths[0].as_py().rsplit("/", 1)[-1]
     return Finding(
-        o.FORMAT.key or "",
+        _key(o.FORMAT),
         str(found.pop()),
         f"read from the names of the {len(paths)} staged files, e.g. {example}",
     )
@@ -671,7 +679,7 @@ def infer_spec(given: Mapping[str, Any], *, whole: bool = True) -> SpecInference
         interval = format_duration(partitioning.time_interval)
         findings.append(
             Finding(
-                o.SINK_PARTITION_COMMIT_DELAY.key or "",
+                _key(o.SINK_PARTITION_COMMIT_DELAY),
                 interval,
                 f"a partition spans {interval} ({partitioning.interval_evidence}), so it is "
                 "complete once the watermark (or the clock) passes its time plus that",
