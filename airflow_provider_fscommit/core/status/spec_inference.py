@@ -113,6 +113,7 @@ class Partitioning:
     time_evidence: str
     interval_evidence: str
     keys_inferred: bool = True
+    time_inferred: bool = True
 
     @property
     def summary(self) -> str:
@@ -127,18 +128,18 @@ class Partitioning:
         if not parts:
             return f"no partition time in {_directories(self.directories)}"
         what = f"{', '.join(parts[:-1])} and {parts[-1]}" if len(parts) > 1 else parts[0]
-        if not self.timestamp_pattern:
+        if self.time_inferred and not self.timestamp_pattern:
             what += " (no key holds a date: no partition time)"
         return f"{what} inferred from {_directories(self.directories)}"
 
-    def findings(self, *, time: bool = True) -> list[Finding]:
-        """The partitioning's options; ``time`` adds the time extractor's."""
+    def findings(self) -> list[Finding]:
+        """The partitioning's options: the keys, and the time extractor's if inferred."""
         found = [
             Finding(
                 o.PARTITION_KEYS.name, ",".join(self.keys), self.keys_evidence, self.keys_inferred
             )
         ]
-        if time:
+        if self.time_inferred:
             found.append(
                 Finding(
                     _key(o.PARTITION_TIME_EXTRACTOR_TIMESTAMP_PATTERN),
@@ -339,10 +340,15 @@ def infer_partitioning(
     directories: Sequence[str],
     keys: Sequence[str] | None = None,
     default_name: str = DEFAULT_PARTITION_NAME,
+    *,
+    time: bool = True,
 ) -> Partitioning:
-    """The partition keys (unless given) and the partition time of staged directories.
+    """The partition keys (unless given) and, with ``time``, the partition time of staged
+    directories.
 
-    ``directories`` are relative to the staging root, escaped as Spark names them.
+    ``directories`` are relative to the staging root, escaped as Spark names them. Without
+    ``time`` (the user gave the time pattern) the values are not read for a time at all,
+    so a reading this would refuse does not stand in the way of the one given.
     """
     if not directories:
         raise SpecInferenceError(
@@ -357,13 +363,17 @@ def infer_partitioning(
         key: sorted({s.values[i] for s in specs if s.values[i] is not None})
         for i, key in enumerate(keys)
     }
-    readings = {key: read_key(key, values[key]) for key in keys}
     example = directories[0]
     keys_evidence = (
         f"read from the {_directories(len(directories))} the sink log lists, e.g. {example}"
         if inferred
         else "given"
     )
+    if not time:
+        return Partitioning(
+            keys, None, None, None, len(directories), keys_evidence, "given", "", inferred, False
+        )
+    readings = {key: read_key(key, values[key]) for key in keys}
     pattern, formatter, interval, used, why = _partition_time(readings, values)
     notes = [why, *_left_out(readings, values, used)]
     partitioning = Partitioning(
@@ -577,25 +587,16 @@ def staged_directories(staging_uri: str, snapshot: SinkLogSnapshot) -> list[str]
     return sorted(found)
 
 
-def read_partitioning(
-    staging_uri: str, keys: Sequence[str] | None, default_name: str = DEFAULT_PARTITION_NAME
-) -> Partitioning:
-    """:func:`infer_partitioning` of what the sink log of ``staging_uri`` lists."""
-    snapshot = FileSinkLog(staging_uri).read()
-    return infer_partitioning(staged_directories(staging_uri, snapshot), keys, default_name)
-
-
-def infer_trigger(
-    checkpoint: CheckpointState, staged_files: int, partitioning: Partitioning
-) -> Finding:
-    """``partition-time`` when the query has an event-time watermark and partitions a time.
+def infer_trigger(checkpoint: CheckpointState, staged_files: int, has_time: bool) -> Finding:
+    """``partition-time`` when the query has an event-time watermark and the partitions a
+    time (``has_time``: a pattern inferred or given).
 
     Only a query that has committed two batches or more, with files, and still reports a
     watermark of 0 both for its last batch and the next certainly has none (the rule
     ``partition-time`` itself refuses by); before that, both readings fit.
     """
     key = _key(o.SINK_PARTITION_COMMIT_TRIGGER)
-    if partitioning.timestamp_pattern is None:
+    if not has_time:
         return Finding(
             key,
             str(o.TriggerKind.PROCESS_TIME),
@@ -667,28 +668,45 @@ def infer_spec(given: Mapping[str, Any], *, whole: bool = True) -> SpecInference
     keys = named.get(o.PARTITION_KEYS.name)
     default_name = named.get(o.PARTITION_DEFAULT_NAME.name, DEFAULT_PARTITION_NAME)
     snapshot = FileSinkLog(staging_uri).read()
-    partitioning = infer_partitioning(staged_directories(staging_uri, snapshot), keys, default_name)
-    findings = partitioning.findings(time=not own_time)
+    directories = staged_directories(staging_uri, snapshot)
+    partitioning = infer_partitioning(directories, keys, default_name, time=not own_time)
+    findings = partitioning.findings()
     if not whole:
         return SpecInference(partitioning, tuple(findings))
     if o.SINK_PARTITION_COMMIT_TRIGGER.name not in named:
-        findings.append(
-            infer_trigger(read_checkpoint(checkpoint_uri), snapshot.files.num_rows, partitioning)
-        )
-    if o.SINK_PARTITION_COMMIT_DELAY.name not in named and partitioning.time_interval:
-        interval = format_duration(partitioning.time_interval)
-        findings.append(
-            Finding(
-                _key(o.SINK_PARTITION_COMMIT_DELAY),
-                interval,
-                f"a partition spans {interval} ({partitioning.interval_evidence}), so it is "
-                "complete once the watermark (or the clock) passes its time plus that",
-            )
-        )
+        has_time = own_time or partitioning.timestamp_pattern is not None
+        checkpoint = read_checkpoint(checkpoint_uri)
+        findings.append(infer_trigger(checkpoint, snapshot.files.num_rows, has_time))
+    if o.SINK_PARTITION_COMMIT_DELAY.name not in named:
+        findings.append(_delay(partitioning))
     file_format = infer_format(snapshot) if o.FORMAT.name not in named else None
     if file_format is not None:
         findings.append(file_format)
     return SpecInference(partitioning, tuple(findings))
+
+
+def _delay(partitioning: Partitioning) -> Finding:
+    """The delay: the partitions' span, so a partition commits once its time is over."""
+    interval = partitioning.time_interval
+    if interval is None:
+        why = (
+            "no partition key holds a date"
+            if partitioning.time_inferred
+            else "the partition time is given, and its span is not read from it"
+        )
+        return Finding(
+            _key(o.SINK_PARTITION_COMMIT_DELAY),
+            None,
+            f"not inferred: {why}; set it (--delay) to the partitions' span, e.g. '1 h' for "
+            "hourly partitions (unset, a partition commits as soon as its trigger fires)",
+        )
+    span = format_duration(interval)
+    return Finding(
+        _key(o.SINK_PARTITION_COMMIT_DELAY),
+        span,
+        f"a partition spans {span} ({partitioning.interval_evidence}), so it is complete "
+        "once the watermark (or the clock) passes its time plus that",
+    )
 
 
 def given_options(given: Mapping[str, Any]) -> dict[str, Any]:

@@ -216,16 +216,15 @@ def checkpoint(batch: int | None, watermark: int = 0, next_watermark: int = 0) -
 
 
 def test_the_trigger_follows_the_watermark_and_refuses_before_the_checkpoint_can_tell():
-    hourly = infer_partitioning(["dt=2026-11-20/hour=03"])
-    advanced = infer_trigger(checkpoint(4, 1_700_000_000_000), 3, hourly)
+    advanced = infer_trigger(checkpoint(4, 1_700_000_000_000), 3, True)
     assert advanced.value == "partition-time"
     assert "event-time watermark (2023-11-14T22:13:20.000+00:00 at batch 4)" in advanced.evidence
-    none = infer_trigger(checkpoint(1), 2, hourly)
+    none = infer_trigger(checkpoint(1), 2, True)
     assert none.value == "process-time" and "does not call withWatermark" in none.evidence
     with pytest.raises(SpecInferenceError, match=r"partition-time .* process-time .*--trigger"):
-        infer_trigger(checkpoint(0), 1, hourly)
-    timeless = infer_partitioning(["country=US"])
-    assert infer_trigger(checkpoint(4, 1), 3, timeless).value == "process-time"
+        infer_trigger(checkpoint(0), 1, True)
+    timeless = infer_trigger(checkpoint(4, 1), 3, False)
+    assert timeless.value == "process-time" and "no partition key holds a date" in timeless.evidence
 
 
 def test_a_stream_whose_watermark_has_not_advanced_yet_is_partition_time(first_batches_stream):
@@ -256,10 +255,15 @@ def test_what_is_given_wins_and_is_not_inferred(compacted_stream):
         "connector": "filesystem",
     }
     inference = infer_spec(given)
-    assert inference.options == {
-        "partition_keys": "dt,hour",
-        "sink.partition-commit.delay": "1 h",
-        "format": "parquet",
-    }
+    assert inference.options == {"partition_keys": "dt,hour", "format": "parquet"}
+    (delay,) = [f for f in inference.findings if f.option == "sink.partition-commit.delay"]
+    assert delay.value is None and "the partition time is given" in delay.evidence
+    summary = inference.partitioning.summary
+    assert summary == "partition keys dt, hour inferred from 8 staged directories"
     layout = infer_spec(given | {"partition_keys": "dt,hour"}, whole=False)
     assert layout.options == {} and not layout.partitioning.keys_inferred
+
+
+def test_a_time_given_is_not_read_so_an_ambiguous_value_does_not_stop_it():
+    found = infer_partitioning(["dt=05-11-2026"], time=False)
+    assert (found.keys, found.timestamp_pattern, found.time_inferred) == (("dt",), None, False)
