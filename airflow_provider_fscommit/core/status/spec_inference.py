@@ -363,7 +363,7 @@ def infer_partitioning(
         key: sorted({s.values[i] for s in specs if s.values[i] is not None})
         for i, key in enumerate(keys)
     }
-    example = directories[0]
+    example = min(directories, key=lambda d: (len(d), d))  # the plainest, to read
     keys_evidence = (
         f"read from the {_directories(len(directories))} the sink log lists, e.g. {example}"
         if inferred
@@ -537,8 +537,10 @@ def _interval_evidence(
         (k for role in (Role.MINUTE, Role.HOUR) for k in used if _role(readings, k) is role),
         None,
     )
+    if finest is None and interval == timedelta(days=1):
+        return "no key holds a time of day: daily partitions"
     if finest is None:
-        return "the finest grain of the partition time"
+        return f"the finest field the partition time's values hold: {format_duration(interval)}"
     listed = ", ".join(values[finest][:4]) + (", …" if len(values[finest]) > 4 else "")
     return f"the finest time key is {finest}: {listed}"
 
