@@ -209,3 +209,25 @@ def test_an_unpartitioned_stream_is_refused_naming_partition_by(spark, tmp_path,
     assert main([*argv, "-o", str(tmp_path / "spec.yaml")]) == 1
     assert "the stream is not partitioned" in capsys.readouterr().err
     assert not Path(tmp_path / "spec.yaml").exists()
+
+
+def test_a_key_that_reads_two_ways_is_refused_until_the_pattern_is_given(spark, tmp_path, capsys):
+    """``k=2026112003``: a date and hour, or epoch seconds; its name does not say which."""
+    stream = StreamingTable(tmp_path / "stream", partition_by=("k",))
+    stream.add_batches([row(1, "2026-11-20T03:10:00Z", k="2026112003")])
+    stream.run(spark)
+    path = tmp_path / "spec.yaml"
+    argv = ["init", "--staging", stream.staging, "--checkpoint", stream.checkpoint]
+    assert main([*argv, "-o", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert "partition key 'k' reads two ways (e.g. '2026112003'): as yyyyMMddHH" in err
+    assert "or as epoch seconds" in err and "--timestamp-formatter 'yyyyMMddHH'" in err
+    assert err.count("\n") == 1 and not path.exists()
+
+    given = ["--timestamp-pattern", "$k", "--timestamp-formatter", "yyyyMMddHH"]
+    assert main([*argv, *given, "--delay", "1 h", "-o", str(path)]) == 0
+    spec = TableSpec.from_file(str(path))
+    assert (spec.partition_keys, spec.timestamp_formatter) == (("k",), "yyyyMMddHH")
+    capsys.readouterr()
+    (partition,) = report(capsys, "--spec", str(path))["partitions"]
+    assert partition["commit_time"] == "2026-11-20T04:00:00.000+00:00"
