@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import textwrap
 from collections.abc import Mapping
@@ -61,16 +60,10 @@ def inferred_spec(
 
 def run(spec: TableSpec, args: argparse.Namespace) -> int:
     inference: SpecInference = args.inference
-    if args.output and os.path.exists(args.output):
-        raise FsCommitError(
-            f"{args.output} exists; fscommit init does not overwrite a spec: remove it or "
-            "write elsewhere (-o)"
-        )
     given = table_options(args)
     text = render_spec(spec, inference, given)
     if args.output:
-        with open(args.output, "x", encoding="utf-8") as handle:
-            handle.write(text)
+        _write(args.output, text)
     if args.json:
         document = {
             "options": {
@@ -88,6 +81,20 @@ def run(spec: TableSpec, args: argparse.Namespace) -> int:
         print(evidence, file=sys.stderr)
         print(text, end="")
     return 0
+
+
+def _write(path: str, text: str) -> None:
+    """Create the spec file; an existing file is a spec someone may have edited: kept."""
+    try:
+        with open(path, "x", encoding="utf-8") as handle:
+            handle.write(text)
+    except FileExistsError:
+        raise FsCommitError(
+            f"{path} exists; fscommit init does not overwrite a spec: remove it or write "
+            "elsewhere (-o)"
+        ) from None
+    except OSError as exc:
+        raise FsCommitError(f"cannot write the spec file {path}: {exc.strerror}") from None
 
 
 def render_evidence(spec: TableSpec, inference: SpecInference) -> str:

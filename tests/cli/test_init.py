@@ -155,6 +155,8 @@ def test_the_spec_file_says_the_evidence_and_loads_back(compacted_stream, tmp_pa
     # Never over an existing spec; to stdout without -o, the evidence on stderr.
     assert main([*argv, "-o", str(path)]) == 1
     assert "exists; fscommit init does not overwrite a spec" in capsys.readouterr().err
+    assert main([*argv, "-o", str(tmp_path / "no-such-dir" / "spec.yaml")]) == 1
+    assert "cannot write the spec file " in capsys.readouterr().err
     assert main(argv) == 0
     out, err = capsys.readouterr()
     assert yaml.safe_load(out) == options
