@@ -8,6 +8,7 @@ their own.
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 from datetime import timedelta
 from typing import Any
 
@@ -108,6 +109,11 @@ def add_table_arguments(parser: argparse.ArgumentParser) -> None:
 
 def spec_from_args(args: argparse.Namespace) -> TableSpec:
     """The table spec of ``--spec``, overridden by ``--option`` pairs, then by flags."""
+    return TableSpec.from_options(table_options(args))
+
+
+def table_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The options of ``--spec``, ``--option`` pairs and flags, unchecked (later ones win)."""
     values: dict[str, Any] = TableSpec.options_from_file(args.spec) if args.spec else {}
     overrides = pairs(args.option, "--option")
     for _, option in TABLE_FLAGS:
@@ -119,21 +125,23 @@ def spec_from_args(args: argparse.Namespace) -> TableSpec:
         # An option given under another name (Flink key vs Python name) is replaced.
         values = {k: v for k, v in values.items() if o.lookup(k) is not option}
         values[name] = value
-    return TableSpec.from_options(values)
+    return values
 
 
-def missing_table_flags(args: argparse.Namespace) -> list[str]:
-    """Required table flags absent with no ``--spec`` to supply them (a usage error).
-
-    None with ``status --specs``, which names its tables by their spec files.
-    """
+def missing_table_flags(args: argparse.Namespace, optional: Sequence[str] = ()) -> list[str]:
+    """Required table flags absent with no ``--spec`` to supply them (a usage error);
+    ``optional`` flags are ones the command can do without (it infers them). None with
+    ``status --specs``, which names its tables by their spec files."""
     if args.spec or getattr(args, "specs", None):
         return []
     given = {o.lookup(k).name for k in pairs(args.option, "--option")}
     return [
         flag
         for flag, option in TABLE_FLAGS
-        if option.required and getattr(args, option.name) is None and option.name not in given
+        if option.required
+        and getattr(args, option.name) is None
+        and option.name not in given
+        and flag not in optional
     ]
 
 

@@ -23,6 +23,7 @@ from airflow_provider_fscommit.cli import (
     commit,
     compact,
     expire,
+    init,
     plan,
     quarantine,
     status,
@@ -33,6 +34,7 @@ from airflow_provider_fscommit.cli.arguments import (
     missing_table_flags,
     spec_from_args,
 )
+from airflow_provider_fscommit.cli.init import inferred_spec
 from airflow_provider_fscommit.console import messages_to_stderr
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.errors import FsCommitError
@@ -42,7 +44,12 @@ Command = Callable[[TableSpec, argparse.Namespace], int]
 # The commands' modules, in the order help lists them: each is named after its command,
 # says in its docstring what it does (the help), adds its own arguments to the table's,
 # and runs.
-_MODULES = (status, compact, commit, plan, clean_staging, expire, quarantine)
+_MODULES = (init, status, compact, commit, plan, clean_staging, expire, quarantine)
+
+# Commands that read what the flags leave out off the stream: init every option it can,
+# status and plan the partition keys and time when no partition keys are given. What
+# was inferred rides on ``args.inference`` (None for the others).
+_INFERRING = {"init": True, "status": False, "plan": False}
 
 
 def command_name(module: ModuleType) -> str:
@@ -69,6 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
         add_table_arguments(command)
         module.add_arguments(command)
         add_json_flag(command)  # every command prints one JSON object on request
+        command.set_defaults(inference=None)
     return parser
 
 
@@ -76,7 +84,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        missing = missing_table_flags(args)
+        inferable = ("--partition-keys",) if args.command in _INFERRING else ()
+        missing = missing_table_flags(args, inferable)
     except FsCommitError as exc:
         parser.error(str(exc))
     if missing:
@@ -94,7 +103,11 @@ def _run(args: argparse.Namespace) -> int:
     try:
         if getattr(args, "specs", None):
             return status.run_overview(args)
-        return COMMANDS[args.command](spec_from_args(args), args)
+        if args.command in _INFERRING:
+            spec, args.inference = inferred_spec(args, whole=_INFERRING[args.command])
+        else:
+            spec = spec_from_args(args)
+        return COMMANDS[args.command](spec, args)
     except FsCommitError as exc:
         print(f"fscommit: error: {exc}", file=sys.stderr)
         return 1

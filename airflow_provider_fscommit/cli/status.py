@@ -1,7 +1,9 @@
 """watermark, partitions and their commit state, orphan files
 
 Show the latest committed batch, the safe watermark, every partition with its committed
-files and state, and orphan files of failed batches.
+files and state, and orphan files of failed batches. Without --partition-keys, the keys
+and the time pattern are read off the staged directories (as init does) and the header
+says so; anything given explicitly wins.
 """
 
 from __future__ import annotations
@@ -60,7 +62,14 @@ def run(spec: TableSpec, args: argparse.Namespace) -> int:
         print(json.dumps(check.to_dict(), indent=2) if args.json else render_check(check))
         return 0 if check.committable else NOTHING_COMMITTABLE
     report = read_table_report(spec, stall_timeout)
-    print(json.dumps(report.to_dict(), indent=2) if args.json else render_status(report))
+    inferred = args.inference.partitioning.summary if args.inference else None
+    if args.json:
+        document = report.to_dict()
+        if args.inference:
+            document["inferred"] = args.inference.to_dict()
+        print(json.dumps(document, indent=2))
+    else:
+        print(render_status(report, inferred))
     return 0
 
 
@@ -80,12 +89,15 @@ def render_check(check: PartitionCheck) -> str:
     )
 
 
-def render_status(report: TableReport) -> str:
-    """The report as a readable table: the same states as the status page."""
-    return "\n".join([*_status_header(report), "", *_partition_table(report), *_file_lists(report)])
+def render_status(report: TableReport, inferred: str | None = None) -> str:
+    """The report as a readable table: the same states as the status page; ``inferred``
+    says what of the table was read off the stream rather than given."""
+    return "\n".join(
+        [*_status_header(report, inferred), "", *_partition_table(report), *_file_lists(report)]
+    )
 
 
-def _status_header(report: TableReport) -> list[str]:
+def _status_header(report: TableReport, inferred: str | None = None) -> list[str]:
     """The table-wide facts, one labelled line each: where the stream is and how it commits."""
     status = report.status
     spec, cp = status.spec, status.checkpoint
@@ -93,6 +105,8 @@ def _status_header(report: TableReport) -> list[str]:
         f"Table      {spec.staging_path}" + (f" -> {spec.table_path}" if spec.table_path else ""),
         f"Checkpoint {spec.checkpoint_path}",
     ]
+    if inferred:
+        lines.append(f"Inferred   {inferred}")
     if cp.latest_committed_batch is None:
         lines.append("Batch      no batch committed yet")
     else:

@@ -20,6 +20,10 @@ class ConfigError(FsCommitError):
     """An option or table spec value is invalid."""
 
 
+class SpecInferenceError(ConfigError):
+    """The stream does not tell a table option for sure: two readings fit, or nothing does."""
+
+
 class PartitionPathError(FsCommitError):
     """A partition path or value does not fit the table's partition keys."""
 

@@ -41,9 +41,15 @@ def test_a_spec_file_describes_the_table_and_flags_override_it(compacted_stream,
 
 def test_without_a_spec_file_the_table_flags_are_required(capsys):
     with pytest.raises(SystemExit) as exit_:
-        main(["status", "--staging", "/s"])
+        main(["compact", "--staging", "/s"])
     assert exit_.value.code == 2
     assert "--checkpoint, --partition-keys (or --spec)" in capsys.readouterr().err
+    # status, plan and init read the partition keys off the stream when not given.
+    for command in ("status", "plan", "init"):
+        with pytest.raises(SystemExit) as exit_:
+            main([command, "--staging", "/s"])
+        assert exit_.value.code == 2
+        assert "required: --checkpoint (or --spec)\n" in capsys.readouterr().err
 
 
 def test_a_missing_spec_file_is_an_error_naming_it(tmp_path, capsys):

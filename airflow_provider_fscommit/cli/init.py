@@ -1,0 +1,209 @@
+"""write a table spec inferred from the stream itself, each option with its evidence
+
+Read the staged directories, the sink log and the checkpoint, and write a commented YAML
+table spec: the partition keys, the time pattern and formatter, the trigger, the delay and
+the format, each with what it was read from. Options given as flags win and are copied
+as given. Where two readings fit, nothing is written: the error names both and the option
+to set. Without -o the spec goes to stdout and the evidence to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import textwrap
+from collections.abc import Mapping
+from typing import Any
+
+from airflow_provider_fscommit.cli.arguments import table_options
+from airflow_provider_fscommit.core.config import options as o
+from airflow_provider_fscommit.core.config.quantities import format_duration
+from airflow_provider_fscommit.core.config.table_spec import TableSpec
+from airflow_provider_fscommit.core.errors import FsCommitError
+from airflow_provider_fscommit.core.status.spec_inference import (
+    Finding,
+    SpecInference,
+    given_options,
+    infer_spec,
+)
+
+_WIDTH = 88  # a spec file's comment lines wrap here
+_GIVEN = "given"  # the evidence of an option given rather than inferred
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Where the spec goes; the table flags (main adds them) are what is not inferred."""
+    parser.add_argument(
+        "-o",
+        "--output",
+        metavar="FILE",
+        help="write the spec to FILE (never over an existing one); default: stdout",
+    )
+
+
+def inferred_spec(
+    args: argparse.Namespace, *, whole: bool
+) -> tuple[TableSpec, SpecInference | None]:
+    """The table of the flags, with what they leave out read off the stream.
+
+    ``whole`` (``init``) infers every option it can that is not given; otherwise
+    (``status``, ``plan``) the partition keys and time are inferred only when the
+    partition keys are not given, so a table named in full is read exactly as named.
+    """
+    given = table_options(args)
+    if not whole and o.PARTITION_KEYS.name in given_options(given):
+        return TableSpec.from_options(given), None
+    inference = infer_spec(given, whole=whole)
+    return TableSpec.from_options(inference.options | given), inference
+
+
+def run(spec: TableSpec, args: argparse.Namespace) -> int:
+    inference: SpecInference = args.inference
+    given = table_options(args)
+    text = render_spec(spec, inference, given)
+    if args.output:
+        _write(args.output, text)
+    if args.json:
+        document = {
+            "options": {
+                f.option: f.value for f in _written(spec, inference, given) if f.value is not None
+            },
+            "inference": inference.to_dict(),
+            "output": args.output,
+        }
+        print(json.dumps(document, indent=2))
+        return 0
+    evidence = render_evidence(spec, inference)
+    if args.output:
+        print(f"{evidence}\nWrote {args.output}")
+    else:
+        print(evidence, file=sys.stderr)
+        print(text, end="")
+    return 0
+
+
+def _write(path: str, text: str) -> None:
+    """Create the spec file; an existing file is a spec someone may have edited: kept."""
+    try:
+        with open(path, "x", encoding="utf-8") as handle:
+            handle.write(text)
+    except FileExistsError:
+        raise FsCommitError(
+            f"{path} exists; fscommit init does not overwrite a spec: remove it or write "
+            "elsewhere (-o)"
+        ) from None
+    except OSError as exc:
+        raise FsCommitError(f"cannot write the spec file {path}: {exc.strerror}") from None
+
+
+def render_evidence(spec: TableSpec, inference: SpecInference) -> str:
+    """What was inferred from what, one option a line, for the person who ran init."""
+    lines = [f"Inferred from {spec.staging_path} and {spec.checkpoint_path}:"]
+    for finding in inference.findings:
+        if finding.inferred:
+            value = "(none)" if finding.value is None else finding.value
+            lines.append(f"  {finding.option}: {value}")
+            lines += _wrap(finding.evidence, "      ")
+    return "\n".join(lines)
+
+
+def _written(spec: TableSpec, inference: SpecInference, given: Mapping[str, Any]) -> list[Finding]:
+    """Every option the file sets, in its order: the paths, the inferred, the time zone,
+    then what was given."""
+    shown = {o.STAGING_PATH.name, o.CHECKPOINT_PATH.name, o.TABLE_PATH.name}
+    written = [
+        Finding(o.STAGING_PATH.name, spec.staging_path, "", inferred=False),
+        Finding(o.CHECKPOINT_PATH.name, spec.checkpoint_path, "", inferred=False),
+    ]
+    if spec.table_path:
+        written.append(Finding(o.TABLE_PATH.name, spec.table_path, "", inferred=False))
+    written += [f for f in inference.findings if f.inferred]
+    named = given_options(given)
+    if o.SINK_PARTITION_COMMIT_WATERMARK_TIME_ZONE.name not in named:
+        written.append(
+            Finding(
+                o.SINK_PARTITION_COMMIT_WATERMARK_TIME_ZONE.key or "watermark_time_zone",
+                spec.watermark_time_zone,
+                "the wall clock the partition values are on: the stream does not record it "
+                "(Spark derives them on the query's spark.sql.session.timeZone); UTC unless "
+                "set here",
+            )
+        )
+    for name, value in given.items():
+        option = None if name in o.flink_only(given) else o.lookup(name)
+        if option is not None and option.name not in shown:
+            written.append(Finding(option.key or option.name, value, _GIVEN, inferred=False))
+    return written
+
+
+def render_spec(spec: TableSpec, inference: SpecInference, given: Mapping[str, Any]) -> str:
+    """The commented YAML spec: each inferred option under the evidence it rests on."""
+    import yaml  # only init writes YAML: the other commands start without it
+
+    lines = [
+        *_comment(
+            f"Table spec written by `fscommit init` from what the stream wrote: "
+            f"{inference.partitioning.summary}. Each inferred option says its evidence "
+            "above it; check them. `fscommit status --spec FILE` shows the table as they "
+            "read it, and the provider's DAGs read the same file."
+        ),
+        "",
+        "# The streaming query's file sink output and its checkpoint.",
+    ]
+    given_yet = False
+    for finding in _written(spec, inference, given):
+        if finding.option == o.TABLE_PATH.name:
+            lines.append("# The published table: compacted files, visible partitions.")
+        elif finding.evidence == _GIVEN:
+            if not given_yet:
+                lines += ["", "# Given (flags, --option, --spec), not inferred."]
+            given_yet = True
+        elif finding.evidence:
+            lines += _comment(finding.evidence[0].upper() + finding.evidence[1:] + ".")
+        if finding.value is None:  # nothing to set: the comment says why
+            lines.append(f"# {finding.option}: (none)")
+        else:
+            lines.append(
+                yaml.safe_dump(
+                    {finding.option: finding.value}, allow_unicode=True, width=1000
+                ).rstrip("\n")
+            )
+        if finding.option == o.CHECKPOINT_PATH.name and not spec.table_path:
+            lines += [
+                "# The published table, which compact and commit write (--table):",
+                "# table_path: /path/to/the/published/table",
+            ]
+        if finding.option == o.SINK_PARTITION_COMMIT_DELAY.key:
+            lines += _time_interval(inference)
+    return "\n".join(lines) + "\n"
+
+
+def _time_interval(inference: SpecInference) -> list[str]:
+    """``partition.time-interval``, commented out: only the idle-time trigger takes it."""
+    interval = inference.partitioning.time_interval
+    if interval is None:
+        return []
+    return [
+        *_comment(
+            "The same span is partition.time-interval of the idle-time trigger (which "
+            "refuses it with any other trigger): uncomment it with that trigger."
+        ),
+        f"# {o.PARTITION_TIME_INTERVAL.key}: {format_duration(interval)}",
+    ]
+
+
+def _comment(text: str) -> list[str]:
+    return _wrap(text, "# ")
+
+
+def _wrap(text: str, indent: str) -> list[str]:
+    """Lines of ``text`` under ``indent``; a file name or path is never split."""
+    return textwrap.wrap(
+        text,
+        _WIDTH,
+        initial_indent=indent,
+        subsequent_indent=indent,
+        break_on_hyphens=False,
+        break_long_words=False,
+    )
