@@ -26,6 +26,7 @@ from airflow_provider_fscommit.cli import (
     plan,
     quarantine,
     status,
+    validate,
 )
 from airflow_provider_fscommit.cli.arguments import (
     add_json_flag,
@@ -42,7 +43,7 @@ Command = Callable[[TableSpec, argparse.Namespace], int]
 # The commands' modules, in the order help lists them: each is named after its command,
 # says in its docstring what it does (the help), adds its own arguments to the table's,
 # and runs.
-_MODULES = (status, compact, commit, plan, clean_staging, expire, quarantine)
+_MODULES = (status, compact, commit, plan, clean_staging, expire, quarantine, validate)
 
 
 def command_name(module: ModuleType) -> str:
@@ -50,7 +51,18 @@ def command_name(module: ModuleType) -> str:
     return module.__name__.rsplit(".", 1)[-1].replace("_", "-")
 
 
-COMMANDS: dict[str, Command] = {command_name(module): module.run for module in _MODULES}
+def takes_table(module: ModuleType) -> bool:
+    """Whether a command works on one table (the table flags) or reads files of its own."""
+    return getattr(module, "TAKES_TABLE", True)
+
+
+COMMANDS: dict[str, Command] = {
+    command_name(module): module.run for module in _MODULES if takes_table(module)
+}
+#: The commands that read spec files of their own: they get the arguments alone.
+FILE_COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
+    command_name(module): module.run for module in _MODULES if not takes_table(module)
+}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -66,7 +78,8 @@ def build_parser() -> argparse.ArgumentParser:
         # description (none under python -OO, which strips docstrings).
         summary, _, description = (module.__doc__ or "").strip().partition("\n\n")
         command = commands.add_parser(command_name(module), help=summary, description=description)
-        add_table_arguments(command)
+        if takes_table(module):
+            add_table_arguments(command)
         module.add_arguments(command)
         add_json_flag(command)  # every command prints one JSON object on request
     return parser
@@ -76,7 +89,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        missing = missing_table_flags(args)
+        missing = missing_table_flags(args) if args.command in COMMANDS else []
     except FsCommitError as exc:
         parser.error(str(exc))
     if missing:
@@ -92,6 +105,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     try:
+        if args.command in FILE_COMMANDS:
+            return FILE_COMMANDS[args.command](args)
         return COMMANDS[args.command](spec_from_args(args), args)
     except FsCommitError as exc:
         print(f"fscommit: error: {exc}", file=sys.stderr)
