@@ -26,6 +26,7 @@ from airflow_provider_fscommit.core.config.quantities import parse_duration
 from airflow_provider_fscommit.core.config.table_spec import DAG_SECTION, TableSpec
 from airflow_provider_fscommit.core.errors import ConfigError
 from airflow_provider_fscommit.core.partition.time_partitions import (
+    IntervalError,
     TimePartitioning,
     time_partitioning,
 )
@@ -258,8 +259,11 @@ def read_spec_file(path: str | Path) -> tuple[SpecFile | None, list[SpecProblem]
         partitioning = time_partitioning(
             table.partition_keys, table.time_extractor, settings.interval or table.time_interval
         )
+    except IntervalError as exc:
+        given = f"{DAG_SECTION}.interval" if settings.interval else "partition.time-interval"
+        return None, [problem(given, exc)]
     except ConfigError as exc:
-        return None, [problem(_option_named_in(str(exc), f"{DAG_SECTION}.interval"), exc)]
+        return None, [problem(_option_named_in(str(exc), "partition_keys"), exc)]
     return SpecFile(name, table, settings, partitioning), []
 
 

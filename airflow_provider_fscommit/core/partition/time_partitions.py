@@ -36,6 +36,10 @@ _SAMPLE = datetime(2026, 11, 21, 13, 0, 0)
 _GRAINS = (("%S", "second"), ("%M", "minute"), ("%H", "hour"), ("%d", "day"))
 
 
+class IntervalError(ConfigError):
+    """The span of a partition given does not fit its keys (the caller names its source)."""
+
+
 @dataclass(frozen=True)
 class TimePartitioning:
     """How a time names its partition, and how often a partition begins."""
@@ -57,6 +61,7 @@ def time_partitioning(
     :param interval: the span of one partition when the keys name minutes (from
         ``partition.time-interval`` or the DAG's own setting); for days and hours it is
         implied, and a different one is refused.
+    :raises IntervalError: when ``interval`` does not fit the keys.
     :raises ConfigError: naming the option to change when there is no single inverse.
     """
     if not isinstance(extractor, DefaultPartTimeExtractor):
@@ -203,16 +208,17 @@ def _span(formats: Mapping[str, str], interval: timedelta | None) -> timedelta:
         )
     if implied is not None:
         if interval is not None and interval != implied:
-            raise ConfigError(
-                f"partition.time-interval: the partition keys name one {finest} per "
-                f"partition, so one partition spans 1 {finest}, not {_minutes(interval)}"
+            raise IntervalError(
+                f"the partition keys name one {finest} per partition, so one partition "
+                f"spans 1 {finest}, not {_minutes(interval)}"
             )
         return implied
     minutes = interval.total_seconds() / 60 if interval else 0
     if not minutes or minutes != int(minutes) or 60 % int(minutes):
-        raise ConfigError(
-            "partition.time-interval: the partition keys name minutes, so the span of one "
-            "partition must be given as whole minutes dividing an hour (e.g. '15 min'), "
+        raise IntervalError(
+            "the partition keys name minutes, so the span of one partition must be given "
+            "(partition.time-interval, or the DAG's interval) as whole minutes dividing an "
+            "hour (e.g. '15 min'), "
             f"got {_minutes(interval) if interval else 'none'}"
         )
     return timedelta(minutes=int(minutes))
