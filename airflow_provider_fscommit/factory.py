@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 import pendulum
-from airflow.sdk import DAG, BaseOperator
+from airflow.sdk import DAG
 
 from airflow_provider_fscommit.core.config.spec_file import (
     SpecFile,
@@ -40,11 +40,12 @@ from airflow_provider_fscommit.core.config.spec_file import (
     claimed_dag_id,
     read_spec_folder,
 )
+from airflow_provider_fscommit.operators.broken_spec import BrokenSpecOperator
 from airflow_provider_fscommit.task_groups.partition_commit import (
     partition_commit_group,
     partition_time_zone,
 )
-from airflow_provider_fscommit.version_compat import AirflowException, CronDataIntervalTimetable
+from airflow_provider_fscommit.version_compat import CronDataIntervalTimetable
 
 log = logging.getLogger(__name__)
 
@@ -140,19 +141,6 @@ def _doc(spec: SpecFile) -> str:
         "partitions are caught up in order; a backfill commits a range again, leaving "
         "committed partitions as they are."
     )
-
-
-class BrokenSpecOperator(BaseOperator):
-    """Fails with its spec file's problems: a table whose spec is broken commits nothing."""
-
-    ui_color = "#f4a6a6"
-
-    def __init__(self, *, problems: Sequence[str], **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.problems = list(problems)
-
-    def execute(self, context: Any) -> None:
-        raise AirflowException("the table's spec file is broken:\n" + "\n".join(self.problems))
 
 
 def broken_spec_dag(dag_id: str, problems: Sequence[SpecProblem]) -> DAG:

@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
-from airflow_provider_fscommit.factory import BROKEN_SPEC_TAG, BrokenSpecOperator
+from airflow_provider_fscommit.factory import BROKEN_SPEC_TAG
 from airflow_provider_fscommit.version_compat import AirflowException
 from fscommit_dev.airflow_env import AirflowEnv
 from fscommit_dev.tables import hourly_table
@@ -139,15 +139,6 @@ def test_a_broken_spec_hides_no_other_table(
     # The DAG processor's log of the DAG file names the spec file and the option.
     errors = [r.getMessage() for r in caplog.records if r.levelno == logging.ERROR]
     assert any(f"{broken}: sink.partition-commit.delay: " in message for message in errors), errors
-
-
-def test_the_broken_spec_task_fails_with_the_problems():
-    from airflow.sdk import DAG
-
-    with DAG("d", schedule=None):
-        task = BrokenSpecOperator(task_id="broken_spec", problems=["f.yaml: dag.retries: bad"])
-    with pytest.raises(AirflowException, match=r"f\.yaml: dag\.retries: bad"):
-        task.execute({})
 
 
 @pytest.mark.slow
