@@ -3,8 +3,10 @@ a generated DAG committing its hour with ``airflow dags test`` on a real stream.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import shutil
+import sys
 from pathlib import Path
 
 import pendulum
@@ -51,6 +53,27 @@ def dag_folder(base: Path, specs: list[dict]) -> Path:
     return folder
 
 
+_AUDITED: list[list[str]] = []
+
+
+def _audit(event: str, args: tuple) -> None:
+    if event == "open" and _AUDITED and isinstance(args[0], str):
+        _AUDITED[-1].append(args[0])
+
+
+sys.addaudithook(_audit)
+
+
+@contextlib.contextmanager
+def opened_files():
+    """Every file this process opens inside the block (Python's ``open`` audit events)."""
+    _AUDITED.append([])
+    try:
+        yield _AUDITED[-1]
+    finally:
+        _AUDITED.pop()
+
+
 def dagbag(folder: Path, monkeypatch):
     from airflow.dag_processing.dagbag import DagBag
 
@@ -68,9 +91,14 @@ def test_twenty_specs_make_twenty_dags(
         "staging_path": "s3a://no-such-bucket/staging",
         "checkpoint_path": "s3a://no-such-bucket/cp",
     }
-    bag = dagbag(dag_folder(tmp_path, specs), monkeypatch)
+    folder = dag_folder(tmp_path, specs)
+    with opened_files() as opened:
+        bag = dagbag(folder, monkeypatch)
     assert bag.import_errors == {}
     assert sorted(bag.dags) == [f"table_{i:02d}" for i in range(20)]
+    streams = [str(s.base) for s in (compacted_stream, late_stateless_stream)]
+    assert [path for path in opened if path.startswith(tuple(streams))] == []
+    assert {str(folder / "specs" / f"table_{i:02d}.yaml") for i in range(20)} <= set(opened)
     for dag in bag.dags.values():
         assert [t.task_id for t in dag.topological_sort()] == TASKS
         assert dag.catchup and "fscommit" in dag.tags and dag.doc_md
