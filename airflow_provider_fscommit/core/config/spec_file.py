@@ -290,9 +290,11 @@ def _read_table(
     if problems:
         return None, problems
     try:
-        return TableSpec.from_options(options), []
+        table = TableSpec.from_options(options)
+        table.require_table_path()  # the DAG compacts and publishes into it
     except ConfigError as exc:
         return None, [problem(_option_named_in(str(exc), "table"), exc)]
+    return table, []
 
 
 def _read_dag(

@@ -80,6 +80,7 @@ def test_the_same_file_serves_fscommit_status_spec(tmp_path):
         ),
         ({"bogus.option": 1}, None, "bogus.option", "unknown table option"),
         ({"staging_path": ""}, None, "staging_path", "non-empty string"),
+        ({"table_path": None}, None, "table_path", "the table spec has no table_path"),
         (
             {"sink.partition-commit.policy.kind": "metastore"},
             None,
