@@ -100,3 +100,12 @@ def test_validate_loads_no_airflow(specs):
     )
     ran = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert ran.stdout.strip().splitlines()[-1] == "0 False", ran.stderr[-2000:]
+
+
+def test_the_readme_spec_validates(tmp_path, capsys):
+    readme = (EXAMPLE_SPECS.parents[1] / "README.md").read_text()
+    section = readme[readme.index("## Many tables: one DAG per spec file") :]
+    start = section.index("```yaml") + len("```yaml")
+    block = section[start : section.index("```\n", start)]
+    (tmp_path / "events.yaml").write_text(block)
+    assert main(["validate", str(tmp_path / "events.yaml")]) == 0, capsys.readouterr().out
