@@ -185,3 +185,34 @@ def test_airflow_dags_test_of_a_generated_dag_commits_its_hour(compacted_stream,
     assert CommitLedger(str(table)).read("dt=2026-11-20/hour=01").policies_current
     assert (table / "dt=2026-11-20" / "hour=01" / "_SUCCESS").exists()
     assert not (tmp_path / "tables" / "t00").exists()  # the other table's DAG did not run
+
+
+@pytest.mark.slow
+def test_the_dag_processor_logs_a_broken_spec_and_keeps_every_table(tmp_path):
+    """Airflow's own DAG processor: the problem in its log of the DAG file, every table's
+    DAG in the metadata database (none stale), no import error to hide them."""
+    specs = table_specs([_Paths(tmp_path)], 5, tmp_path / "tables")
+    specs[2]["sink.partition-commit.delay"] = "soon"
+    airflow = AirflowEnv(tmp_path / "airflow", {})
+    broken = dag_folder(airflow.home, specs) / "specs" / "table_02.yaml"
+    airflow.setup()
+    parsed = airflow.run("dag-processor", "--num-runs", "1", timeout=300)
+    assert parsed.returncode == 0, parsed.stderr[-3000:]
+    (log,) = (airflow.home / "logs" / "dag_processor").rglob("fscommit_tables.py.log")
+    assert f"{broken}: sink.partition-commit.delay: cannot parse duration" in log.read_text()
+    assert '"level":"error"' in log.read_text()
+    assert airflow.query("SELECT count(*) FROM import_error") == [(0,)]
+    dags = dict(airflow.query("SELECT dag_id, is_stale FROM dag"))
+    assert dags == {f"table_{i:02d}": 0 for i in range(5)}
+    (description,) = airflow.query("SELECT description FROM dag WHERE dag_id = 'table_02'")[0]
+    assert description.startswith(f"BROKEN SPEC: {broken}: sink.partition-commit.delay: ")
+    tags = airflow.query("SELECT name FROM dag_tag WHERE dag_id = 'table_02'")
+    assert (BROKEN_SPEC_TAG,) in tags
+
+
+class _Paths:
+    """A stream's paths where there is no stream: parsing never looks at them."""
+
+    def __init__(self, base: Path) -> None:
+        self.staging = str(base / "no-stream" / "staging")
+        self.checkpoint = str(base / "no-stream" / "checkpoint")
