@@ -217,7 +217,10 @@ def read_spec_folder(sources: Iterable[str | Path]) -> SpecFolder:
     dag_ids: dict[str, str] = {}
     tables: dict[str, str] = {}
     for path in spec_paths(sources):
-        spec, problems = read_spec_file(path)
+        try:
+            spec, problems = read_spec_file(path)
+        except Exception as exc:  # one file's failure must not hide the others
+            spec, problems = None, [_unexpected(path, exc)]
         if spec is not None:
             for option, value, seen in (
                 (f"{DAG_SECTION}.dag_id", spec.dag.dag_id, dag_ids),
@@ -332,6 +335,12 @@ def _read_dag(
     if len(problems) > found:
         return None
     return DagSettings(**values)
+
+
+def _unexpected(path: Path, exc: Exception) -> SpecProblem:
+    """A failure no check foresaw (a bug, or a user's class that raises while loaded): a
+    problem of its file like any other, so the other files still make their DAGs."""
+    return SpecProblem(str(path), "file", f"reading it failed: {type(exc).__name__}: {exc}")
 
 
 def default_dag_id(path: str | Path) -> str:

@@ -16,6 +16,7 @@ from airflow_provider_fscommit.core.config.spec_file import (
 )
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.errors import ConfigError
+from airflow_provider_fscommit.core.partition.time_extractor import PartitionTimeExtractor
 
 TABLE = {
     "staging_path": "/data/streaming/events",
@@ -155,3 +156,31 @@ def test_a_broken_file_keeps_the_dag_id_it_asks_for(tmp_path):
     assert claimed_dag_id(asks) == "events_hourly"
     (tmp_path / "b c.yaml").write_text("[not, a, mapping]")
     assert claimed_dag_id(tmp_path / "b c.yaml") == "fscommit_b_c"
+
+
+class ExplodingExtractor(PartitionTimeExtractor):
+    """A user's class that fails in a way no check foresees."""
+
+    def __init__(self) -> None:
+        raise RuntimeError("cannot reach the config service")
+
+    def extract(self, keys, values):  # pragma: no cover - never built
+        raise AssertionError
+
+
+def test_a_failure_nobody_foresaw_is_its_files_problem_only(tmp_path):
+    write(tmp_path, "a.yaml", table_path="/t/a")
+    write(
+        tmp_path,
+        "b.yaml",
+        table_path="/t/b",
+        **{
+            "partition.time-extractor.kind": "custom",
+            "partition.time-extractor.class": f"{__name__}.ExplodingExtractor",
+        },
+    )
+    folder = read_spec_folder([tmp_path])
+    assert [s.dag.dag_id for s in folder.specs] == ["fscommit_a"]
+    (problem,) = folder.problems
+    assert (problem.file, problem.option) == (str(tmp_path / "b.yaml"), "file")
+    assert problem.message == "reading it failed: RuntimeError: cannot reach the config service"
