@@ -29,6 +29,7 @@ def get_provider_info() -> dict[str, Any]:
         ),
         "operators": _modules(
             "operators",
+            "broken_spec",
             "clean_staging",
             "commit",
             "committable_partitions",

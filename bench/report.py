@@ -56,6 +56,8 @@ def render(document: dict[str, Any], results_dir: Path) -> str:
         lines += _wait(suites["wait"])
     if "poll" in suites:
         lines += _poll(suites["poll"])
+    if "factory" in suites:
+        lines += _factory(suites["factory"])
     return "\n".join(lines) + "\n"
 
 
@@ -518,3 +520,36 @@ def _poll_rows(r: dict[str, Any], names: Sequence[tuple[str, str]]) -> list[list
 
 def _calls(calls: dict[str, int]) -> str:
     return f"{calls['list']} / {calls['info']} / {calls['open']}"
+
+
+def _factory(suite: dict[str, Any]) -> list[str]:
+    rows = [
+        [
+            tables,
+            f"{r['file_s']['min']:.2f} s ({r['file_s']['median']:.2f})",
+            f"{r['dagbag_s']['min']:.2f} s",
+            f"{r['wall_s']['min']:.2f} s",
+            f"{r['peak_rss'] / MIB:.0f} MiB",
+            r["tasks"],
+        ]
+        for tables, r in suite["results"]["tables"].items()
+    ]
+    runs = len(next(iter(suite["results"]["tables"].values()))["file_s"]["runs"])
+    return [
+        "## The DAG factory's parse time",
+        "",
+        _settings(suite),
+        "",
+        f"_{runs} runs per row (at least 5, whatever the repetitions), the rows interleaved._",
+        "",
+        "`dags/fscommit_tables.py` beside a folder of N spec files, parsed by Airflow's "
+        "`DagBag` in a fresh process per repetition, as the DAG processor parses a file. "
+        "The file's parse time is the duration the DagBag records for it (the DAG "
+        "processor's parse duration of the file; min, median in brackets); the process adds "
+        "the interpreter and Airflow's import. Airflow kills a parse after "
+        "`dag_file_processor_timeout`, 50 s by default, and parses every file every 30 s.",
+        "",
+        *_table(
+            ["spec files", "file's parse", "DagBag", "whole process", "peak RSS", "tasks"], rows
+        ),
+    ]

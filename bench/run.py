@@ -21,6 +21,7 @@ from bench import report
 from bench.checkpoint_scale import run_checkpoint_scale
 from bench.compaction import run_compaction
 from bench.engines import ENGINES
+from bench.factory import run_factory
 from bench.machine import describe_machine, load_average
 from bench.metastore import run_metastore
 from bench.object_store import run_object_store
@@ -29,7 +30,16 @@ from bench.settings import DEFAULT_RESULTS, DEFAULT_SCRATCH, BenchSettings
 from bench.wait import RUNS, WINDOW_S, run_poll, run_wait
 from bench.workloads import WORKLOADS
 
-SUITES = ("compaction", "checkpoint", "metastore", "profile", "object-store", "wait", "poll")
+SUITES = (
+    "compaction",
+    "checkpoint",
+    "metastore",
+    "profile",
+    "object-store",
+    "wait",
+    "poll",
+    "factory",
+)
 
 
 def _names(choices: Sequence[str]) -> Callable[[str], list[str]]:
@@ -88,6 +98,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "object-store": lambda: run_object_store(settings),
         "wait": lambda: run_wait(settings, args.wait_window, args.wait_runs),
         "poll": lambda: run_poll(settings),
+        "factory": lambda: run_factory(settings),
     }
     document = report.load(settings.results)
     document["machine"] = describe_machine()

@@ -27,6 +27,7 @@ from airflow_provider_fscommit.cli import (
     plan,
     quarantine,
     status,
+    validate,
 )
 from airflow_provider_fscommit.cli.arguments import (
     add_json_flag,
@@ -44,7 +45,7 @@ Command = Callable[[TableSpec, argparse.Namespace], int]
 # The commands' modules, in the order help lists them: each is named after its command,
 # says in its docstring what it does (the help), adds its own arguments to the table's,
 # and runs.
-_MODULES = (init, status, compact, commit, plan, clean_staging, expire, quarantine)
+_MODULES = (init, status, compact, commit, plan, clean_staging, expire, quarantine, validate)
 
 # Commands that read what the flags leave out off the stream: init every option it can,
 # status and plan the partition keys and time when no partition keys are given. What
@@ -57,7 +58,18 @@ def command_name(module: ModuleType) -> str:
     return module.__name__.rsplit(".", 1)[-1].replace("_", "-")
 
 
-COMMANDS: dict[str, Command] = {command_name(module): module.run for module in _MODULES}
+def takes_table(module: ModuleType) -> bool:
+    """Whether a command works on one table (the table flags) or reads files of its own."""
+    return getattr(module, "TAKES_TABLE", True)
+
+
+COMMANDS: dict[str, Command] = {
+    command_name(module): module.run for module in _MODULES if takes_table(module)
+}
+#: The commands that read spec files of their own: they get the arguments alone.
+FILE_COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
+    command_name(module): module.run for module in _MODULES if not takes_table(module)
+}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -73,7 +85,8 @@ def build_parser() -> argparse.ArgumentParser:
         # description (none under python -OO, which strips docstrings).
         summary, _, description = (module.__doc__ or "").strip().partition("\n\n")
         command = commands.add_parser(command_name(module), help=summary, description=description)
-        add_table_arguments(command)
+        if takes_table(module):
+            add_table_arguments(command)
         module.add_arguments(command)
         add_json_flag(command)  # every command prints one JSON object on request
         command.set_defaults(inference=None)
@@ -85,7 +98,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         inferable = ("--partition-keys",) if args.command in _INFERRING else ()
-        missing = missing_table_flags(args, inferable)
+        missing = missing_table_flags(args, inferable) if args.command in COMMANDS else []
     except FsCommitError as exc:
         parser.error(str(exc))
     if missing:
@@ -101,6 +114,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     try:
+        if args.command in FILE_COMMANDS:
+            return FILE_COMMANDS[args.command](args)
         if getattr(args, "specs", None):
             return status.run_overview(args)
         if args.command in _INFERRING:

@@ -36,6 +36,9 @@ from airflow_provider_fscommit.core.storage.filesystem import is_within, normali
 
 log = logging.getLogger(__name__)
 
+#: The section of a spec file that holds the settings of the table's DAG, not table options.
+DAG_SECTION = "dag"
+
 _PATH_HINT = (
     " (Flink's 'path' is where the sink writes and readers read; here those are "
     "staging_path and table_path)"
@@ -147,7 +150,19 @@ class TableSpec:
 
     @staticmethod
     def options_from_file(path: str) -> dict[str, Any]:
-        """The raw options of a spec file, for callers that override some of them."""
+        """The raw options of a spec file, for callers that override some of them.
+
+        A spec file may also hold the settings of the DAG that commits the table (its
+        ``dag`` section, read by :mod:`~airflow_provider_fscommit.core.config.spec_file`);
+        they are not table options, so the same file serves ``--spec`` too.
+        """
+        options = TableSpec.mapping_from_file(path)
+        options.pop(DAG_SECTION, None)
+        return options
+
+    @staticmethod
+    def mapping_from_file(path: str) -> dict[str, Any]:
+        """The whole mapping a spec file holds, its ``dag`` section included."""
         import yaml
 
         try:

@@ -1,0 +1,374 @@
+"""A folder of spec files: each one table's options and the settings of the DAG that commits it.
+
+One decision in one place for the DAG factory (``airflow_provider_fscommit.factory``) and
+``fscommit validate``: both read a spec file here, so what the CLI accepts in a user's CI
+is what Airflow will load. The table options are read exactly as
+:meth:`TableSpec.from_file` reads them; the ``dag`` section beside them holds the DAG's
+settings (``DagSettings``). Nothing but the spec files is read: no checkpoint, sink log
+or network, since Airflow re-parses the DAG file every 30 seconds.
+
+Problems are collected, not raised: one :class:`SpecProblem` per bad option, each naming
+the file and the option, so one broken file never hides the others and a user sees every
+problem of a file at once.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from airflow_provider_fscommit.core.config import options as o
+from airflow_provider_fscommit.core.config.quantities import parse_duration
+from airflow_provider_fscommit.core.config.table_spec import DAG_SECTION, TableSpec
+from airflow_provider_fscommit.core.errors import ConfigError
+from airflow_provider_fscommit.core.partition.time_partitions import (
+    IntervalError,
+    TimePartitioning,
+    time_partitioning,
+)
+
+#: The files of a folder that are spec files.
+SPEC_SUFFIXES = (".yaml", ".yml", ".json")
+_DAG_ID = re.compile(r"[A-Za-z0-9_.-]{1,250}")
+
+
+@dataclass(frozen=True)
+class SpecProblem:
+    """One thing wrong in one spec file: ``FILE: option: message``."""
+
+    file: str
+    option: str
+    message: str
+
+    def __str__(self) -> str:
+        """One line, whatever the message holds (a YAML error names its line on the next)."""
+        return f"{self.file}: {self.option}: {' '.join(self.message.split())}"
+
+
+def _text(value: Any, name: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise ConfigError(f"expected a non-empty string, got {value!r}")
+    return value.strip()
+
+
+def _optional_text(value: Any, name: str) -> str | None:
+    return None if value is None or value == "" else _text(value, name)
+
+
+def _dag_id(value: Any, name: str) -> str:
+    text = _text(value, name)
+    if not _DAG_ID.fullmatch(text):
+        raise ConfigError(
+            f"{text!r} is not a DAG id: use letters, digits, '_', '.' and '-' (at most 250)"
+        )
+    return text
+
+
+def _count(minimum: int) -> Callable[[Any, str], int]:
+    def parse(value: Any, name: str) -> int:
+        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+            raise ConfigError(f"expected a whole number of at least {minimum}, got {value!r}")
+        return value
+
+    return parse
+
+
+def _duration(value: Any, name: str) -> timedelta:
+    return parse_duration(value, f"{DAG_SECTION}.{name}")
+
+
+def _optional_duration(value: Any, name: str) -> timedelta | None:
+    return None if value is None or value == "" else _duration(value, name)
+
+
+def _start_date(value: Any, name: str) -> datetime:
+    """A date or a date-time, on the partitions' wall clock unless it names its offset."""
+    if isinstance(value, datetime):
+        return value
+    if isinstance(value, date):
+        return datetime(value.year, value.month, value.day)
+    try:
+        return datetime.fromisoformat(_text(value, name))
+    except ValueError:
+        raise ConfigError(f"expected a date such as 2026-11-20, got {value!r}") from None
+
+
+def _tags(value: Any, name: str) -> tuple[str, ...]:
+    return o._names(value, f"{DAG_SECTION}.{name}")  # the table options' list form
+
+
+def _boolean(value: Any, name: str) -> bool:
+    return o._boolean(value, f"{DAG_SECTION}.{name}")
+
+
+def _spark_conf(value: Any, name: str) -> dict[str, str]:
+    if not isinstance(value, Mapping) or not all(isinstance(k, str) for k in value):
+        raise ConfigError("expected a mapping of Spark settings, e.g. {spark.executor.memory: 4g}")
+    bad = [k for k, v in value.items() if isinstance(v, (Mapping, list)) or v is None]
+    if bad:
+        raise ConfigError(f"{bad[0]}: a Spark setting is one value, got {value[bad[0]]!r}")
+    return {k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in value.items()}
+
+
+@dataclass(frozen=True)
+class DagSettings:
+    """The ``dag`` section of a spec file: how Airflow runs the table's hourly commit DAG.
+
+    Every setting has the default of ``dags/fscommit_hourly.py`` except ``start_date``,
+    which a table must give: with catch-up on, it is where its commits begin.
+    """
+
+    start_date: datetime
+    dag_id: str
+    interval: timedelta | None = None  # the partition span when the keys name minutes
+    catchup: bool = True
+    max_active_runs: int = 3
+    retries: int = 2
+    retry_delay: timedelta = timedelta(minutes=1)
+    owner: str | None = None
+    pool: str | None = None
+    tags: tuple[str, ...] = ()
+    spark_conn_id: str = "spark_default"
+    metastore_conn_id: str = "metastore_default"
+    aws_conn_id: str | None = None
+    http_conn_id: str | None = None
+    spark_conf: Mapping[str, str] = field(default_factory=dict)
+    stall_timeout: timedelta = timedelta(hours=2)
+    wait_timeout: timedelta = timedelta(hours=6)
+    poke_interval: timedelta = timedelta(minutes=1)
+    deferrable: bool = True
+    commit_empty_partitions: bool = True
+
+
+# Each setting of the ``dag`` section and how its value is read.
+_SETTINGS: dict[str, Callable[[Any, str], Any]] = {
+    "dag_id": _dag_id,
+    "start_date": _start_date,
+    "interval": _optional_duration,
+    "catchup": _boolean,
+    "max_active_runs": _count(1),
+    "retries": _count(0),
+    "retry_delay": _duration,
+    "owner": _optional_text,
+    "pool": _optional_text,
+    "tags": _tags,
+    "spark_conn_id": _text,
+    "metastore_conn_id": _text,
+    "aws_conn_id": _optional_text,
+    "http_conn_id": _optional_text,
+    "spark_conf": _spark_conf,
+    "stall_timeout": _duration,
+    "wait_timeout": _duration,
+    "poke_interval": _duration,
+    "deferrable": _boolean,
+    "commit_empty_partitions": _boolean,
+}
+
+
+@dataclass(frozen=True)
+class SpecFile:
+    """A spec file read without a problem: its table, its DAG and the DAG's schedule."""
+
+    path: str
+    table: TableSpec
+    dag: DagSettings
+    partitioning: TimePartitioning
+
+
+@dataclass
+class SpecFolder:
+    """What a folder (or a list of files) holds: the good specs and every problem."""
+
+    specs: list[SpecFile] = field(default_factory=list)
+    problems: list[SpecProblem] = field(default_factory=list)
+
+    def problem_files(self) -> dict[str, list[SpecProblem]]:
+        """The problems by file, in the order the files were read."""
+        by_file: dict[str, list[SpecProblem]] = {}
+        for problem in self.problems:
+            by_file.setdefault(problem.file, []).append(problem)
+        return by_file
+
+
+def spec_paths(sources: Iterable[str | Path]) -> list[Path]:
+    """The spec files of folders (their ``*.yaml``, ``*.yml``, ``*.json``, sorted) and files.
+
+    :raises ConfigError: when a source does not exist.
+    """
+    paths: list[Path] = []
+    for source in map(Path, sources):
+        if source.is_dir():
+            paths += sorted(p for p in source.iterdir() if p.suffix in SPEC_SUFFIXES)
+        elif source.is_file():
+            paths.append(source)
+        else:
+            raise ConfigError(f"{source} is neither a spec file nor a folder of them")
+    return paths
+
+
+def read_spec_folder(sources: Iterable[str | Path]) -> SpecFolder:
+    """Read every spec file of ``sources``; a DAG id two files claim is a problem of the
+    later file (the earlier keeps its DAG), and so is a published table two files share."""
+    folder = SpecFolder()
+    dag_ids: dict[str, str] = {}
+    tables: dict[str, str] = {}
+    for path in spec_paths(sources):
+        try:
+            spec, problems = read_spec_file(path)
+        except Exception as exc:  # one file's failure must not hide the others
+            spec, problems = None, [_unexpected(path, exc)]
+        if spec is not None:
+            for option, value, seen in (
+                (f"{DAG_SECTION}.dag_id", spec.dag.dag_id, dag_ids),
+                ("table_path", spec.table.table_path, tables),
+            ):
+                if value is not None and value in seen:
+                    problems.append(
+                        SpecProblem(str(path), option, f"{value!r} is taken by {seen[value]}")
+                    )
+            if not problems:
+                dag_ids[spec.dag.dag_id] = str(path)
+                if spec.table.table_path is not None:
+                    tables[spec.table.table_path] = str(path)
+        if problems:
+            folder.problems += problems
+        elif spec is not None:
+            folder.specs.append(spec)
+    return folder
+
+
+def read_spec_file(path: str | Path) -> tuple[SpecFile | None, list[SpecProblem]]:
+    """One spec file, or every problem found in it (each naming its option)."""
+    name = str(path)
+
+    def problem(option: str, exc: ConfigError) -> SpecProblem:
+        message = str(exc)
+        return SpecProblem(name, option, message.removeprefix(f"{option}: "))
+
+    try:
+        mapping = TableSpec.mapping_from_file(name)
+    except ConfigError as exc:
+        return None, [problem("file", exc)]
+    section = mapping.pop(DAG_SECTION, None)
+    table, problems = _read_table(mapping, problem)
+    settings = _read_dag(Path(name), section, problems, problem)
+    if table is None or settings is None:
+        return None, problems
+    try:
+        partitioning = time_partitioning(
+            table.partition_keys, table.time_extractor, settings.interval or table.time_interval
+        )
+    except IntervalError as exc:
+        given = f"{DAG_SECTION}.interval" if settings.interval else "partition.time-interval"
+        return None, [problem(given, exc)]
+    except ConfigError as exc:
+        return None, [problem(_option_named_in(str(exc), "partition_keys"), exc)]
+    return SpecFile(name, table, settings, partitioning), []
+
+
+def _read_table(
+    options: dict[str, Any], problem: Callable[[str, ConfigError], SpecProblem]
+) -> tuple[TableSpec | None, list[SpecProblem]]:
+    """The table as :meth:`TableSpec.from_options` reads it, each bad option its problem."""
+    problems = []
+    ignored = o.flink_only(options)
+    for key, raw in options.items():
+        if key in ignored:
+            continue
+        try:
+            option = o.lookup(key)
+        except ConfigError as exc:
+            problems.append(problem(key, exc))
+            continue
+        try:
+            option.convert(raw)
+        except ConfigError as exc:
+            # The message starts with the option's Flink key, the file may use its name.
+            message = str(exc).removeprefix(f"{option.key or option.name}: ")
+            problems.append(problem(key, ConfigError(message)))
+    if problems:
+        return None, problems
+    try:
+        table = TableSpec.from_options(options)
+        table.require_table_path()  # the DAG compacts and publishes into it
+    except ConfigError as exc:
+        return None, [problem(_option_named_in(str(exc), "table"), exc)]
+    return table, []
+
+
+def _read_dag(
+    path: Path,
+    section: Any,
+    problems: list[SpecProblem],
+    problem: Callable[[str, ConfigError], SpecProblem],
+) -> DagSettings | None:
+    """The ``dag`` section's settings; its problems are appended to ``problems``."""
+    if section is None:
+        section = {}
+    if not isinstance(section, Mapping):
+        problems.append(problem(DAG_SECTION, ConfigError("expected a mapping of DAG settings")))
+        return None
+    values: dict[str, Any] = {"dag_id": default_dag_id(path)}
+    found = len(problems)
+    for key, raw in section.items():
+        option = f"{DAG_SECTION}.{key}"
+        parse = _SETTINGS.get(key)
+        if parse is None:
+            known = ", ".join(_SETTINGS)
+            problems.append(problem(option, ConfigError(f"unknown DAG setting; known: {known}")))
+            continue
+        try:
+            values[key] = parse(raw, key)
+        except ConfigError as exc:
+            problems.append(problem(option, exc))
+    if "start_date" not in values and "start_date" not in section:
+        problems.append(
+            problem(
+                f"{DAG_SECTION}.start_date",
+                ConfigError("is required: the first partition to commit, e.g. 2026-11-20"),
+            )
+        )
+    if len(problems) > found:
+        return None
+    return DagSettings(**values)
+
+
+def _unexpected(path: Path, exc: Exception) -> SpecProblem:
+    """A failure no check foresaw (a bug, or a user's class that raises while loaded): a
+    problem of its file like any other, so the other files still make their DAGs."""
+    return SpecProblem(str(path), "file", f"reading it failed: {type(exc).__name__}: {exc}")
+
+
+def default_dag_id(path: str | Path) -> str:
+    """``fscommit_<file name>``: the DAG id of a spec file whose ``dag`` section has none."""
+    return "fscommit_" + re.sub(r"[^A-Za-z0-9_.-]", "_", Path(path).stem)
+
+
+def claimed_dag_id(path: str | Path) -> str:
+    """The DAG id a spec file asks for, read as far as the file can be read.
+
+    For a broken file: its table keeps its DAG id, so what stands in for its DAG shows up
+    where the table's DAG was.
+    """
+    try:
+        section = TableSpec.mapping_from_file(str(path)).get(DAG_SECTION)
+        return _dag_id(section["dag_id"], "dag_id")
+    except (ConfigError, TypeError, KeyError, AttributeError):
+        return default_dag_id(path)
+
+
+def _option_named_in(message: str, fallback: str) -> str:
+    """The option a cross-option message names first: a Flink key, else a Python name."""
+    for names in ({opt.key for opt in o.OPTIONS if opt.key}, {opt.name for opt in o.OPTIONS}):
+        at = {
+            name: found.start()
+            for name in names
+            if (found := re.search(rf"(?<![\w.-]){re.escape(name)}(?![\w-])", message))
+        }
+        if at:
+            return min(at, key=lambda name: at[name])
+    return fallback

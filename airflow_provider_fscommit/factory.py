@@ -1,0 +1,161 @@
+"""One DAG per table, from a folder of spec files.
+
+A team with forty streaming tables writes forty spec files, not forty DAG files. One DAG
+file makes them all::
+
+    from airflow_provider_fscommit.factory import partition_commit_dags
+
+    globals().update(partition_commit_dags("specs/"))
+
+Every spec file gives the hourly commit DAG of ``dags/fscommit_hourly.py`` (wait for the
+watermark → compact → commit, catch-up and backfills as there), on a schedule of one run
+per partition derived from the table's partition time, with the settings of the file's
+``dag`` section. Reading the specs is :mod:`~airflow_provider_fscommit.core.config.spec_file`'s,
+shared with ``fscommit validate``; this module only turns them into DAGs.
+
+A broken spec never hides the other tables: Airflow records an exception raised while
+parsing as an import error of the whole DAG file and then hides every DAG the file made,
+so nothing is raised. Each problem is logged at ERROR (the DAG processor's log of the DAG
+file, naming the spec file and the option), and the broken table keeps a DAG of its id
+that says so in the UI: tagged ``fscommit-broken-spec``, its description and docs naming
+every problem, no schedule, and one task that fails with the problems if it is triggered.
+It commits nothing and does not pretend to.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pendulum
+from airflow.sdk import DAG
+
+from airflow_provider_fscommit.core.config.spec_file import (
+    SpecFile,
+    SpecProblem,
+    claimed_dag_id,
+    read_spec_folder,
+)
+from airflow_provider_fscommit.operators.broken_spec import BrokenSpecOperator
+from airflow_provider_fscommit.task_groups.partition_commit import (
+    partition_commit_group,
+    partition_time_zone,
+)
+from airflow_provider_fscommit.version_compat import CronDataIntervalTimetable
+
+log = logging.getLogger(__name__)
+
+#: The tag of a table's DAG that its broken spec file replaced.
+BROKEN_SPEC_TAG = "fscommit-broken-spec"
+
+
+def partition_commit_dags(folder: str | Path | Sequence[str | Path]) -> dict[str, DAG]:
+    """The commit DAG of every spec file in ``folder`` (or of the files given), by DAG id.
+
+    :param folder: a folder of ``*.yaml``/``*.yml``/``*.json`` spec files, or a list of
+        folders and files; a relative path is taken from the DAG file that calls this, as
+        the DAG processor's working directory is not the DAG folder.
+    """
+    caller = Path(sys._getframe(1).f_globals.get("__file__") or ".").resolve().parent
+    sources = [folder] if isinstance(folder, (str, Path)) else list(folder)
+    found = read_spec_folder(caller / source for source in sources)
+    dags = {spec.dag.dag_id: table_dag(spec) for spec in found.specs}
+    for path, problems in found.problem_files().items():
+        for problem in problems:
+            log.error("fscommit spec file %s", problem)
+        dag_id = claimed_dag_id(path)
+        if dag_id in dags:
+            log.error(
+                "%s: its DAG id %s is another table's: no DAG shows its problems", path, dag_id
+            )
+            continue
+        dags[dag_id] = broken_spec_dag(dag_id, problems)
+    return dags
+
+
+def table_dag(spec: SpecFile) -> DAG:
+    """The hourly commit DAG of one table, as ``dags/fscommit_hourly.py`` makes it."""
+    settings = spec.dag
+    zone = partition_time_zone(spec.table)
+    start = pendulum.instance(settings.start_date, tz=zone)
+    default_args: dict[str, Any] = {
+        "retries": settings.retries,
+        "retry_delay": settings.retry_delay,
+    }
+    if settings.owner:
+        default_args["owner"] = settings.owner
+    if settings.pool:
+        default_args["pool"] = settings.pool
+    with DAG(
+        dag_id=settings.dag_id,
+        # Data intervals: the run of 01:00 covers [01:00, 02:00), i.e. partition hour=01.
+        schedule=CronDataIntervalTimetable(spec.partitioning.cron, timezone=zone),
+        start_date=start,
+        catchup=settings.catchup,
+        max_active_runs=settings.max_active_runs,
+        default_args=default_args,
+        description=f"partition commit of {spec.table.table_path or spec.table.staging_path}",
+        doc_md=_doc(spec),
+        tags=sorted({"fscommit", *settings.tags}),
+        user_defined_macros={"partition_zone": zone},
+    ) as dag:
+        partition_commit_group(
+            table=spec.table,
+            partition=partition_template(spec.partitioning.key_formats),
+            stall_timeout=settings.stall_timeout,
+            commit_empty_partitions=settings.commit_empty_partitions,
+            spark_conn_id=settings.spark_conn_id,
+            metastore_conn_id=settings.metastore_conn_id,
+            aws_conn_id=settings.aws_conn_id,
+            http_conn_id=settings.http_conn_id,
+            sensor_kwargs={
+                "deferrable": settings.deferrable,
+                "poke_interval": settings.poke_interval.total_seconds(),
+                "timeout": settings.wait_timeout.total_seconds(),
+            },
+            compact_kwargs={"conf": dict(settings.spark_conf)} if settings.spark_conf else None,
+        )
+    return dag
+
+
+def partition_template(key_formats: Mapping[str, str]) -> dict[str, str]:
+    """Each key's value as a template of the run's interval start on the partitions' clock."""
+    start = "data_interval_start.in_timezone(partition_zone)"
+    return {
+        key: f"{{{{ {start}.strftime({json.dumps(fmt)}) }}}}" for key, fmt in key_formats.items()
+    }
+
+
+def _doc(spec: SpecFile) -> str:
+    keys = ", ".join(f"`{k}` as `{f}`" for k, f in spec.partitioning.key_formats.items())
+    return (
+        f"### Partition commit of `{spec.table.table_path}`\n\n"
+        f"From the spec file `{spec.path}`. One run per partition ({spec.partitioning.cron}, "
+        f"on the wall clock of {spec.table.watermark_time_zone}); a run names its partition "
+        f"from the start of its data interval: {keys}. It waits until the partition is "
+        f"committable ({spec.table.trigger_summary}), compacts it and commits it. Past "
+        "partitions are caught up in order; a backfill commits a range again, leaving "
+        "committed partitions as they are."
+    )
+
+
+def broken_spec_dag(dag_id: str, problems: Sequence[SpecProblem]) -> DAG:
+    """The DAG that stands for a table whose spec file has ``problems``."""
+    lines = [str(problem) for problem in problems]
+    with DAG(
+        dag_id=dag_id,
+        schedule=None,
+        is_paused_upon_creation=True,
+        description=f"BROKEN SPEC: {lines[0]}"
+        + (f" (+{len(lines) - 1} more)" if len(lines) > 1 else ""),
+        doc_md="### This table's spec file is broken\n\nNothing is committed until it is "
+        "fixed (`fscommit validate` checks a folder as this DAG file reads it):\n\n"
+        + "\n".join(f"- `{line}`" for line in lines),
+        tags=["fscommit", BROKEN_SPEC_TAG],
+    ) as dag:
+        BrokenSpecOperator(task_id="broken_spec", problems=lines, retries=0)
+    return dag

@@ -1,0 +1,111 @@
+"""``fscommit validate``: a folder of spec files checked as the DAG factory reads them,
+one line per problem naming file and option, exit 0 or 1 for a deployment's CI."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from airflow_provider_fscommit.cli.main import main
+
+EXAMPLE_SPECS = Path(__file__).resolve().parents[2] / "dags" / "specs"
+
+
+@pytest.fixture
+def specs(tmp_path) -> Path:
+    folder = tmp_path / "specs"
+    shutil.copytree(EXAMPLE_SPECS, folder)
+    return folder
+
+
+def test_the_example_folder_is_good(specs, capsys):
+    assert main(["validate", str(specs)]) == 0
+    out = capsys.readouterr().out
+    assert out.strip() == "2 spec file(s) good, 0 with 0 problem(s)"
+
+
+def _break(folder: Path, name: str, **changes) -> Path:
+    spec = yaml.safe_load((folder / "events.yaml").read_text())
+    for key, value in changes.items():
+        if key.startswith("dag."):
+            spec["dag"][key[4:]] = value
+        else:
+            spec[key] = value
+    path = folder / name
+    path.write_text(yaml.safe_dump(spec))
+    return path
+
+
+@pytest.mark.parametrize(
+    ("changes", "option"),
+    [
+        ({"sink.partition-commit.delay": "soon"}, "sink.partition-commit.delay"),
+        ({"sink.partition-commit.delya": "1 h"}, "sink.partition-commit.delya"),
+        ({"metastore_table": None}, "sink.partition-commit.policy.kind"),
+        ({"partition_keys": "dt,hour,country"}, "partition.time-extractor.timestamp-pattern"),
+        ({"dag.start_date": "last tuesday"}, "dag.start_date"),
+        ({"dag.retries": "three"}, "dag.retries"),
+        ({"dag.schedule": "@daily"}, "dag.schedule"),
+        ({"dag.interval": "1 d"}, "dag.interval"),
+    ],
+)
+def test_each_problem_is_one_line_naming_file_and_option(specs, capsys, changes, option):
+    path = _break(
+        specs, "zz_broken.yaml", **{"dag.dag_id": "zz_broken", "table_path": "/t/zz"}, **changes
+    )
+    assert main(["validate", str(specs)]) == 1
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[:-1] == [line for line in lines[:-1] if line.startswith(f"{path}: {option}: ")]
+    assert len(lines) == 2, lines
+    assert lines[-1] == "2 spec file(s) good, 1 with 1 problem(s)"
+
+
+def test_files_and_folders_together_and_json(specs, capsys):
+    _break(specs, "zz_twin.yaml")  # the events table again: same DAG id and table
+    bad_yaml = specs.parent / "bad.yml"
+    bad_yaml.write_text("staging_path: /s\n  x: [\n")
+    assert main(["validate", "--json", str(specs), str(bad_yaml)]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert report["ok"] is False
+    assert report["dags"] == {
+        "events_hourly": str(specs / "events.yaml"),
+        "fscommit_orders": str(specs / "orders.yaml"),
+    }
+    assert [(p["file"], p["option"]) for p in report["problems"]] == [
+        (str(specs / "zz_twin.yaml"), "dag.dag_id"),
+        (str(specs / "zz_twin.yaml"), "table_path"),
+        (str(bad_yaml), "file"),
+    ]
+
+
+def test_a_missing_folder_is_an_error_and_no_folder_a_usage_error(tmp_path, capsys):
+    assert main(["validate", str(tmp_path / "nope")]) == 1
+    assert "neither a spec file nor a folder" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_info:
+        main(["validate"])
+    assert exit_info.value.code == 2
+
+
+def test_validate_loads_no_airflow(specs):
+    """A deployment's CI checks its specs without an Airflow to configure."""
+    code = (
+        "import sys; from airflow_provider_fscommit.cli.main import main; "
+        f"code = main(['validate', {str(specs)!r}]); print(code, 'airflow' in sys.modules)"
+    )
+    ran = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert ran.stdout.strip().splitlines()[-1] == "0 False", ran.stderr[-2000:]
+
+
+def test_the_readme_spec_validates(tmp_path, capsys):
+    readme = (EXAMPLE_SPECS.parents[1] / "README.md").read_text()
+    section = readme[readme.index("## Many tables: one DAG per spec file") :]
+    start = section.index("```yaml") + len("```yaml")
+    block = section[start : section.index("```\n", start)]
+    (tmp_path / "events.yaml").write_text(block)
+    assert main(["validate", str(tmp_path / "events.yaml")]) == 0, capsys.readouterr().out

@@ -1,0 +1,218 @@
+"""The DAG factory in real Airflow: one DAG per spec file, a broken spec hiding nothing, and
+a generated DAG committing its hour with ``airflow dags test`` on a real stream."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import shutil
+import sys
+from pathlib import Path
+
+import pendulum
+import pytest
+import yaml
+
+from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
+from airflow_provider_fscommit.factory import BROKEN_SPEC_TAG
+from airflow_provider_fscommit.version_compat import AirflowException
+from fscommit_dev.airflow_env import AirflowEnv
+from fscommit_dev.tables import hourly_table
+
+DAG_FILE = Path(__file__).resolve().parents[1] / "dags" / "fscommit_tables.py"
+TASKS = ["partition_commit.wait", "partition_commit.compact", "partition_commit.commit"]
+
+
+def table_specs(streams, count: int, tables: Path) -> list[dict]:
+    """``count`` tables over the streams, each published at its own path."""
+    specs = []
+    for i in range(count):
+        stream = streams[i % len(streams)]
+        spec = hourly_table(
+            stream.staging,
+            stream.checkpoint,
+            table_path=str(tables / f"t{i:02d}"),
+            **{"sink.partition-commit.policy.kind": "success-file"},
+        )
+        spec["dag"] = {
+            "start_date": "2026-11-20",
+            "dag_id": f"table_{i:02d}",
+            "tags": [f"team{i % 3}"],
+        }
+        specs.append(spec)
+    return specs
+
+
+def dag_folder(base: Path, specs: list[dict]) -> Path:
+    """The example DAG file with ``specs`` in its ``specs/`` folder."""
+    folder = base / "dags"
+    (folder / "specs").mkdir(parents=True)
+    shutil.copy(DAG_FILE, folder)
+    for i, spec in enumerate(specs):
+        (folder / "specs" / f"table_{i:02d}.yaml").write_text(yaml.safe_dump(spec))
+    return folder
+
+
+_AUDITED: list[list[str]] = []
+
+
+def _audit(event: str, args: tuple) -> None:
+    if event == "open" and _AUDITED and isinstance(args[0], str):
+        _AUDITED[-1].append(args[0])
+
+
+sys.addaudithook(_audit)
+
+
+@contextlib.contextmanager
+def opened_files():
+    """Every file this process opens inside the block (Python's ``open`` audit events)."""
+    _AUDITED.append([])
+    try:
+        yield _AUDITED[-1]
+    finally:
+        _AUDITED.pop()
+
+
+def dagbag(folder: Path, monkeypatch):
+    from airflow.dag_processing.dagbag import DagBag
+
+    monkeypatch.setenv("AIRFLOW_HOME", str(folder.parent / "airflow"))
+    return DagBag(str(folder))
+
+
+def test_twenty_specs_make_twenty_dags(
+    compacted_stream, late_stateless_stream, tmp_path, monkeypatch
+):
+    specs = table_specs([compacted_stream, late_stateless_stream], 20, tmp_path / "tables")
+    # Parsing reads the spec files only: a table whose stream is not there (or on an S3
+    # bucket nobody can reach) parses the same.
+    specs[19] |= {
+        "staging_path": "s3a://no-such-bucket/staging",
+        "checkpoint_path": "s3a://no-such-bucket/cp",
+    }
+    folder = dag_folder(tmp_path, specs)
+    with opened_files() as opened:
+        bag = dagbag(folder, monkeypatch)
+    assert bag.import_errors == {}
+    assert sorted(bag.dags) == [f"table_{i:02d}" for i in range(20)]
+    streams = [str(s.base) for s in (compacted_stream, late_stateless_stream)]
+    assert [path for path in opened if path.startswith(tuple(streams))] == []
+    assert {str(folder / "specs" / f"table_{i:02d}.yaml") for i in range(20)} <= set(opened)
+    for dag in bag.dags.values():
+        assert [t.task_id for t in dag.topological_sort()] == TASKS
+        assert dag.catchup and "fscommit" in dag.tags and dag.doc_md
+        assert dag.timetable.expression == "0 * * * *"
+    dag = bag.dags["table_07"]
+    assert set(dag.tags) == {"fscommit", "team1"}
+    assert dag.get_task("partition_commit.compact").table["table_path"] == str(
+        tmp_path / "tables" / "t07"
+    )
+    wait = dag.get_task("partition_commit.wait")
+    start = pendulum.datetime(2026, 11, 20, 3, tz="UTC")
+    rendered = wait.render_template(
+        wait.partition, {"data_interval_start": start}, dag.get_template_env()
+    )
+    assert rendered == {"dt": "2026-11-20", "hour": "03"}
+
+
+def test_a_daily_table_on_its_wall_clock(tmp_path, monkeypatch):
+    """The example's daily table: dt=yyyy-MM-dd at Shanghai's midnight; its pool, conf, owner."""
+    from airflow.serialization.serialized_objects import DagSerialization
+
+    folder = dag_folder(tmp_path, [])
+    shutil.rmtree(folder / "specs")
+    shutil.copytree(DAG_FILE.parent / "specs", folder / "specs")
+    bag = dagbag(folder, monkeypatch)
+    assert bag.import_errors == {} and sorted(bag.dags) == ["events_hourly", "fscommit_orders"]
+    orders = bag.dags["fscommit_orders"]
+    assert orders.start_date == pendulum.datetime(2026, 11, 1, tz="Asia/Shanghai")
+    assert orders.max_active_runs == 1 and orders.get_task("partition_commit.wait").pool == "spark"
+    # The scheduler's (serialized) timetable cuts days at Shanghai's midnight.
+    timetable = DagSerialization.from_dict(DagSerialization.to_dict(orders)).timetable
+    after = pendulum.datetime(2026, 11, 20, 17, tz="UTC")  # 01:00 on the 21st in Shanghai
+    interval = timetable.infer_manual_data_interval(run_after=after)
+    assert interval.start == pendulum.datetime(2026, 11, 20, tz="Asia/Shanghai")
+    wait = orders.get_task("partition_commit.wait")
+    rendered = wait.render_template(
+        wait.partition, {"data_interval_start": interval.start}, orders.get_template_env()
+    )
+    assert rendered == {"dt": "2026-11-20"}
+    events = bag.dags["events_hourly"]
+    assert events.get_task("partition_commit.compact").conf == {"spark.executor.memory": "2g"}
+    assert events.owner == "data-platform"
+
+
+def test_a_broken_spec_hides_no_other_table(
+    compacted_stream, late_stateless_stream, tmp_path, monkeypatch, caplog
+):
+    specs = table_specs([compacted_stream, late_stateless_stream], 20, tmp_path / "tables")
+    specs[13]["sink.partition-commit.delay"] = "an hour or so"
+    folder = dag_folder(tmp_path, specs)
+    broken = folder / "specs" / "table_13.yaml"
+    with caplog.at_level(logging.ERROR, logger="airflow_provider_fscommit.factory"):
+        bag = dagbag(folder, monkeypatch)
+    # An import error would hide every DAG of the file; there is none.
+    assert bag.import_errors == {}
+    good = [d for d in bag.dags.values() if BROKEN_SPEC_TAG not in d.tags]
+    assert len(good) == 19 and all([t.task_id for t in d.topological_sort()] == TASKS for d in good)
+    # The broken table keeps its DAG id, which says what is wrong and commits nothing.
+    standin = bag.dags["table_13"]
+    assert BROKEN_SPEC_TAG in standin.tags and standin.schedule is None
+    assert f"{broken}: sink.partition-commit.delay: cannot parse duration" in standin.description
+    assert str(broken) in standin.doc_md
+    assert [t.task_id for t in standin.tasks] == ["broken_spec"]
+    with pytest.raises(AirflowException, match=r"sink\.partition-commit\.delay"):
+        standin.get_task("broken_spec").execute({})
+    # The DAG processor's log of the DAG file names the spec file and the option.
+    errors = [r.getMessage() for r in caplog.records if r.levelno == logging.ERROR]
+    assert any(f"{broken}: sink.partition-commit.delay: " in message for message in errors), errors
+
+
+@pytest.mark.slow
+def test_airflow_dags_test_of_a_generated_dag_commits_its_hour(compacted_stream, tmp_path):
+    specs = table_specs([compacted_stream], 2, tmp_path / "tables")
+    airflow = AirflowEnv(
+        tmp_path / "airflow", {"AIRFLOW_CONN_SPARK_DEFAULT": "spark://local%5B2%5D"}
+    )
+    dag_folder(airflow.home, specs)  # the home's dags/, its DAG folder
+    airflow.setup()
+    # A manual run at 02:00 covers the hour that ended then: hour 01.
+    run = airflow.run("dags", "test", "table_01", "2026-11-20T02:00:00+00:00")
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
+    assert airflow.task_states("table_01") == {t: "success" for t in TASKS}
+    table = tmp_path / "tables" / "t01"
+    assert CommitLedger(str(table)).read("dt=2026-11-20/hour=01").policies_current
+    assert (table / "dt=2026-11-20" / "hour=01" / "_SUCCESS").exists()
+    assert not (tmp_path / "tables" / "t00").exists()  # the other table's DAG did not run
+
+
+@pytest.mark.slow
+def test_the_dag_processor_logs_a_broken_spec_and_keeps_every_table(tmp_path):
+    """Airflow's own DAG processor: the problem in its log of the DAG file, every table's
+    DAG in the metadata database (none stale), no import error to hide them."""
+    specs = table_specs([_Paths(tmp_path)], 5, tmp_path / "tables")
+    specs[2]["sink.partition-commit.delay"] = "soon"
+    airflow = AirflowEnv(tmp_path / "airflow", {})
+    broken = dag_folder(airflow.home, specs) / "specs" / "table_02.yaml"
+    airflow.setup()
+    parsed = airflow.run("dag-processor", "--num-runs", "1", timeout=300)
+    assert parsed.returncode == 0, parsed.stderr[-3000:]
+    (log,) = (airflow.home / "logs" / "dag_processor").rglob("fscommit_tables.py.log")
+    assert f"{broken}: sink.partition-commit.delay: cannot parse duration" in log.read_text()
+    assert '"level":"error"' in log.read_text()
+    assert airflow.query("SELECT count(*) FROM import_error") == [(0,)]
+    dags = dict(airflow.query("SELECT dag_id, is_stale FROM dag"))
+    assert dags == {f"table_{i:02d}": 0 for i in range(5)}
+    (description,) = airflow.query("SELECT description FROM dag WHERE dag_id = 'table_02'")[0]
+    assert description.startswith(f"BROKEN SPEC: {broken}: sink.partition-commit.delay: ")
+    tags = airflow.query("SELECT name FROM dag_tag WHERE dag_id = 'table_02'")
+    assert (BROKEN_SPEC_TAG,) in tags
+
+
+class _Paths:
+    """A stream's paths where there is no stream: parsing never looks at them."""
+
+    def __init__(self, base: Path) -> None:
+        self.staging = str(base / "no-stream" / "staging")
+        self.checkpoint = str(base / "no-stream" / "checkpoint")
