@@ -117,7 +117,7 @@ def test_twenty_specs_make_twenty_dags(
 
 
 def test_a_daily_table_on_its_wall_clock(tmp_path, monkeypatch):
-    """The example's daily table: dt=yyyy-MM-dd at Shanghai's midnight; its pool, conf, owner."""
+    """The example's daily table: dt=yyyyMMdd at Shanghai's midnight; its pool, conf, owner."""
     from airflow.serialization.serialized_objects import DagSerialization
 
     folder = dag_folder(tmp_path, [])
@@ -137,7 +137,7 @@ def test_a_daily_table_on_its_wall_clock(tmp_path, monkeypatch):
     rendered = wait.render_template(
         wait.partition, {"data_interval_start": interval.start}, orders.get_template_env()
     )
-    assert rendered == {"dt": "2026-11-20"}
+    assert rendered == {"dt": "20261120"}
     events = bag.dags["events_hourly"]
     assert events.get_task("partition_commit.compact").conf == {"spark.executor.memory": "2g"}
     assert events.owner == "data-platform"

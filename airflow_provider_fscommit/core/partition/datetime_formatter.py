@@ -214,6 +214,7 @@ class JavaDateTimeFormatter:
             raise TypeError(f"timestamp formatter must be a str, not {type(pattern).__name__}")
         self._pattern = pattern
         self._groups: dict[str, _Number | _Text] = {}
+        self._atomic_groups = 0
         elements = _build(pattern)
         self._regex = re.compile(self._to_regex(elements))
 
@@ -266,7 +267,7 @@ class JavaDateTimeFormatter:
             if isinstance(element, _Literal):
                 parts.append(re.escape(element.text))
             elif isinstance(element, _Optional):
-                parts.append(f"(?>(?:{self._to_regex(element.elements)})?)")
+                parts.append(self._atomic(f"(?:{self._to_regex(element.elements)})?"))
             else:
                 group = f"g{len(self._groups)}"
                 self._groups[group] = element
@@ -276,8 +277,18 @@ class JavaDateTimeFormatter:
                     body = "|".join(re.escape(name) for name in names)
                 else:
                     body = _number_regex(element)
-                parts.append(f"(?>(?P<{group}>{body}))")
+                parts.append(self._atomic(f"(?P<{group}>{body})"))
         return "".join(parts)
+
+    def _atomic(self, body: str) -> str:
+        """An atomic group, ``(?>body)``, in a form Python's ``re`` takes before 3.11 too.
+
+        A look-ahead never backtracks into what it matched, and the back-reference then
+        consumes exactly that: the same match as ``(?>body)`` on every Python we support.
+        """
+        name = f"a{self._atomic_groups}"
+        self._atomic_groups += 1
+        return f"(?=(?P<{name}>{body}))(?P={name})"
 
 
 def _number_regex(number: _Number) -> str:
