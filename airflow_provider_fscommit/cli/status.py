@@ -1,7 +1,8 @@
-"""watermark, partitions and their commit state, orphan files
+"""watermark, completeness, partitions and their commit state, orphan files
 
-Show the latest committed batch, the safe watermark, every partition with its committed
-files and state, and orphan files of failed batches.
+Show the latest committed batch, the safe watermark, the partition time the table is
+complete through (as published by the last commit run, and as the state gives it now),
+every partition with its committed files and state, and orphan files of failed batches.
 """
 
 from __future__ import annotations
@@ -17,6 +18,10 @@ from airflow_provider_fscommit.core.config.quantities import (
     parse_duration,
 )
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
+from airflow_provider_fscommit.core.status.completeness import (
+    TableCompleteness,
+    read_completeness,
+)
 from airflow_provider_fscommit.core.status.partition_wait import PartitionCheck, check_partition
 from airflow_provider_fscommit.core.status.table_report import (
     DEFAULT_STALL_TIMEOUT,
@@ -51,7 +56,11 @@ def run(spec: TableSpec, args: argparse.Namespace) -> int:
         print(json.dumps(check.to_dict(), indent=2) if args.json else render_check(check))
         return 0 if check.committable else NOTHING_COMMITTABLE
     report = read_table_report(spec, stall_timeout)
-    print(json.dumps(report.to_dict(), indent=2) if args.json else render_status(report))
+    completeness = read_completeness(report)
+    if args.json:
+        print(json.dumps(report.to_dict() | {"completeness": completeness.to_dict()}, indent=2))
+    else:
+        print(render_status(report, completeness))
     return 0
 
 
@@ -71,12 +80,19 @@ def render_check(check: PartitionCheck) -> str:
     )
 
 
-def render_status(report: TableReport) -> str:
+def render_status(report: TableReport, completeness: TableCompleteness) -> str:
     """The report as a readable table: the same states as the status page."""
-    return "\n".join([*_status_header(report), "", *_partition_table(report), *_file_lists(report)])
+    return "\n".join(
+        [
+            *_status_header(report, completeness),
+            "",
+            *_partition_table(report),
+            *_file_lists(report),
+        ]
+    )
 
 
-def _status_header(report: TableReport) -> list[str]:
+def _status_header(report: TableReport, completeness: TableCompleteness) -> list[str]:
     """The table-wide facts, one labelled line each: where the stream is and how it commits."""
     status = report.status
     spec, cp = status.spec, status.checkpoint
@@ -99,6 +115,7 @@ def _status_header(report: TableReport) -> list[str]:
         + (f", {_age(lag / 1000)} behind the clock" if lag is not None else "")
         + f"; next batch runs with {iso_ms(cp.next_batch_watermark_ms) or '-'})"
     )
+    lines.extend(_completeness(completeness))
     if report.stalled:
         lines.append(
             f"Stalled    no progress since {iso_ms(report.progress_since_ms)} (more than "
@@ -111,6 +128,25 @@ def _status_header(report: TableReport) -> list[str]:
     lines.append(f"Format     {format_error or file_format or 'unknown (nothing staged yet)'}")
     if report.ledger_error:
         lines.append(f"Ledger     {report.ledger_error}")
+    return lines
+
+
+def _completeness(completeness: TableCompleteness) -> list[str]:
+    """What the last commit run published, and what the state gives now where it differs
+    (the current watermark has its own line)."""
+    published, current = completeness.published, completeness.current
+    if published is None:
+        lines = ["Complete   nothing published yet (a commit run publishes it)"]
+    else:
+        lines = [
+            f"Complete   through {iso_ms(published.complete_through_ms) or '-'} (published "
+            f"{iso_ms(published.committed_at_ms) or '-'}; watermark "
+            f"{iso_ms(published.watermark_ms) or '-'})"
+        ]
+    if published is None or current.complete_through_ms != published.complete_through_ms:
+        lines.append(f"Now        through {iso_ms(current.complete_through_ms) or '-'}")
+    if current.reason:
+        lines.append(f"Why        {current.reason}")
     return lines
 
 

@@ -16,6 +16,7 @@ from urllib.parse import quote
 
 from airflow_provider_fscommit.core.config.quantities import format_duration, format_size
 from airflow_provider_fscommit.core.status.committable import PartitionState
+from airflow_provider_fscommit.core.status.completeness import TableCompleteness
 from airflow_provider_fscommit.core.status.table_report import (
     CommitOrigin,
     PartitionReport,
@@ -74,12 +75,13 @@ document.addEventListener("click", function (event) {
 
 @dataclass(frozen=True)
 class TableCard:
-    """One configured table: its report, or why it could not be read."""
+    """One configured table: its report and completeness, or why it could not be read."""
 
     name: str
     spec_file: str
     report: TableReport | None = None
     error: str | None = None
+    completeness: TableCompleteness | None = None
 
 
 def render_page(cards: Sequence[TableCard], now_ms: int, config_hint: str) -> str:
@@ -127,12 +129,13 @@ def _card(card: TableCard) -> str:
         f'<div class="error">{escape(report.ledger_error)}</div>' if report.ledger_error else ""
     )
     return (
-        f'<section class="card table-card">{title}{source}{paths}{_facts(report)}'
+        f'<section class="card table-card">{title}{source}{paths}'
+        f"{_facts(report, card.completeness)}"
         f"{ledger_error}{_chart(report.partitions)}{_partitions(report)}</section>"
     )
 
 
-def _facts(report: TableReport) -> str:
+def _facts(report: TableReport, completeness: TableCompleteness | None) -> str:
     cp = report.status.checkpoint
     lag = report.watermark_lag_ms
     last_batch = report.last_batch_ms
@@ -158,6 +161,7 @@ def _facts(report: TableReport) -> str:
             else "none yet",
         ),
         ("Watermark lag", _duration(lag)),
+        ("Complete through", _completeness(completeness)),
         (
             "Last batch",
             f"{cp.latest_committed_batch} at {_time(last_batch)}"
@@ -178,6 +182,27 @@ def _facts(report: TableReport) -> str:
         + "".join(f'<div class="fact"><b>{label}</b>{value}</div>' for label, value in facts)
         + "</div>"
     )
+
+
+def _completeness(completeness: TableCompleteness | None) -> str:
+    """The published partition time, and what the state gives now where it differs (the
+    current watermark is a fact of its own)."""
+    if completeness is None:
+        return "-"
+    published, current = completeness.published, completeness.current
+    if published is None:
+        shown = "nothing published yet"
+    else:
+        shown = (
+            f'<span class="published">{_time(published.complete_through_ms)}</span>'
+            f" (published {_time(published.committed_at_ms)}, watermark "
+            f"{_time(published.watermark_ms)})"
+        )
+    if published is None or current.complete_through_ms != published.complete_through_ms:
+        shown += f'<br><span class="now">now {_time(current.complete_through_ms)}</span>'
+    if current.reason:
+        shown += f'<br><span class="why">{escape(current.reason)}</span>'
+    return shown
 
 
 def _format(report: TableReport) -> str:

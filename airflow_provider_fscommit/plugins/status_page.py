@@ -32,6 +32,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Resp
 from airflow_provider_fscommit.core.config.quantities import format_duration, parse_duration
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.errors import FsCommitError
+from airflow_provider_fscommit.core.status.completeness import read_completeness
 from airflow_provider_fscommit.core.status.table_report import (
     DEFAULT_STALL_TIMEOUT,
     read_table_report,
@@ -91,6 +92,7 @@ def read_cards(settings: PageSettings, now_ms: int) -> list[TableCard]:
             spec = TableSpec.from_file(path)
             with AwsStorageHook(settings.aws_conn_id).storage():
                 report = read_table_report(spec, settings.stall_timeout, now_ms=now_ms, shared=True)
+                completeness = read_completeness(report)
         except FsCommitError as exc:
             cards.append(TableCard(name, path, error=str(exc)))
         except Exception as exc:
@@ -99,7 +101,7 @@ def read_cards(settings: PageSettings, now_ms: int) -> list[TableCard]:
             log.exception("fscommit status page: cannot read the table of %s", path)
             cards.append(TableCard(name, path, error=f"{type(exc).__name__}: {exc}"))
         else:
-            cards.append(TableCard(name, path, report=report))
+            cards.append(TableCard(name, path, report=report, completeness=completeness))
     return cards
 
 
@@ -136,6 +138,7 @@ def create_app() -> FastAPI:
                     "spec_file": card.spec_file,
                     "error": card.error,
                     "report": card.report.to_dict() if card.report else None,
+                    "completeness": card.completeness.to_dict() if card.completeness else None,
                 }
                 for card in read_cards(PageSettings.from_airflow_config(), now_ms)
             ],
