@@ -136,7 +136,10 @@ def _completeness(completeness: TableCompleteness) -> list[str]:
     (the current watermark has its own line)."""
     published, current = completeness.published, completeness.current
     if published is None:
-        lines = ["Complete   nothing published yet (a commit run publishes it)"]
+        unpublished = (
+            completeness.published_error or "nothing published yet (a commit run publishes it)"
+        )
+        lines = [f"Complete   {unpublished}"]
     else:
         lines = [
             f"Complete   through {iso_ms(published.complete_through_ms) or '-'} (published "

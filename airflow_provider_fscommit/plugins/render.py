@@ -191,7 +191,7 @@ def _completeness(completeness: TableCompleteness | None) -> str:
         return "-"
     published, current = completeness.published, completeness.current
     if published is None:
-        shown = "nothing published yet"
+        shown = escape(completeness.published_error or "nothing published yet")
     else:
         shown = (
             f'<span class="published">{_time(published.complete_through_ms)}</span>'

@@ -35,7 +35,7 @@ from typing import Any
 from airflow_provider_fscommit.core.config.options import TriggerKind
 from airflow_provider_fscommit.core.config.quantities import iso_ms
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
-from airflow_provider_fscommit.core.errors import ConfigError, PartitionTimeError
+from airflow_provider_fscommit.core.errors import ConfigError, LedgerError, PartitionTimeError
 from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
 from airflow_provider_fscommit.core.partition.partition_spec import PartitionSpec
 from airflow_provider_fscommit.core.status.committable import PartitionState
@@ -121,25 +121,35 @@ class Completeness:
 
 @dataclass(frozen=True)
 class TableCompleteness:
-    """What the committer published (None: nothing yet) and what the state gives now."""
+    """What the committer published (None: nothing yet, or ``published_error`` says why it
+    cannot be read) and what the state gives now."""
 
     published: Completeness | None
     current: Completeness
+    published_error: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "published": None if self.published is None else self.published.to_dict(),
+            "published_error": self.published_error,
             "current": self.current.to_dict(),
         }
 
 
 @store_errors
 def read_completeness(report: TableReport) -> TableCompleteness:
-    """The published completeness from the ledger, and what ``report`` gives now."""
-    published = None
-    if report.spec.table_path and not report.ledger_error:
+    """The published completeness from the ledger, and what ``report`` gives now.
+
+    An unreadable record is shown, not raised: it must not hide the table's status.
+    """
+    current = current_completeness(report)
+    if not report.spec.table_path or report.ledger_error:
+        return TableCompleteness(None, current)
+    try:
         published = published_completeness(CommitLedger(report.spec.table_path))
-    return TableCompleteness(published, current_completeness(report))
+    except LedgerError as exc:
+        return TableCompleteness(None, current, str(exc))
+    return TableCompleteness(published, current)
 
 
 def published_completeness(ledger: CommitLedger) -> Completeness | None:

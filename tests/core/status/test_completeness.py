@@ -147,6 +147,23 @@ def test_complete_through_holds_at_a_stalled_hour_a_quarantine_and_a_late_older_
     assert again.published == fifth.published
     assert ledger.read_completeness() == fifth.published.to_record()
 
+    # An unreadable record is named where the status shows it, and fails no commit run;
+    # deleted, the next run writes it again from the table's state.
+    record = Path(spec.table_path, "_fscommit", "completeness.json")
+    record.write_text("{")
+    shown = read_completeness(read_table_report(spec))
+    assert shown.published is None and shown.current == fifth.current
+    assert shown.published_error is not None and str(record) in shown.published_error
+    unread = commit(spec, [f"{DAY}/hour=02"])
+    assert unread.current.reason == shown.published_error and record.read_text() == "{"
+    record.unlink()
+    rewritten = commit(spec, [f"{DAY}/hour=02"])
+    assert rewritten.published is not None
+    assert (rewritten.published.watermark_ms, rewritten.published.complete_through_ms) == (
+        at(6) + 600_000,
+        at(5),
+    )
+
 
 def test_process_time_and_idle_time_count_committed_partitions_past_the_watermark(
     compacted_stream, tmp_path
