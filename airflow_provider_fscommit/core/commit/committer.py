@@ -45,7 +45,7 @@ from airflow_provider_fscommit.core.status.completeness import (
 )
 from airflow_provider_fscommit.core.status.expiry import expired_reason
 from airflow_provider_fscommit.core.status.table_report import read_table_report
-from airflow_provider_fscommit.core.storage.object_store import store_errors
+from airflow_provider_fscommit.core.storage.object_store import explain, store_errors
 
 log = logging.getLogger(__name__)
 
@@ -120,8 +120,8 @@ class PartitionCommitter:
         After the run's ledger writes and under its lock, so it counts this run's commits
         and two runs never interleave their read and write of the record. The partitions
         are committed by then: a state that cannot be read (a checkpoint gone, a ledger
-        record unreadable) or a lock lost leaves the record as it was, with the reason in
-        ``current``; the next run publishes it.
+        record unreadable, a store failing) or a lock lost leaves the record as it was, with
+        the reason in ``current``; the next run publishes it.
         """
         published: Completeness | None = None
         try:
@@ -133,9 +133,10 @@ class PartitionCommitter:
                 return TableCompleteness(published, current)
             lock.check()
             self.ledger.write_completeness(advanced.to_record())
-        except FsCommitError as exc:
-            log.warning("the table's completeness is not published: %s", exc)
-            return TableCompleteness(published, Completeness(None, None, reason=str(exc)))
+        except (FsCommitError, OSError) as exc:  # the partitions are committed: say, go on
+            reason = str(explain(exc) or exc) if isinstance(exc, OSError) else str(exc)
+            log.warning("the table's completeness is not published: %s", reason)
+            return TableCompleteness(published, Completeness(None, None, reason=reason))
         return TableCompleteness(advanced, current)
 
     def _commit(
