@@ -28,6 +28,7 @@ from airflow_provider_fscommit.cli.compaction import SparkOptions
 from airflow_provider_fscommit.cli.status import render_status
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.status.committable import PartitionState
+from airflow_provider_fscommit.core.status.completeness import read_completeness
 from airflow_provider_fscommit.core.status.table_report import read_table_report
 from fscommit_dev.metastore import server as metastore_server
 
@@ -137,7 +138,7 @@ def demo(output: Path, seconds: float, metastore_uri: str) -> int:
         )
         report = read_table_report(spec)
         print()
-        print(render_status(report))
+        print(render_status(report, read_completeness(report)))
         print()
         print(f"Committing the committable partitions into {table} and the metastore")
         code = run_commit(

@@ -1,9 +1,10 @@
-"""watermark, partitions and their commit state, orphan files
+"""watermark, completeness, partitions and their commit state, orphan files
 
-Show the latest committed batch, the safe watermark, every partition with its committed
-files and state, and orphan files of failed batches. Without --partition-keys, the keys
-and the time pattern are read off the staged directories (as init does) and the header
-says so; anything given explicitly wins.
+Show the latest committed batch, the safe watermark, the partition time the table is
+complete through (as published by the last commit run, and as the state gives it now),
+every partition with its committed files and state, and orphan files of failed batches.
+Without --partition-keys, the keys and the time pattern are read off the staged
+directories (as init does) and the header says so; anything given explicitly wins.
 """
 
 from __future__ import annotations
@@ -19,6 +20,10 @@ from airflow_provider_fscommit.core.config.quantities import (
     parse_duration,
 )
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
+from airflow_provider_fscommit.core.status.completeness import (
+    TableCompleteness,
+    read_completeness,
+)
 from airflow_provider_fscommit.core.status.partition_wait import PartitionCheck, check_partition
 from airflow_provider_fscommit.core.status.table_overview import TableEntry, read_tables
 from airflow_provider_fscommit.core.status.table_report import (
@@ -63,13 +68,14 @@ def run(spec: TableSpec, args: argparse.Namespace) -> int:
         return 0 if check.committable else NOTHING_COMMITTABLE
     report = read_table_report(spec, stall_timeout)
     inferred = args.inference.partitioning.summary if args.inference else None
+    completeness = read_completeness(report)
     if args.json:
-        document = report.to_dict()
+        document = report.to_dict() | {"completeness": completeness.to_dict()}
         if args.inference:
             document["inferred"] = args.inference.to_dict()
         print(json.dumps(document, indent=2))
     else:
-        print(render_status(report, inferred))
+        print(render_status(report, completeness, inferred))
     return 0
 
 
@@ -89,15 +95,24 @@ def render_check(check: PartitionCheck) -> str:
     )
 
 
-def render_status(report: TableReport, inferred: str | None = None) -> str:
+def render_status(
+    report: TableReport, completeness: TableCompleteness, inferred: str | None = None
+) -> str:
     """The report as a readable table: the same states as the status page; ``inferred``
     says what of the table was read off the stream rather than given."""
     return "\n".join(
-        [*_status_header(report, inferred), "", *_partition_table(report), *_file_lists(report)]
+        [
+            *_status_header(report, completeness, inferred),
+            "",
+            *_partition_table(report),
+            *_file_lists(report),
+        ]
     )
 
 
-def _status_header(report: TableReport, inferred: str | None = None) -> list[str]:
+def _status_header(
+    report: TableReport, completeness: TableCompleteness, inferred: str | None = None
+) -> list[str]:
     """The table-wide facts, one labelled line each: where the stream is and how it commits."""
     status = report.status
     spec, cp = status.spec, status.checkpoint
@@ -122,6 +137,7 @@ def _status_header(report: TableReport, inferred: str | None = None) -> list[str
         + (f", {_age(lag / 1000)} behind the clock" if lag is not None else "")
         + f"; next batch runs with {iso_ms(cp.next_batch_watermark_ms) or '-'})"
     )
+    lines.extend(_completeness(completeness))
     if report.stalled:
         lines.append(
             f"Stalled    no progress since {iso_ms(report.progress_since_ms)} (more than "
@@ -134,6 +150,28 @@ def _status_header(report: TableReport, inferred: str | None = None) -> list[str
     lines.append(f"Format     {format_error or file_format or 'unknown (nothing staged yet)'}")
     if report.ledger_error:
         lines.append(f"Ledger     {report.ledger_error}")
+    return lines
+
+
+def _completeness(completeness: TableCompleteness) -> list[str]:
+    """What the last commit run published, and what the state gives now where it differs
+    (the current watermark has its own line)."""
+    published, current = completeness.published, completeness.current
+    if published is None:
+        unpublished = (
+            completeness.published_error or "nothing published yet (a commit run publishes it)"
+        )
+        lines = [f"Complete   {unpublished}"]
+    else:
+        lines = [
+            f"Complete   through {iso_ms(published.complete_through_ms) or '-'} (published "
+            f"{iso_ms(published.committed_at_ms) or '-'}; watermark "
+            f"{iso_ms(published.watermark_ms) or '-'})"
+        ]
+    if published is None or current.complete_through_ms != published.complete_through_ms:
+        lines.append(f"Now        through {iso_ms(current.complete_through_ms) or '-'}")
+    if current.reason:
+        lines.append(f"Why        {current.reason}")
     return lines
 
 
@@ -195,6 +233,7 @@ _OVERVIEW_COLUMNS = (
     "COMMITTED",
     "ERRORS",
     "OLDEST NOT COMMITTED",
+    "COMPLETE THROUGH (UTC)",
     "STREAM",
 )
 
@@ -219,7 +258,7 @@ def render_overview(entries: list[TableEntry]) -> list[str]:
     for entry in entries:
         line = entry.to_dict()
         if entry.report is None:
-            rows.append((entry.name, "-", "-", "-", "-", "-", "1", "-", "unreadable"))
+            rows.append((entry.name, "-", "-", "-", "-", "-", "1", "-", "-", "unreadable"))
             continue
         lag = entry.report.watermark_lag_ms
         rows.append(
@@ -229,6 +268,7 @@ def render_overview(entries: list[TableEntry]) -> list[str]:
                 "-" if lag is None else _age(lag / 1000),
                 *(str(line[key]) for key in ("pending", "committable", "committed", "errors")),
                 line["oldest_uncommitted"] or "-",
+                line["complete_through"] or "-",
                 "stalled" if entry.report.stalled else "moving",
             )
         )

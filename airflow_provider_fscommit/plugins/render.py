@@ -15,6 +15,7 @@ from urllib.parse import quote
 
 from airflow_provider_fscommit.core.config.quantities import format_duration, format_size
 from airflow_provider_fscommit.core.status.committable import PartitionState
+from airflow_provider_fscommit.core.status.completeness import TableCompleteness
 from airflow_provider_fscommit.core.status.table_overview import TableEntry
 from airflow_provider_fscommit.core.status.table_report import (
     CommitOrigin,
@@ -109,6 +110,7 @@ _OVERVIEW_COLUMNS = (
     "committed",
     "errors",
     "oldest not committed",
+    "complete through",
     "stream",
 )
 
@@ -127,7 +129,7 @@ def _overview(cards: Sequence[TableEntry]) -> str:
             problem = escape(card.error or "unknown error")
             rows.append(
                 f'<tr class="overview-row"><td class="p">{link}</td>'
-                f'<td colspan="8"><span class="state" style="background:#cf222e">error</span> '
+                f'<td colspan="9"><span class="state" style="background:#cf222e">error</span> '
                 f"{problem}</td></tr>"
             )
             continue
@@ -142,6 +144,7 @@ def _overview(cards: Sequence[TableEntry]) -> str:
             f'<td class="t">{_time(line["watermark_ms"])}</td>'
             f'<td class="t">{_duration(card.report.watermark_lag_ms)}</td>{counts}'
             f'<td class="p">{escape(line["oldest_uncommitted"] or "-")}</td>'
+            f'<td class="t">{_time(line["complete_through_ms"])}</td>'
             f"<td>{stream}</td></tr>"
         )
     return (
@@ -169,12 +172,13 @@ def _card(card: TableEntry) -> str:
         f'<div class="error">{escape(report.ledger_error)}</div>' if report.ledger_error else ""
     )
     return (
-        f'<section class="card table-card">{title}{source}{paths}{_facts(report)}'
+        f'<section class="card table-card">{title}{source}{paths}'
+        f"{_facts(report, card.completeness)}"
         f"{ledger_error}{_chart(report.partitions)}{_partitions(report)}</section>"
     )
 
 
-def _facts(report: TableReport) -> str:
+def _facts(report: TableReport, completeness: TableCompleteness | None) -> str:
     cp = report.status.checkpoint
     lag = report.watermark_lag_ms
     last_batch = report.last_batch_ms
@@ -200,6 +204,7 @@ def _facts(report: TableReport) -> str:
             else "none yet",
         ),
         ("Watermark lag", _duration(lag)),
+        ("Complete through", _completeness(completeness)),
         (
             "Last batch",
             f"{cp.latest_committed_batch} at {_time(last_batch)}"
@@ -220,6 +225,27 @@ def _facts(report: TableReport) -> str:
         + "".join(f'<div class="fact"><b>{label}</b>{value}</div>' for label, value in facts)
         + "</div>"
     )
+
+
+def _completeness(completeness: TableCompleteness | None) -> str:
+    """The published partition time, and what the state gives now where it differs (the
+    current watermark is a fact of its own)."""
+    if completeness is None:
+        return "-"
+    published, current = completeness.published, completeness.current
+    if published is None:
+        shown = escape(completeness.published_error or "nothing published yet")
+    else:
+        shown = (
+            f'<span class="published">{_time(published.complete_through_ms)}</span>'
+            f" (published {_time(published.committed_at_ms)}, watermark "
+            f"{_time(published.watermark_ms)})"
+        )
+    if published is None or current.complete_through_ms != published.complete_through_ms:
+        shown += f'<br><span class="now">now {_time(current.complete_through_ms)}</span>'
+    if current.reason:
+        shown += f'<br><span class="why">{escape(current.reason)}</span>'
+    return shown
 
 
 def _format(report: TableReport) -> str:

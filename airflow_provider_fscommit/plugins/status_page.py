@@ -64,7 +64,7 @@ class PageSettings:
 
 
 def read_cards(settings: PageSettings, now_ms: int) -> list[TableEntry]:
-    """One entry per spec file: its report, or the error that stopped reading it."""
+    """One entry per spec file: its report and completeness, or the error reading it."""
     return read_tables(
         settings.table_specs,
         settings.stall_timeout,
@@ -102,7 +102,11 @@ def create_app() -> FastAPI:
         return {
             "now_ms": now_ms,
             "tables": [
-                card.to_dict() | {"report": card.report.to_dict() if card.report else None}
+                card.to_dict()
+                | {
+                    "report": card.report.to_dict() if card.report else None,
+                    "completeness": card.completeness.to_dict() if card.completeness else None,
+                }
                 for card in read_cards(PageSettings.from_airflow_config(), now_ms)
             ],
         }

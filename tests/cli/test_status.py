@@ -8,8 +8,13 @@ import subprocess
 import pytest
 
 from airflow_provider_fscommit.cli.main import main
-from fscommit_dev.tables import status_args
-from tests.support.compaction import FSCOMMIT
+from airflow_provider_fscommit.core.commit.committer import PartitionCommitter
+from airflow_provider_fscommit.core.commit.policy_factory import create_policies
+from airflow_provider_fscommit.core.commit.publisher import CompactionPublisher
+from airflow_provider_fscommit.core.compaction.compactor import compact_unit
+from airflow_provider_fscommit.core.config.table_spec import TableSpec
+from fscommit_dev.tables import status_args, table_flags
+from tests.support.compaction import FSCOMMIT, table_options
 
 
 def test_status_json_has_the_documented_fields(compacted_stream, capsys):
@@ -82,3 +87,47 @@ def test_human_output_is_a_table(compacted_stream, capsys):
     assert "PARTITION" in out and "STATE" in out
     assert "dt=2026-11-20/hour=00" in out
     assert "committable" in out and "pending" in out
+
+
+def test_status_shows_the_published_completeness_and_the_current_one_where_it_differs(
+    compacted_stream, tmp_path, capsys
+):
+    stream = compacted_stream  # safe watermark 06:10: hours 00 to 05 committable
+    options = table_options(stream, str(tmp_path / "table"))
+    args = ["status", *table_flags(options)]
+    assert main(args) == 0
+    human = capsys.readouterr().out
+    assert "Complete   nothing published yet (a commit run publishes it)\n" in human
+    assert "Now        through -\n" in human
+    assert "Why        dt=2026-11-20/hour=00 is committable, not committed\n" in human
+
+    spec = TableSpec.from_options(options | {"sink.partition-commit.policy.kind": "success-file"})
+    hours = ["dt=2026-11-20/hour=00", "dt=2026-11-20/hour=01", "dt=2026-11-20/hour=03"]
+    CompactionPublisher(spec).run(lambda tasks: [compact_unit(t) for t in tasks], hours)
+    committer = PartitionCommitter(spec, create_policies(spec))
+    committer.commit(hours)
+    assert committer.completeness is not None and committer.completeness.published is not None
+    committed_at = committer.completeness.published.to_dict()["committed_at"]
+    assert main(args) == 0
+    human = capsys.readouterr().out
+    assert (
+        "Complete   through 2026-11-20T01:00:00.000+00:00 (published "
+        f"{committed_at}; watermark 2026-11-20T06:10:00.000+00:00)\n"
+    ) in human
+    assert "Now " not in human  # the state gives what was published
+    assert "Why        dt=2026-11-20/hour=02 is committable, not committed\n" in human
+    assert main([*args, "--json"]) == 0
+    completeness = json.loads(capsys.readouterr().out)["completeness"]
+    assert completeness["published"] == committer.completeness.published.to_dict()
+    assert completeness["current"]["complete_through"] == "2026-11-20T01:00:00.000+00:00"
+    assert completeness["current"]["reason"] == (
+        "dt=2026-11-20/hour=02 is committable, not committed"
+    )
+
+    # A longer delay since: the watermark has not passed 01's commit time any more. The
+    # published value stands (forward only); what the state gives now is shown beside it.
+    assert main([*args, "--delay", "330 min"]) == 0
+    human = capsys.readouterr().out
+    assert "Complete   through 2026-11-20T01:00:00.000+00:00 (published" in human
+    assert "Now        through 2026-11-20T00:00:00.000+00:00\n" in human
+    assert "Why        dt=2026-11-20/hour=01 is committed, but the watermark" in human

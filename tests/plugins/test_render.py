@@ -2,13 +2,23 @@
 
 from __future__ import annotations
 
+from datetime import datetime, timezone
 from html.parser import HTMLParser
 
+from airflow_provider_fscommit.core.commit.committer import PartitionCommitter
+from airflow_provider_fscommit.core.commit.policy_factory import create_policies
+from airflow_provider_fscommit.core.commit.publisher import CompactionPublisher
+from airflow_provider_fscommit.core.compaction.compactor import compact_unit
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.status.table_overview import TableEntry
-from airflow_provider_fscommit.core.status.table_report import read_table_report
+from airflow_provider_fscommit.core.status.table_report import (
+    DEFAULT_STALL_TIMEOUT,
+    read_table_report,
+)
 from airflow_provider_fscommit.plugins.render import render_page
+from airflow_provider_fscommit.plugins.status_page import PageSettings, read_cards
 from fscommit_dev.streams import StreamingTable, row
+from tests.support.compaction import table_options
 
 HOSTILE = "<img src=x onerror=alert(1)>&amp;"
 
@@ -87,3 +97,45 @@ def test_a_stream_that_has_just_started_shows_its_watermark_as_not_advanced_yet(
     text = "".join(page.text)
     assert "Safe watermarknot advanced yet" in text and "1 pending" in text
     assert "Formatparquet" in text  # detected from the staged files' names
+
+
+def test_a_tables_card_shows_its_published_completeness_and_what_holds_it(
+    compacted_stream, tmp_path
+):
+    options = table_options(compacted_stream, str(tmp_path / "table"))
+    spec = TableSpec.from_options(options | {"sink.partition-commit.policy.kind": "success-file"})
+    hours = ["dt=2026-11-20/hour=00", "dt=2026-11-20/hour=01", "dt=2026-11-20/hour=03"]
+    CompactionPublisher(spec).run(lambda tasks: [compact_unit(t) for t in tasks], hours)
+    committer = PartitionCommitter(spec, create_policies(spec))
+    committer.commit(hours)
+    assert committer.completeness is not None and committer.completeness.published is not None
+    published_at = committer.completeness.published.committed_at_ms
+    # The same table with a longer delay since: 01's commit time is past the watermark.
+    (tmp_path / "events.json").write_text(spec.to_json())
+    (tmp_path / "later.json").write_text(
+        TableSpec.from_options(options | {"sink.partition-commit.delay": "330 min"}).to_json()
+    )
+    settings = PageSettings(
+        [str(tmp_path / "events.json"), str(tmp_path / "later.json")], DEFAULT_STALL_TIMEOUT
+    )
+    events, later = read_cards(settings, 0)
+
+    assert events.completeness == committer.completeness
+    text = "".join(parse(render_page([events], 0, "")).text)
+    assert (
+        "Complete through2026-11-20 01:00:00 UTC (published "
+        f"{datetime.fromtimestamp(published_at / 1000, timezone.utc):%Y-%m-%d %H:%M:%S} UTC, "
+        "watermark 2026-11-20 06:10:00 UTC)"
+        "dt=2026-11-20/hour=02 is committable, not committed"
+    ) in text
+    assert "now " not in text  # the state gives what was published
+
+    assert (
+        later.completeness is not None
+        and later.completeness.published == events.completeness.published
+    )
+    text = "".join(parse(render_page([later], 0, "")).text)
+    assert "Complete through2026-11-20 01:00:00 UTC (published" in text
+    assert (
+        "now 2026-11-20 00:00:00 UTCdt=2026-11-20/hour=01 is committed, but the watermark" in text
+    )

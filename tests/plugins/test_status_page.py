@@ -86,6 +86,13 @@ def test_status_page_shows_a_table_committed_by_a_real_dag_run(
             f"{DAY}/hour=06": "pending",
         }
         assert "nope.yaml" in tables[1]["error"]
+        # The sweep's commit run published 03 as complete (02 has no rows, its hour is
+        # over); late data in 01 leaves it counted, 04 (committable now) holds it.
+        completeness = tables[0]["completeness"]
+        assert completeness["published"]["complete_through"] == "2026-11-20T03:00:00.000+00:00"
+        assert completeness["published"]["watermark"] == "2026-11-20T04:10:00.000+00:00"
+        assert completeness["current"]["complete_through"] == "2026-11-20T03:00:00.000+00:00"
+        assert completeness["current"]["reason"] == f"{DAY}/hour=04 is committable, not committed"
 
         with browser(tmp_path / "chromium-profile") as driver:
             wait = WebDriverWait(driver, 60)
@@ -98,6 +105,8 @@ def test_status_page_shows_a_table_committed_by_a_real_dag_run(
             text = driver.find_element(By.TAG_NAME, "body").text
             assert "Partition commit status" in text
             assert "Safe watermark\n2026-11-20 05:10:00 UTC" in text
+            assert "Complete through\n2026-11-20 03:00:00 UTC (published " in text
+            assert f"{DAY}/hour=04 is committable, not committed" in text
             cards = driver.find_elements(By.CSS_SELECTOR, "section.table-card")
             assert [c.find_element(By.TAG_NAME, "h2").text for c in cards] == ["table", "nope"]
             assert "cannot read the table spec file" in cards[1].text

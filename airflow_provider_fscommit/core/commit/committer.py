@@ -11,10 +11,15 @@ An hour in which the stream wrote nothing still has to be marked done, or downst
 waits forever (a known Flink gap): with ``commit_empty``, a partition with nothing
 published is committed empty (its directory, metastore partition and success file).
 A partition past its expiration (``status.expiry``) is never committed again.
+
+Each run ends by moving the table's published completeness (``status.completeness``:
+its watermark and the partition time through which every partition is committed)
+forward, so catalogs can carry it to readers outside Airflow.
 """
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -27,12 +32,22 @@ from airflow_provider_fscommit.core.commit.policy import (
 )
 from airflow_provider_fscommit.core.compat import StrEnum
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
+from airflow_provider_fscommit.core.errors import FsCommitError
 from airflow_provider_fscommit.core.faults import fault_point
 from airflow_provider_fscommit.core.ledger.ledger import CommitLedger, PartitionLedger
 from airflow_provider_fscommit.core.ledger.lock import TableLock
 from airflow_provider_fscommit.core.partition.partition_spec import PartitionSpec
+from airflow_provider_fscommit.core.status.completeness import (
+    Completeness,
+    TableCompleteness,
+    current_completeness,
+    published_completeness,
+)
 from airflow_provider_fscommit.core.status.expiry import expired_reason
-from airflow_provider_fscommit.core.storage.object_store import store_errors
+from airflow_provider_fscommit.core.status.table_report import read_table_report
+from airflow_provider_fscommit.core.storage.object_store import explain, store_errors
+
+log = logging.getLogger(__name__)
 
 
 class CommitState(StrEnum):
@@ -76,6 +91,9 @@ class PartitionCommitter:
         self.policies = list(policies)
         self.table_path = spec.require_table_path()
         self.ledger = CommitLedger(self.table_path, spec.single_writer)
+        # After each commit(): the table's published completeness (a catalog copies its
+        # table_parameters()) and what the state gave; None before the first run.
+        self.completeness: TableCompleteness | None = None
 
     @store_errors
     def commit(
@@ -92,7 +110,34 @@ class PartitionCommitter:
         commit so the status page can link the run that committed a partition.
         """
         with TableLock(self.table_path, "commit", single_writer=self.spec.single_writer) as lock:
-            return self._commit(partitions, commit_empty, lock, origin)
+            outcomes = self._commit(partitions, commit_empty, lock, origin)
+            self.completeness = self._publish_completeness(lock)
+            return outcomes
+
+    def _publish_completeness(self, lock: TableLock) -> TableCompleteness:
+        """Move the published completeness forward to what the table's state gives now.
+
+        After the run's ledger writes and under its lock, so it counts this run's commits
+        and two runs never interleave their read and write of the record. The partitions
+        are committed by then: a state that cannot be read (a checkpoint gone, a ledger
+        record unreadable, a store failing) or a lock lost leaves the record as it was, with
+        the reason in ``current``; the next run publishes it.
+        """
+        published: Completeness | None = None
+        try:
+            published = published_completeness(self.ledger)
+            current = current_completeness(read_table_report(self.spec, find_orphans=False))
+            previous = published or Completeness(None, None)
+            advanced = previous.advance(current, int(time.time() * 1000))
+            if advanced == previous:
+                return TableCompleteness(published, current)
+            lock.check()
+            self.ledger.write_completeness(advanced.to_record())
+        except (FsCommitError, OSError) as exc:  # the partitions are committed: say, go on
+            reason = str(explain(exc) or exc) if isinstance(exc, OSError) else str(exc)
+            log.warning("the table's completeness is not published: %s", reason)
+            return TableCompleteness(published, Completeness(None, None, reason=reason))
+        return TableCompleteness(advanced, current)
 
     def _commit(
         self,

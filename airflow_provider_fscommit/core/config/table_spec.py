@@ -25,6 +25,7 @@ from airflow_provider_fscommit.core.partition.commit_trigger import (
     PartitionCommitTrigger,
     PartitionTimeCommitTrigger,
     ProcTimeCommitTrigger,
+    at_zone_epoch_ms,
     parse_time_zone,
 )
 from airflow_provider_fscommit.core.partition.partition_spec import PartitionSpec
@@ -327,6 +328,16 @@ class TableSpec:
                 "(--table, or the table_path option) to compact and publish into"
             )
         return self.table_path
+
+    def partition_time_ms(self, partition: str) -> int:
+        """A partition's time as an instant (epoch ms): its extracted local time on the
+        wall clock of the watermark time zone, placed as ``partition-time`` places it.
+
+        Raises ``PartitionTimeError`` for values the extractor cannot read.
+        """
+        values = PartitionSpec.parse(partition, self.partition_keys, self.partition_default_name)
+        local = self.time_extractor.extract(values.keys, values.values)
+        return at_zone_epoch_ms(local, parse_time_zone(self.watermark_time_zone))
 
     @cached_property
     def time_extractor(self) -> PartitionTimeExtractor:

@@ -18,6 +18,10 @@ files a user excluded (``fscommit quarantine``): unreadable ones whose rows cann
 recovered, so that the rest of the partition can be published; they are never published
 afterwards. ``expire-<n>.json`` records that partition expiration dropped the partition and
 deleted its published files (:mod:`expiration`): nothing of it is published again.
+
+One table-wide record is overwritten rather than created once: ``completeness.json``, the
+table's published completeness (``status.completeness``), which only the committer writes,
+under the table lock, and only ever moves forward.
 """
 
 from __future__ import annotations
@@ -46,6 +50,7 @@ from airflow_provider_fscommit.core.storage.filesystem import (
 )
 
 LEDGER_DIR = "_fscommit"
+_COMPLETENESS = "completeness.json"
 _APPEND_ATTEMPTS = 10
 _RECORD = re.compile(r"(plan|commit|policy|quarantine|expire)-(\d{8})\.json")
 
@@ -256,6 +261,23 @@ class CommitLedger:
         if not exists(self.filesystem, self._run_path(run_id)):
             return None
         return read_json(self.filesystem, self._run_path(run_id))
+
+    def read_completeness(self) -> dict[str, Any] | None:
+        """The table's published completeness record (None: no commit run published one)."""
+        path = f"{self.ledger_root}/{_COMPLETENESS}"
+        if not exists(self.filesystem, path):
+            return None
+        try:
+            return read_json(self.filesystem, path)
+        except ValueError as exc:
+            raise LedgerError(
+                f"ledger record {path} is unreadable ({exc}); restore it from a backup, or "
+                "delete it: the next commit run writes it again from the table's state"
+            ) from None
+
+    def write_completeness(self, record: dict[str, Any]) -> None:
+        """Replace the completeness record (call under the lock: read, advance, write)."""
+        write_json(self.filesystem, f"{self.ledger_root}/{_COMPLETENESS}", record)
 
     def _run_path(self, run_id: str) -> str:
         return f"{self.ledger_root}/runs/{run_id}.json"

@@ -21,11 +21,6 @@ from airflow_provider_fscommit.core.config.quantities import format_duration, is
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.errors import PartitionTimeError
 from airflow_provider_fscommit.core.ledger.ledger import PartitionLedger
-from airflow_provider_fscommit.core.partition.commit_trigger import (
-    at_zone_epoch_ms,
-    parse_time_zone,
-)
-from airflow_provider_fscommit.core.partition.partition_spec import PartitionSpec
 
 _MS = timedelta(milliseconds=1)
 
@@ -36,9 +31,7 @@ def age_start_ms(spec: TableSpec, partition: str, records: PartitionLedger) -> i
     ``values-time`` raises ``PartitionTimeError`` for a path the extractor cannot read.
     """
     if spec.expiration_strategy is ExpirationStrategy.VALUES_TIME:
-        values = PartitionSpec.parse(partition, spec.partition_keys, spec.partition_default_name)
-        local = spec.time_extractor.extract(values.keys, values.values)
-        return at_zone_epoch_ms(local, parse_time_zone(spec.watermark_time_zone))
+        return spec.partition_time_ms(partition)
     return records.last_update_ms
 
 

@@ -4,7 +4,8 @@
 lines, read here: which spec files the patterns name, each table's report (or the error
 that stopped reading it: one table's trouble never hides the others), and the few facts
 an operator scans forty tables for (watermark and lag, how many partitions wait, may be
-committed, are committed or in error, the oldest one not committed, a stalled stream).
+committed, are committed or in error, the oldest one not committed, the published
+complete-through, a stalled stream).
 """
 
 from __future__ import annotations
@@ -22,6 +23,10 @@ from airflow_provider_fscommit.core.config.quantities import iso_ms
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.errors import FsCommitError
 from airflow_provider_fscommit.core.status.committable import PartitionState
+from airflow_provider_fscommit.core.status.completeness import (
+    TableCompleteness,
+    read_completeness,
+)
 from airflow_provider_fscommit.core.status.table_report import (
     PartitionReport,
     TableReport,
@@ -39,12 +44,13 @@ _NOT_COMMITTED = (PartitionState.PENDING, *_WORK, PartitionState.ERROR)
 
 @dataclass(frozen=True)
 class TableEntry:
-    """One configured table: its report, or why it could not be read."""
+    """One configured table: its report and completeness, or why it could not be read."""
 
     name: str
     spec_file: str
     report: TableReport | None = None
     error: str | None = None
+    completeness: TableCompleteness | None = None
 
     def count(self, *states: PartitionState) -> int:
         report = self.report
@@ -88,6 +94,8 @@ class TableEntry:
         oldest = self.oldest_uncommitted
         watermark = report.status.checkpoint.watermark_ms if report else None
         lag = report.watermark_lag_ms if report else None
+        published = self.completeness.published if self.completeness else None
+        through = published.complete_through_ms if published else None
         return {
             "name": self.name,
             "spec_file": self.spec_file,
@@ -101,6 +109,8 @@ class TableEntry:
             "committed": self.committed,
             "errors": self.errors,
             "oldest_uncommitted": oldest.partition if oldest else None,
+            "complete_through_ms": through,
+            "complete_through": iso_ms(through),
         }
 
 
@@ -136,6 +146,7 @@ def read_tables(
             spec = TableSpec.from_file(path)
             with storage():
                 report = read_table_report(spec, stall_timeout, now_ms=now_ms, shared=shared)
+                completeness = read_completeness(report)
         except FsCommitError as exc:
             entries.append(TableEntry(name, path, error=str(exc)))
         except Exception as exc:
@@ -144,5 +155,5 @@ def read_tables(
             log.exception("cannot read the table of %s", path)
             entries.append(TableEntry(name, path, error=f"{type(exc).__name__}: {exc}"))
         else:
-            entries.append(TableEntry(name, path, report=report))
+            entries.append(TableEntry(name, path, report=report, completeness=completeness))
     return entries

@@ -1,0 +1,233 @@
+"""The table's completeness: up to which partition time every partition is committed.
+
+Readers outside Airflow (Trino, Athena, Spark) ask "up to when is this table complete?",
+and should not have to list partitions and reason about their states to answer it. Two
+instants answer, both epoch ms UTC:
+
+- ``watermark``: the stream's safe watermark (the one ``partition-time`` judges by), once
+  it has advanced;
+- ``complete_through``: a partition time, inclusive. Every partition the table knows (its
+  stream staged it, or the ledger has records of it) whose partition time is at or before
+  it is committed: none of them is pending, committable but not committed, or in error.
+  Under ``partition-time`` it is moreover never later than what the watermark says is
+  complete (the watermark has passed each such partition's commit time).
+
+What counts as committed: a partition committed once (``committed``), again
+(``re-committed``), or committed and then given late rows not committed yet
+(``late-data``): its readers see its rows as of its last commit, and the next run
+refreshes it, as Flink re-commits late data. A partition whose unreadable staged file a
+user quarantined counts once the rest of it is committed: the user gave those rows up,
+and it will not change again. Expired partitions neither count nor hold it back. A
+partition with no time (the extractor cannot read its values) makes it unknown: it is
+never guessed.
+
+The committer publishes it after each commit run (``completeness.json`` in the ledger),
+forward only (:meth:`Completeness.advance`): a late row that creates an older partition
+lowers what the state gives now, never what was published. docs/semantics.md says what a
+reader may conclude, per trigger.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from airflow_provider_fscommit.core.config.options import TriggerKind
+from airflow_provider_fscommit.core.config.quantities import iso_ms
+from airflow_provider_fscommit.core.config.table_spec import TableSpec
+from airflow_provider_fscommit.core.errors import ConfigError, LedgerError, PartitionTimeError
+from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
+from airflow_provider_fscommit.core.partition.partition_spec import PartitionSpec
+from airflow_provider_fscommit.core.status.committable import PartitionState
+from airflow_provider_fscommit.core.status.table_report import PartitionReport, TableReport
+from airflow_provider_fscommit.core.storage.object_store import store_errors
+
+# Readers see these partitions' rows as committed (late data: as of the last commit).
+COMMITTED_STATES = frozenset(
+    {PartitionState.COMMITTED, PartitionState.RECOMMITTED, PartitionState.LATE_DATA}
+)
+
+# The catalogs' table parameters (Hive metastore, Glue) that carry it.
+WATERMARK_PARAMETER = "fscommit.watermark"
+COMPLETE_THROUGH_PARAMETER = "fscommit.complete-through"
+COMMITTED_AT_PARAMETER = "fscommit.committed-at"
+
+
+@dataclass(frozen=True)
+class Completeness:
+    """A table's watermark and complete-through (epoch ms UTC; None: not known).
+
+    ``committed_at_ms`` is when a commit run last moved the published values forward
+    (None for what the current state gives). ``reason`` says what keeps
+    ``complete_through_ms`` where it is, or why it is None.
+    """
+
+    watermark_ms: int | None
+    complete_through_ms: int | None
+    committed_at_ms: int | None = None
+    reason: str | None = None
+
+    def advance(self, current: Completeness, now_ms: int) -> Completeness:
+        """The published values after a commit run found ``current``: each the later one.
+
+        Neither ever moves back, so a reader that saw a value may rely on it; a late row
+        that creates an older, uncommitted partition lowers ``current`` only, and holds
+        the published value where it is until that partition is committed. Unchanged
+        values keep their ``committed_at_ms``: a rerun that changes nothing publishes
+        nothing new.
+        """
+        watermark = _later(self.watermark_ms, current.watermark_ms)
+        through = _later(self.complete_through_ms, current.complete_through_ms)
+        if (watermark, through) == (self.watermark_ms, self.complete_through_ms):
+            return self
+        return Completeness(watermark, through, now_ms)
+
+    def table_parameters(self) -> dict[str, str]:
+        """The catalogs' table parameters, ISO-8601 UTC; an unknown value is left out."""
+        values = {
+            WATERMARK_PARAMETER: self.watermark_ms,
+            COMPLETE_THROUGH_PARAMETER: self.complete_through_ms,
+            COMMITTED_AT_PARAMETER: self.committed_at_ms,
+        }
+        return {key: iso for key, ms in values.items() if (iso := iso_ms(ms)) is not None}
+
+    def to_record(self) -> dict[str, int | None]:
+        """What the ledger keeps (the reason is the moment's, not kept)."""
+        return {
+            "watermark_ms": self.watermark_ms,
+            "complete_through_ms": self.complete_through_ms,
+            "committed_at_ms": self.committed_at_ms,
+        }
+
+    @classmethod
+    def from_record(cls, record: dict[str, Any]) -> Completeness:
+        return cls(
+            record.get("watermark_ms"),
+            record.get("complete_through_ms"),
+            record.get("committed_at_ms"),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "watermark_ms": self.watermark_ms,
+            "watermark": iso_ms(self.watermark_ms),
+            "complete_through_ms": self.complete_through_ms,
+            "complete_through": iso_ms(self.complete_through_ms),
+            "committed_at_ms": self.committed_at_ms,
+            "committed_at": iso_ms(self.committed_at_ms),
+            "reason": self.reason,
+        }
+
+
+@dataclass(frozen=True)
+class TableCompleteness:
+    """What the committer published (None: nothing yet, or ``published_error`` says why it
+    cannot be read) and what the state gives now."""
+
+    published: Completeness | None
+    current: Completeness
+    published_error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "published": None if self.published is None else self.published.to_dict(),
+            "published_error": self.published_error,
+            "current": self.current.to_dict(),
+        }
+
+
+@store_errors
+def read_completeness(report: TableReport) -> TableCompleteness:
+    """The published completeness from the ledger, and what ``report`` gives now.
+
+    An unreadable record is shown, not raised: it must not hide the table's status.
+    """
+    current = current_completeness(report)
+    if not report.spec.table_path or report.ledger_error:
+        return TableCompleteness(None, current)
+    try:
+        published = published_completeness(CommitLedger(report.spec.table_path))
+    except LedgerError as exc:
+        return TableCompleteness(None, current, str(exc))
+    return TableCompleteness(published, current)
+
+
+def published_completeness(ledger: CommitLedger) -> Completeness | None:
+    record = ledger.read_completeness()
+    return None if record is None else Completeness.from_record(record)
+
+
+def current_completeness(report: TableReport) -> Completeness:
+    """What the table's state gives now; not forward only (see :meth:`Completeness.advance`)."""
+    checkpoint = report.status.checkpoint
+    watermark = checkpoint.watermark_ms if checkpoint.watermark_advanced else None
+    through, reason = _complete_through(report, watermark)
+    return Completeness(watermark, through, reason=reason)
+
+
+def _complete_through(report: TableReport, watermark: int | None) -> tuple[int | None, str | None]:
+    """The latest committed partition's time with nothing uncommitted at or before it.
+
+    Under ``partition-time`` only partitions whose commit time the watermark has passed
+    count (a partition committed ahead of it, by hand, does not make later hours
+    complete); ``process-time`` and ``idle-time`` judge by the wall clock and files, so a
+    committed partition counts as it is.
+    """
+    spec = report.spec
+    if not spec.table_path:
+        return None, "the spec has no table_path: nothing is committed"
+    if report.ledger_error:
+        return None, report.ledger_error
+    if spec.trigger is TriggerKind.PARTITION_TIME and watermark is None:
+        return None, "the stream's watermark has not advanced yet: no partition is complete"
+    try:
+        spec.time_extractor.validate(spec.partition_keys)
+    except ConfigError as exc:
+        return None, f"partitions have no time: {exc}"
+    timed: list[tuple[int, PartitionReport]] = []
+    for partition in report.partitions:
+        if partition.state is PartitionState.EXPIRED:
+            continue
+        try:
+            timed.append((spec.partition_time_ms(partition.partition), partition))
+        except PartitionTimeError as exc:
+            return None, (
+                f"partition {partition.partition} has no partition time ({exc}); "
+                "complete-through needs every partition's"
+            )
+    holding = [(t, p) for t, p in timed if p.state not in COMMITTED_STATES]
+    held_at, held_by = min(holding, key=lambda item: item[0], default=(None, None))
+    counted = [
+        (t, p) for t, p in timed if p.state in COMMITTED_STATES and (held_at is None or t < held_at)
+    ]
+    ahead = [(t, p) for t, p in counted if not _past_commit_time(spec, p.partition, watermark)]
+    not_yet = min((t for t, _ in ahead), default=None)  # the watermark has not passed from here
+    through = max((t for t, _ in counted if not_yet is None or t < not_yet), default=None)
+    if ahead:  # all of them before any partition that holds it back
+        _, early = min(ahead, key=lambda item: item[0])
+        reason = (
+            f"{early.partition} is committed, but the watermark {iso_ms(watermark)} has not "
+            "passed its commit time"
+        )
+    elif held_by is not None:
+        error = f" ({held_by.error})" if held_by.error else ""
+        reason = f"{held_by.partition} is {held_by.state.value}{error}, not committed"
+    elif through is None:
+        reason = "no partition is committed yet"
+    else:
+        reason = None
+    return through, reason
+
+
+def _past_commit_time(spec: TableSpec, partition: str, watermark: int | None) -> bool:
+    """Whether the trigger's clock has passed the partition's commit time, under
+    ``partition-time`` (the only trigger whose commit time the partition's path decides)."""
+    if spec.trigger is not TriggerKind.PARTITION_TIME:
+        return True
+    trigger = spec.commit_trigger
+    values = PartitionSpec.parse(partition, spec.partition_keys, spec.partition_default_name)
+    return trigger.is_committable(trigger.commit_time_ms(values, 0), watermark, 0)
+
+
+def _later(a: int | None, b: int | None) -> int | None:
+    return b if a is None else a if b is None else max(a, b)
