@@ -7,6 +7,8 @@ from collections import Counter
 
 import pytest
 
+from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
+from airflow_provider_fscommit.core.status.completeness import published_completeness
 from fscommit_dev.metastore.client import hive_sql, thrift_client
 from fscommit_dev.streams import row
 from tests.support.compaction import commit, committable, ids_by_partition
@@ -42,6 +44,16 @@ def test_committed_partitions_are_read_through_the_metastore(
     assert before.parameters["fscommit.watermark"] and before.parameters["fscommit.committed-at"]
     success = table / "dt=2026-11-20" / "hour=00" / "_SUCCESS"
     assert json.loads(success.read_text())["rows"] == int(before.parameters["numRows"])
+
+    published = published_completeness(CommitLedger(str(table))).table_parameters()
+    with thrift_client(metastore) as client:
+        held = client.get_table("fscommit", "events").parameters
+    assert "fscommit.complete-through" in published
+    assert {key: held[key] for key in published} == published  # how far it is complete
+    (shown,) = hive_sql(
+        metastore, "SHOW TBLPROPERTIES fscommit.events ('fscommit.complete-through')"
+    )
+    assert shown["value"] == published["fscommit.complete-through"]  # the README's query
 
     again = commit(hourly_stream, table, metastore.uri)
     assert {c["state"] for c in json.loads(again.stdout)["commits"]} == {"up-to-date"}

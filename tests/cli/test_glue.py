@@ -9,6 +9,8 @@ import subprocess
 
 import pytest
 
+from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
+from airflow_provider_fscommit.core.status.completeness import published_completeness
 from fscommit_dev.s3_server import aws_connection_env
 from fscommit_dev.streams import row
 from fscommit_dev.tables import hourly_table, table_flags
@@ -20,7 +22,7 @@ GLUE = {
     "metastore_database": "fscommit",
     "metastore_table": "stream",
 }
-WRITES = {"BatchCreatePartition", "BatchUpdatePartition", "BatchDeletePartition"}
+WRITES = {"BatchCreatePartition", "BatchUpdatePartition", "BatchDeletePartition", "UpdateTable"}
 
 
 def commit(stream, table, *extra: str):
@@ -73,6 +75,15 @@ def sensor_sees(partition: tuple[str, str], deferrable: bool) -> bool:
     return event.payload["status"] == "success"
 
 
+def complete_through_seen_by_airflow() -> int:
+    """The table's complete-through as the README's downstream sensor reads it."""
+    import pendulum
+    from airflow.providers.amazon.aws.hooks.glue_catalog import GlueCatalogHook
+
+    table = GlueCatalogHook(aws_conn_id="glue_catalog").get_table("fscommit", "stream")
+    return int(pendulum.parse(table["Parameters"]["fscommit.complete-through"]).timestamp() * 1000)
+
+
 @pytest.mark.slow
 def test_glue_holds_what_was_published_and_the_amazon_sensors_see_it(
     spark, hourly_stream, s3_env, monkeypatch, tmp_path
@@ -97,6 +108,12 @@ def test_glue_holds_what_was_published_and_the_amazon_sensors_see_it(
         assert held["Parameters"]["numRows"] == str(sum(staged[(dt, hour)].values()))
         assert sensor_sees((dt, hour), deferrable=False)
         assert sensor_sees((dt, f"{hour}.done"), deferrable=True)
+    # The table says how far it is complete: the ledger's published completeness.
+    published = published_completeness(CommitLedger(str(table)))
+    held = glue.get_table(DatabaseName="fscommit", Name="stream")["Table"]["Parameters"]
+    assert published.complete_through_ms is not None
+    assert {k: held[k] for k in published.table_parameters()} == published.table_parameters()
+    assert complete_through_seen_by_airflow() == published.complete_through_ms  # README's way
     waiting = ("2026-11-20", "03")  # staged, but the watermark has not passed it
     assert waiting not in ready
     assert not sensor_sees(waiting, deferrable=False)
@@ -112,7 +129,9 @@ def test_glue_holds_what_was_published_and_the_amazon_sensors_see_it(
     start = len(server.glue_calls())
     late = commit(hourly_stream, table, "dt=2026-11-20/hour=00")
     assert [c["state"] for c in json.loads(late.stdout)["commits"]] == ["committed"]
-    assert glue_writes(server, start) == ["BatchUpdatePartition"]  # the done partition stays
+    moved = published_completeness(CommitLedger(str(table))) != published
+    # The done partition stays; the table's parameters change only if completeness moved.
+    assert glue_writes(server, start) == ["BatchUpdatePartition", *["UpdateTable"][: int(moved)]]
     after = glue_partitions(glue, "fscommit", "stream")[("2026-11-20", "00")]
     before = partitions[("2026-11-20", "00")]
     assert int(after["Parameters"]["numRows"]) == int(before["Parameters"]["numRows"]) + 1

@@ -25,6 +25,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from airflow_provider_fscommit.core.commit.catalog import CatalogPolicy
 from airflow_provider_fscommit.core.commit.policy import (
     CommitContext,
     CommitSummary,
@@ -112,7 +113,32 @@ class PartitionCommitter:
         with TableLock(self.table_path, "commit", single_writer=self.spec.single_writer) as lock:
             outcomes = self._commit(partitions, commit_empty, lock, origin)
             self.completeness = self._publish_completeness(lock)
+            self._catalog_completeness(self.completeness.published)
             return outcomes
+
+    def _catalog_completeness(self, published: Completeness | None) -> None:
+        """Copy the published completeness into the table parameters of every catalog the
+        chain commits to, for readers outside Airflow (Trino, Athena, Spark).
+
+        Under the lock, so two runs never write an older value over a newer one; a catalog
+        that already holds it is not written. The partitions are committed by then: a
+        catalog that refuses is named in the log, and the next run writes it.
+        """
+        if published is None:
+            return
+        parameters = published.table_parameters()
+        for policy in self.policies:
+            if not isinstance(policy, CatalogPolicy):
+                continue
+            try:
+                policy.update_table_parameters(self.spec, parameters)
+            except FsCommitError as exc:
+                log.warning(
+                    "the table's completeness is not in %s (%s); the partitions are "
+                    "committed, and the next commit run writes it",
+                    policy.name,
+                    exc,
+                )
 
     def _publish_completeness(self, lock: TableLock) -> TableCompleteness:
         """Move the published completeness forward to what the table's state gives now.
