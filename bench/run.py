@@ -25,6 +25,7 @@ from bench.factory import run_factory
 from bench.machine import describe_machine, load_average
 from bench.metastore import run_metastore
 from bench.object_store import run_object_store
+from bench.overview import run_overview
 from bench.profiling import run_profiles
 from bench.settings import DEFAULT_RESULTS, DEFAULT_SCRATCH, BenchSettings
 from bench.wait import RUNS, WINDOW_S, run_poll, run_wait
@@ -39,6 +40,7 @@ SUITES = (
     "wait",
     "poll",
     "factory",
+    "overview",
 )
 
 
@@ -99,6 +101,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "wait": lambda: run_wait(settings, args.wait_window, args.wait_runs),
         "poll": lambda: run_poll(settings),
         "factory": lambda: run_factory(settings),
+        "overview": lambda: run_overview(settings),
     }
     document = report.load(settings.results)
     document["machine"] = describe_machine()
