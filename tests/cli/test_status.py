@@ -8,13 +8,9 @@ import subprocess
 import pytest
 
 from airflow_provider_fscommit.cli.main import main
-from airflow_provider_fscommit.core.commit.committer import PartitionCommitter
-from airflow_provider_fscommit.core.commit.policy_factory import create_policies
-from airflow_provider_fscommit.core.commit.publisher import CompactionPublisher
-from airflow_provider_fscommit.core.compaction.compactor import compact_unit
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from fscommit_dev.tables import status_args, table_flags
-from tests.support.compaction import FSCOMMIT, table_options
+from tests.support.compaction import FSCOMMIT, publish_and_commit, table_options
 
 
 def test_status_json_has_the_documented_fields(compacted_stream, capsys):
@@ -103,9 +99,7 @@ def test_status_shows_the_published_completeness_and_the_current_one_where_it_di
 
     spec = TableSpec.from_options(options | {"sink.partition-commit.policy.kind": "success-file"})
     hours = ["dt=2026-11-20/hour=00", "dt=2026-11-20/hour=01", "dt=2026-11-20/hour=03"]
-    CompactionPublisher(spec).run(lambda tasks: [compact_unit(t) for t in tasks], hours)
-    committer = PartitionCommitter(spec, create_policies(spec))
-    committer.commit(hours)
+    committer = publish_and_commit(spec, hours)
     assert committer.completeness is not None and committer.completeness.published is not None
     committed_at = committer.completeness.published.to_dict()["committed_at"]
     assert main(args) == 0

@@ -5,10 +5,6 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from html.parser import HTMLParser
 
-from airflow_provider_fscommit.core.commit.committer import PartitionCommitter
-from airflow_provider_fscommit.core.commit.policy_factory import create_policies
-from airflow_provider_fscommit.core.commit.publisher import CompactionPublisher
-from airflow_provider_fscommit.core.compaction.compactor import compact_unit
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.status.table_overview import TableEntry
 from airflow_provider_fscommit.core.status.table_report import (
@@ -18,7 +14,7 @@ from airflow_provider_fscommit.core.status.table_report import (
 from airflow_provider_fscommit.plugins.render import render_page
 from airflow_provider_fscommit.plugins.status_page import PageSettings, read_cards
 from fscommit_dev.streams import StreamingTable, row
-from tests.support.compaction import table_options
+from tests.support.compaction import publish_and_commit, table_options
 
 HOSTILE = "<img src=x onerror=alert(1)>&amp;"
 
@@ -105,9 +101,7 @@ def test_a_tables_card_shows_its_published_completeness_and_what_holds_it(
     options = table_options(compacted_stream, str(tmp_path / "table"))
     spec = TableSpec.from_options(options | {"sink.partition-commit.policy.kind": "success-file"})
     hours = ["dt=2026-11-20/hour=00", "dt=2026-11-20/hour=01", "dt=2026-11-20/hour=03"]
-    CompactionPublisher(spec).run(lambda tasks: [compact_unit(t) for t in tasks], hours)
-    committer = PartitionCommitter(spec, create_policies(spec))
-    committer.commit(hours)
+    committer = publish_and_commit(spec, hours)
     assert committer.completeness is not None and committer.completeness.published is not None
     published_at = committer.completeness.published.committed_at_ms
     # The same table with a longer delay since: 01's commit time is past the watermark.

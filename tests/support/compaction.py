@@ -12,6 +12,10 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+from airflow_provider_fscommit.core.commit.committer import PartitionCommitter
+from airflow_provider_fscommit.core.commit.policy_factory import create_policies
+from airflow_provider_fscommit.core.commit.publisher import CompactionPublisher
+from airflow_provider_fscommit.core.compaction.compactor import compact_unit
 from airflow_provider_fscommit.core.compaction.planner import plan_partition
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
@@ -166,3 +170,14 @@ def published_ledger(spec: TableSpec, partition: str, rows: int) -> None:
         plan, {"seq": plan.seq, "rows": rows, "outputs": [{"name": "o", "rows": rows, "bytes": 50}]}
     )
     Path(spec.table_path, partition).mkdir(parents=True, exist_ok=True)
+
+
+def publish_and_commit(
+    spec: TableSpec, partitions: list[str], origin: dict | None = None
+) -> PartitionCommitter:
+    """Compact ``partitions`` in this process (the core's units, no Spark) and commit them
+    with the spec's policy chain, as a run does; the committer, for its completeness."""
+    CompactionPublisher(spec).run(lambda tasks: [compact_unit(t) for t in tasks], partitions)
+    committer = PartitionCommitter(spec, create_policies(spec))
+    committer.commit(partitions, origin=origin)
+    return committer

@@ -159,13 +159,12 @@ class GlueCommitPolicy(CatalogPolicy):
             partition["Parameters"] = parameters | partition["Parameters"]
             updates.append((context.path, partition))
         failed = self._create(client, creates) | self._update(client, updates)
-        if failed:
-            listed = "; ".join(f"{path}: {reason}" for path, reason in sorted(failed.items()))
-            raise GlueCatalogError(
-                f"{self._where} refused {len(failed)} of {len(contexts)} partition(s) of "
-                f"{self.name} ({listed}); the others are in Glue, nothing was recorded as "
-                "committed, and the next run commits these once more"
-            )
+        self._refused(
+            failed,
+            f"{len(failed)} of {len(contexts)} partition(s)",
+            "the others are in Glue, nothing was recorded as committed, and the next run "
+            "commits these once more",
+        )
 
     def add_done_partitions(self, contexts: Sequence[CommitContext]) -> None:
         """Create each done partition Glue lacks (one already there is kept: a re-commit of
@@ -183,13 +182,11 @@ class GlueCommitPolicy(CatalogPolicy):
             if tuple(done[c.path]) not in existing
         ]
         failed = self._create(client, creates, existing_ok=True)
-        if failed:
-            listed = "; ".join(f"{path}: {reason}" for path, reason in sorted(failed.items()))
-            raise GlueCatalogError(
-                f"{self._where} refused the done partitions of {len(failed)} partition(s) of "
-                f"{self.name} ({listed}); nothing was recorded as committed, and the next run "
-                "adds them again"
-            )
+        self._refused(
+            failed,
+            f"the done partitions of {len(failed)} partition(s)",
+            "nothing was recorded as committed, and the next run adds them again",
+        )
 
     def update_table_parameters(self, spec: TableSpec, parameters: Mapping[str, str]) -> bool:
         """``update_table`` with the table as it is and these parameters added.
@@ -236,6 +233,14 @@ class GlueCommitPolicy(CatalogPolicy):
                     )
                 missing.add(tuple(error.get("PartitionValues") or ()))
         return sum(tuple(v) not in missing for v in held)
+
+    def _refused(self, failed: dict[str, str], what: str, then: str) -> None:
+        """One error naming every partition Glue refused and why, if it refused any."""
+        if failed:
+            listed = "; ".join(f"{path}: {reason}" for path, reason in sorted(failed.items()))
+            raise GlueCatalogError(
+                f"{self._where} refused {what} of {self.name} ({listed}); {then}"
+            )
 
     def _client(self) -> Any:
         """A client, or the one error a user fixes by configuring AWS."""

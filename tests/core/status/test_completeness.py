@@ -10,10 +10,6 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from pathlib import Path
 
-from airflow_provider_fscommit.core.commit.committer import PartitionCommitter
-from airflow_provider_fscommit.core.commit.policy_factory import create_policies
-from airflow_provider_fscommit.core.commit.publisher import CompactionPublisher
-from airflow_provider_fscommit.core.compaction.compactor import compact_unit
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
 from airflow_provider_fscommit.core.maintenance.quarantine import quarantine
@@ -26,7 +22,7 @@ from airflow_provider_fscommit.core.status.completeness import (
 from airflow_provider_fscommit.core.status.table_report import read_table_report
 from fscommit_dev.streams import StreamingTable, hourly_batches, row
 from fscommit_dev.tables import hourly_table
-from tests.support.compaction import table_options
+from tests.support.compaction import publish_and_commit, table_options
 from tests.support.damage import truncate
 
 DAY = "dt=2026-11-20"
@@ -41,9 +37,7 @@ def at(hour: int) -> int:
 
 def commit(spec: TableSpec, partitions: list[str]) -> TableCompleteness:
     """Compact and commit ``partitions`` as a run does; the committer's completeness."""
-    CompactionPublisher(spec).run(lambda tasks: [compact_unit(t) for t in tasks], partitions)
-    committer = PartitionCommitter(spec, create_policies(spec))
-    committer.commit(partitions)
+    committer = publish_and_commit(spec, partitions)
     assert committer.completeness is not None
     return committer.completeness
 

@@ -7,14 +7,11 @@ import json
 from datetime import timedelta
 
 from airflow_provider_fscommit.cli.main import main
-from airflow_provider_fscommit.core.commit.committer import PartitionCommitter
-from airflow_provider_fscommit.core.commit.policy_factory import create_policies
-from airflow_provider_fscommit.core.commit.publisher import CompactionPublisher
-from airflow_provider_fscommit.core.compaction.compactor import compact_unit
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.status.table_overview import read_tables, spec_files
 from airflow_provider_fscommit.core.status.table_report import read_table_report
 from fscommit_dev.tables import hourly_table
+from tests.support.compaction import publish_and_commit
 
 HOUR = timedelta(hours=1)
 
@@ -44,8 +41,7 @@ def test_one_line_per_table_with_its_counts_and_the_oldest_uncommitted_partition
     (specs / "typo.yaml").write_text("staging_path: /s\ncheckpoint_path: /c\npartition_kyes: dt\n")
     spec = TableSpec.from_file(hourly)
     ready = [p.partition for p in read_table_report(spec).partitions if p.state == "committable"]
-    CompactionPublisher(spec).run(lambda tasks: [compact_unit(t) for t in tasks], ready[:1])
-    PartitionCommitter(spec, create_policies(spec)).commit(ready[:1])
+    publish_and_commit(spec, ready[:1])
 
     hourly_entry, stateful_entry, typo = read_tables([f"{specs}/*.yaml"], HOUR)
     assert [e.name for e in (hourly_entry, stateful_entry, typo)] == ["hourly", "stateful", "typo"]

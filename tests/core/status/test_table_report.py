@@ -16,13 +16,11 @@ import pytest
 from airflow_provider_fscommit.cli.main import main
 from airflow_provider_fscommit.core.commit.committer import PartitionCommitter
 from airflow_provider_fscommit.core.commit.policy_factory import create_policies
-from airflow_provider_fscommit.core.commit.publisher import CompactionPublisher
-from airflow_provider_fscommit.core.compaction.compactor import compact_unit
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.status.committable import PartitionState
 from airflow_provider_fscommit.core.status.table_report import read_table_report
 from fscommit_dev.streams import StreamingTable, hourly_batches, row
-from tests.support.compaction import table_options
+from tests.support.compaction import publish_and_commit, table_options
 
 DAY = "dt=2026-11-20"
 RUN_1 = {"dag_id": "fscommit_sweep", "run_id": "scheduled__2026-11-20T05:00:00+00:00"}
@@ -30,8 +28,7 @@ RUN_2 = {"dag_id": "fscommit_manual", "run_id": "manual__2026-11-20T06:00:00+00:
 
 
 def commit(spec: TableSpec, partitions: list[str], origin: dict | None = None) -> None:
-    CompactionPublisher(spec).run(lambda tasks: [compact_unit(t) for t in tasks], partitions)
-    PartitionCommitter(spec, create_policies(spec)).commit(partitions, origin=origin)
+    publish_and_commit(spec, partitions, origin)
 
 
 def states(report) -> dict[str, str]:
