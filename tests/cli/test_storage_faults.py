@@ -119,6 +119,7 @@ def small_disk(tmp_path):
     subprocess.run(["umount", "-l", str(mount)], check=True)
 
 
+@pytest.mark.slow  # a small filesystem mounted full, then read-only: ~40 s
 def test_a_full_or_read_only_table_directory_fails_clearly_and_publishes_nothing(
     spark, hourly_stream, small_disk, tmp_path
 ):
