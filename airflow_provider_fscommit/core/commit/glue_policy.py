@@ -211,9 +211,8 @@ class GlueCommitPolicy(CatalogPolicy):
         client = self._client()
         self._table(client, spec)
         held = [catalog_values(spec, values) for values in partitions]
-        doomed = [*held, *(done_values(v) for v in held)]
-        if PolicyKind.DONE_PARTITION not in spec.policy_kind:
-            doomed = held
+        with_done = PolicyKind.DONE_PARTITION in spec.policy_kind
+        doomed = [*held, *(done_values(v) for v in held)] if with_done else held
         missing: set[tuple[str, ...]] = set()
         for chunk in _chunks(doomed, DELETE_CHUNK):
             answer = self._call(
