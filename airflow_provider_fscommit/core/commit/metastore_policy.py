@@ -16,8 +16,8 @@ The client comes from a factory (the operator and CLI pass the Airflow Hive prov
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Mapping, Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
 from hmsclient.genthrift.hive_metastore import ttypes
@@ -60,6 +60,22 @@ class MetastoreTablePolicy(PartitionCommitPolicy):
     def commit(self, context: CommitContext) -> None:
         self.commit_all([context])
 
+    @contextmanager
+    def _session(self, doing: str, then: str, location: str | None = None) -> Iterator[Any]:
+        """One connected client; a Thrift or socket failure becomes the one message
+        "``doing`` failed (why); ``then``" (a server without the partition location's
+        filesystem: that fix, for ``location``)."""
+        connection = self._connect()
+        try:
+            with connection as client:
+                yield client
+        except (TException, OSError) as exc:
+            moved = isinstance(exc, ttypes.MetaException) and location is not None
+            error = _location_error(exc, location) if moved else None
+            raise error or MetastoreError(
+                f"{doing} failed ({type(exc).__name__}: {exc}); {then}"
+            ) from exc
+
     def _connect(self) -> AbstractContextManager[Any]:
         """A client connection, or the one error a user fixes by starting or pointing it."""
         try:
@@ -82,29 +98,17 @@ class MetastoreCommitPolicy(MetastoreTablePolicy, CatalogPolicy):
             return
         # Footers are read before connecting: file I/O does not hold a metastore session.
         columns = [(c, _file_statistics(c)) for c in contexts if c.spec.metastore_column_statistics]
-        connection = self._connect()
-        try:
-            with connection as client:
-                table = self._table(client, contexts[0].spec)
-                _check_format(table, self.name, contexts)
-                self._add_or_alter(client, table, contexts)
-                statistics = [s for c, found in columns if (s := self._statistics(table, c, found))]
-                if statistics:
-                    client.set_aggr_stats_for(ttypes.SetPartitionsStatsRequest(statistics))
-        except MetastoreError:
-            raise
-        except ttypes.MetaException as exc:
-            raise _location_error(exc, contexts[0].location) or MetastoreError(
-                f"committing {len(contexts)} partition(s) of {self.name} to the metastore failed "
-                f"(MetaException: {exc}); nothing after the metastore policy ran, and a retry "
-                "commits them again safely"
-            ) from exc
-        except (TException, OSError) as exc:
-            raise MetastoreError(
-                f"committing {len(contexts)} partition(s) of {self.name} to the metastore failed "
-                f"({type(exc).__name__}: {exc}); nothing after the metastore policy ran, and "
-                "a retry commits them again safely"
-            ) from exc
+        with self._session(
+            f"committing {len(contexts)} partition(s) of {self.name} to the metastore",
+            "nothing after the metastore policy ran, and a retry commits them again safely",
+            location=contexts[0].location,
+        ) as client:
+            table = self._table(client, contexts[0].spec)
+            _check_format(table, self.name, contexts)
+            self._add_or_alter(client, table, contexts)
+            statistics = [s for c, found in columns if (s := self._statistics(table, c, found))]
+            if statistics:
+                client.set_aggr_stats_for(ttypes.SetPartitionsStatsRequest(statistics))
 
     def _add_or_alter(self, client: Any, table: Any, contexts: Sequence[CommitContext]) -> None:
         """Add the partitions the metastore lacks, alter the ones it has: two calls at most.
@@ -180,23 +184,16 @@ class MetastoreCommitPolicy(MetastoreTablePolicy, CatalogPolicy):
             return 0
         dropped = 0
         with_done = PolicyKind.DONE_PARTITION in spec.policy_kind
-        connection = self._connect()
-        try:
-            with connection as client:
-                self._table(client, spec)
-                for values in partitions:
-                    held = catalog_values(spec, values)
-                    if with_done:
-                        self._drop_one(client, done_values(held))
-                    dropped += self._drop_one(client, held)
-        except MetastoreError:
-            raise
-        except (TException, OSError) as exc:
-            raise MetastoreError(
-                f"dropping {len(partitions)} expired partition(s) of {self.name} from the "
-                f"metastore failed ({type(exc).__name__}: {exc}); no file was deleted, and a "
-                "rerun expires them again safely"
-            ) from exc
+        with self._session(
+            f"dropping {len(partitions)} expired partition(s) of {self.name} from the metastore",
+            "no file was deleted, and a rerun expires them again safely",
+        ) as client:
+            self._table(client, spec)
+            for values in partitions:
+                held = catalog_values(spec, values)
+                if with_done:
+                    self._drop_one(client, done_values(held))
+                dropped += self._drop_one(client, held)
         return dropped
 
     def _drop_one(self, client: Any, values: list[str]) -> bool:
@@ -210,54 +207,47 @@ class MetastoreCommitPolicy(MetastoreTablePolicy, CatalogPolicy):
         """One ``add_partitions_req`` (``ifNotExists``) for every partition's done partition."""
         if not contexts:
             return
-        connection = self._connect()
-        try:
-            with connection as client:
-                table = self._table(client, contexts[0].spec)
-                done = []
-                for context in contexts:
-                    values = done_values(catalog_values(context.spec, context.values))
-                    done.append(self._partition(table, values, context, done_location(context)))
-                client.add_partitions_req(
-                    ttypes.AddPartitionsRequest(
-                        dbName=self.database,
-                        tblName=self.table,
-                        parts=done,
-                        ifNotExists=True,
-                        needResult=False,
-                    )
+        with self._session(
+            f"adding the done partitions of {len(contexts)} partition(s) of {self.name} to the "
+            "metastore",
+            "nothing after the done-partition policy ran, and a retry adds them again safely",
+        ) as client:
+            table = self._table(client, contexts[0].spec)
+            done = [
+                self._partition(
+                    table,
+                    done_values(catalog_values(c.spec, c.values)),
+                    c,
+                    done_location(c),
                 )
-        except MetastoreError:
-            raise
-        except (TException, OSError) as exc:
-            raise MetastoreError(
-                f"adding the done partitions of {len(contexts)} partition(s) of {self.name} to "
-                f"the metastore failed ({type(exc).__name__}: {exc}); nothing after the "
-                "done-partition policy ran, and a retry adds them again safely"
-            ) from exc
+                for c in contexts
+            ]
+            client.add_partitions_req(
+                ttypes.AddPartitionsRequest(
+                    dbName=self.database,
+                    tblName=self.table,
+                    parts=done,
+                    ifNotExists=True,
+                    needResult=False,
+                )
+            )
 
     def update_table_parameters(self, spec: TableSpec, parameters: Mapping[str, str]) -> bool:
         """``alter_table`` with these parameters added (the server recounts nothing)."""
-        connection = self._connect()
-        try:
-            with connection as client:
-                table = self._table(client, spec)
-                if holds(table.parameters, parameters):
-                    return False
-                table.parameters = (table.parameters or {}) | dict(parameters)
-                client.alter_table_with_environment_context(
-                    self.database,
-                    self.table,
-                    table,
-                    ttypes.EnvironmentContext({"DO_NOT_UPDATE_STATS": "true"}),
-                )
-        except MetastoreError:
-            raise
-        except (TException, OSError) as exc:
-            raise MetastoreError(
-                f"setting the table parameters of {self.name} in the metastore failed "
-                f"({type(exc).__name__}: {exc}); a retry sets them again safely"
-            ) from exc
+        with self._session(
+            f"setting the table parameters of {self.name} in the metastore",
+            "a retry sets them again safely",
+        ) as client:
+            table = self._table(client, spec)
+            if holds(table.parameters, parameters):
+                return False
+            table.parameters = (table.parameters or {}) | dict(parameters)
+            client.alter_table_with_environment_context(
+                self.database,
+                self.table,
+                table,
+                ttypes.EnvironmentContext({"DO_NOT_UPDATE_STATS": "true"}),
+            )
         return True
 
     def _table(self, client: Any, spec: TableSpec) -> Any:
