@@ -13,6 +13,8 @@ from typing import Any
 
 import pyarrow.fs as pafs
 
+from airflow_provider_fscommit.core.storage.filesystem import resolve_filesystem
+
 
 class CountingHandler(pafs.FileSystemHandler):
     """Records each call, then delegates it to ``inner``."""
@@ -52,13 +54,17 @@ class CountingHandler(pafs.FileSystemHandler):
         return self._call("open_input_file", path)
 
     def open_output_stream(self, path: str, metadata: Any) -> Any:
+        # As on an object store, a write needs no directory made first (the ledger on a
+        # filesystem without create-once, single_writer, makes none): not counted.
+        self.inner.create_dir(path.rpartition("/")[0])
         return self._call("open_output_stream", path)
 
     def open_append_stream(self, path: str, metadata: Any) -> Any:
         return self._call("open_append_stream", path)
 
     def create_dir(self, path: str, recursive: bool) -> None:
-        self._call("create_dir", path, recursive)
+        self.calls.append(("create_dir", path))
+        self.inner.create_dir(path, recursive=recursive)
 
     def delete_dir(self, path: str) -> None:
         self._call("delete_dir", path)
@@ -87,7 +93,7 @@ def counting(monkeypatch, *modules: Any) -> Iterator[list[tuple[str, str]]]:
     filesystem = pafs.PyFileSystem(handler)
 
     def resolve(uri: str) -> tuple[pafs.FileSystem, str]:
-        return filesystem, uri
+        return filesystem, resolve_filesystem(uri)[1]  # the local path of a file:// URI too
 
     with monkeypatch.context() as patch:
         for module in modules:

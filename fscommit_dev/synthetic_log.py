@@ -102,7 +102,7 @@ class SyntheticLog:
         self.log_dir.mkdir(parents=True)
         lines = _Lines(self)
         compact = self.latest_compact
-        _write_log_file(
+        write_log_file(
             self.log_dir / f"{compact}.compact",
             (lines.line(i) for i in range(lines.first_entry(compact + 1))),
         )
@@ -147,24 +147,34 @@ class SyntheticLog:
 
     def _write_delta(self, lines: _Lines, batch: int) -> None:
         first, end = lines.first_entry(batch), lines.first_entry(batch + 1)
-        _write_log_file(self.log_dir / str(batch), (lines.line(i) for i in range(first, end)))
+        write_log_file(self.log_dir / str(batch), (lines.line(i) for i in range(first, end)))
 
     def _write_checkpoint_batch(self, batch: int) -> None:
-        offsets = self.checkpoint / "offsets"
-        commits = self.checkpoint / "commits"
-        offsets.mkdir(parents=True, exist_ok=True)
-        commits.mkdir(parents=True, exist_ok=True)
-        metadata = {
-            "batchWatermarkMs": self.watermark_ms(batch),
-            "batchTimestampMs": self.watermark_ms(batch) + 1_800_000,
-            "conf": _OFFSET_CONF,
-        }
-        (offsets / str(batch)).write_text(
-            "v1\n" + _compact_json(metadata) + "\n" + _compact_json({"logOffset": batch})
+        write_checkpoint_batch(
+            self.checkpoint, batch, self.watermark_ms(batch), self.watermark_ms(batch + 1)
         )
-        (commits / str(batch)).write_text(
-            "v1\n" + _compact_json({"nextBatchWatermarkMs": self.watermark_ms(batch + 1)})
-        )
+
+
+def write_checkpoint_batch(
+    checkpoint: Path, batch: int, watermark_ms: int, next_watermark_ms: int | None = None
+) -> None:
+    """Batch ``batch``'s offsets and commit files, as Spark 4.3 writes them."""
+    offsets = checkpoint / "offsets"
+    commits = checkpoint / "commits"
+    offsets.mkdir(parents=True, exist_ok=True)
+    commits.mkdir(parents=True, exist_ok=True)
+    metadata = {
+        "batchWatermarkMs": watermark_ms,
+        "batchTimestampMs": watermark_ms + 1_800_000,
+        "conf": _OFFSET_CONF,
+    }
+    (offsets / str(batch)).write_text(
+        "v1\n" + _compact_json(metadata) + "\n" + _compact_json({"logOffset": batch})
+    )
+    next_watermark = watermark_ms if next_watermark_ms is None else next_watermark_ms
+    (commits / str(batch)).write_text(
+        "v1\n" + _compact_json({"nextBatchWatermarkMs": next_watermark})
+    )
 
 
 class _Lines:
@@ -204,7 +214,7 @@ def _compact_json(document: dict) -> str:
     return json.dumps(document, separators=(",", ":"))
 
 
-def _write_log_file(path: Path, lines: Iterable[str]) -> None:
+def write_log_file(path: Path, lines: Iterable[str]) -> None:
     """``v1`` then the entries, one per line, no trailing newline (as Spark writes)."""
     with open(path, "w") as handle:
         handle.write("v1")

@@ -37,6 +37,12 @@ EXPIRE_FAULT_POINTS = (
     "after-expire-delete",  # one expired partition's files are deleted, not yet recorded
 )
 
+# The ledger's upgrade to the table state (``ledger.upgrade``), on a table's first run
+# under a release that keeps one.
+UPGRADE_FAULT_POINTS = (
+    "during-upgrade",  # every partition's records read, the table state not created yet
+)
+
 
 def fault_point(name: str) -> None:
     if os.environ.get(FAULT_ENV) != name:

@@ -6,6 +6,7 @@ Real files of a real streaming query, damaged the ways crashes and operators dam
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -101,6 +102,9 @@ def test_a_temporary_file_in_the_ledger_is_ignored_and_a_corrupt_record_named(
     assert again.returncode == 0, again.stderr
     commit = next(records.glob("commit-*.json"))
     truncate(commit, 10)
+    # A run reads a partition's records when it needs them: here the first run of a table
+    # without its table state yet (the layout of a release before), which reads them all.
+    shutil.rmtree(table / "_fscommit" / "state")
     broken = compact(hourly_stream.staging, hourly_stream.checkpoint, str(table))
     assert broken.returncode == 1
     assert f"ledger record {commit} is unreadable" in broken.stderr

@@ -166,9 +166,11 @@ def published_ledger(spec: TableSpec, partition: str, rows: int) -> None:
         created_ms=5,
     )
     ledger.write_plan(plan)
+    ledger.record([partition])  # the intent enters the table state first, as in a run
     ledger.write_commit(
         plan, {"seq": plan.seq, "rows": rows, "outputs": [{"name": "o", "rows": rows, "bytes": 50}]}
     )
+    ledger.record([partition])
     Path(spec.table_path, partition).mkdir(parents=True, exist_ok=True)
 
 

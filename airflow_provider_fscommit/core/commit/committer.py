@@ -35,9 +35,12 @@ from airflow_provider_fscommit.core.compat import StrEnum
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.errors import FsCommitError
 from airflow_provider_fscommit.core.faults import fault_point
-from airflow_provider_fscommit.core.ledger.ledger import CommitLedger, PartitionLedger
+from airflow_provider_fscommit.core.formats.file_format import FileFormat
+from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
 from airflow_provider_fscommit.core.ledger.lock import TableLock
+from airflow_provider_fscommit.core.ledger.table_state import PartitionSummary
 from airflow_provider_fscommit.core.partition.partition_spec import PartitionSpec
+from airflow_provider_fscommit.core.status.committable import TableStatusReader
 from airflow_provider_fscommit.core.status.completeness import (
     Completeness,
     TableCompleteness,
@@ -110,9 +113,10 @@ class PartitionCommitter:
         Airflow task: ``dag_id``, ``run_id``, ``task_id``); the ledger keeps it with each
         commit so the status page can link the run that committed a partition.
         """
+        reader = TableStatusReader(self.spec)
         with TableLock(self.table_path, "commit", single_writer=self.spec.single_writer) as lock:
-            outcomes = self._commit(partitions, commit_empty, lock, origin)
-            self.completeness = self._publish_completeness(lock)
+            outcomes = self._commit(partitions, commit_empty, lock, origin, _staged(reader))
+            self.completeness = self._publish_completeness(lock, reader)
             self._catalog_completeness(self.completeness.published)
             return outcomes
 
@@ -140,7 +144,9 @@ class PartitionCommitter:
                     exc,
                 )
 
-    def _publish_completeness(self, lock: TableLock) -> TableCompleteness:
+    def _publish_completeness(
+        self, lock: TableLock, reader: TableStatusReader
+    ) -> TableCompleteness:
         """Move the published completeness forward to what the table's state gives now.
 
         After the run's ledger writes and under its lock, so it counts this run's commits
@@ -152,7 +158,9 @@ class PartitionCommitter:
         published: Completeness | None = None
         try:
             published = published_completeness(self.ledger)
-            current = current_completeness(read_table_report(self.spec, find_orphans=False))
+            current = current_completeness(
+                read_table_report(self.spec, find_orphans=False, reader=reader)
+            )
             previous = published or Completeness(None, None)
             advanced = previous.advance(current, int(time.time() * 1000))
             if advanced == previous:
@@ -171,15 +179,45 @@ class PartitionCommitter:
         commit_empty: bool,
         lock: TableLock,
         origin: Mapping[str, Any] | None,
+        staged: Mapping[str, int] | None,
     ) -> list[CommitOutcome]:
+        """The policy chain for the partitions that need it.
+
+        The table state tells a partition whose latest publication the policies committed
+        already, with no plan open since and every staged file settled (``staged``: the
+        sink log's counts; None when the stream cannot be read), without reading its
+        records; the others are looked at, committed, and recorded in the state after
+        their policy records. The staged files are counted too because a summary may lag
+        a publication that a run killed before recording (or a worker still on an older
+        release) made: its inputs are then staged but not settled in the summary.
+        """
         outcomes: list[CommitOutcome] = []
         pending: list[CommitContext] = []
         now_ms = int(time.time() * 1000)
+        state = self.ledger.upgrade()
+        looked: list[str] = []
         for path in dict.fromkeys(partitions):
             spec = PartitionSpec.parse(
                 path, self.spec.partition_keys, self.spec.partition_default_name
             )
-            records = self.ledger.read(path)
+            recorded = state.get(path)
+            if (
+                recorded is not None
+                and staged is not None
+                and recorded.settles(staged.get(path, 0))
+            ):
+                # Expired for good (the records agree), or past its expiration by the
+                # summary's clock (the records decide: the summary may lag a commit).
+                expired = expired_reason(self.spec, path, recorded, now_ms)
+                if recorded.expired_at_ms is not None:
+                    outcomes.append(CommitOutcome(path, CommitState.EXPIRED, reason=expired))
+                    continue
+                if not expired and recorded.policies_current and recorded.latest_commit is not None:
+                    summary = _summary(recorded, now_ms)
+                    outcomes.append(CommitOutcome(path, CommitState.UP_TO_DATE, summary))
+                    continue
+            records = self.ledger.look(path, state)
+            looked.append(path)
             expired = expired_reason(self.spec, path, records, now_ms)
             if expired:
                 outcomes.append(CommitOutcome(path, CommitState.EXPIRED, reason=expired))
@@ -187,7 +225,7 @@ class PartitionCommitter:
             if not records.commits and not commit_empty:
                 outcomes.append(CommitOutcome(path, CommitState.NOTHING_PUBLISHED))
                 continue
-            summary = _summary(records, now_ms)
+            summary = _summary(records.summary(), now_ms)
             if records.policies_current:
                 outcomes.append(CommitOutcome(path, CommitState.UP_TO_DATE, summary))
                 continue
@@ -205,27 +243,35 @@ class PartitionCommitter:
         for context in pending:
             record = context.summary.to_dict() | ({"origin": dict(origin)} if origin else {})
             self.ledger.write_policy_commit(context.path, record)
-            state = (
+            state_of = (
                 CommitState.COMMITTED
                 if context.summary.compaction_seq is not None
                 else CommitState.COMMITTED_EMPTY
             )
-            outcomes.append(CommitOutcome(context.path, state, context.summary))
+            outcomes.append(CommitOutcome(context.path, state_of, context.summary))
+        self.ledger.record(looked)
         return sorted(outcomes, key=lambda o: o.partition)
 
 
-def _summary(records: PartitionLedger, now_ms: int) -> CommitSummary:
+def _staged(reader: TableStatusReader) -> dict[str, int] | None:
+    """Each partition's committed files as the sink log counts them (None: unreadable, so
+    every partition's records are read, as before the table state)."""
+    try:
+        status = reader.read(find_orphans=False)
+    except (FsCommitError, OSError):
+        return None
+    return {p.staged.path: p.staged.files for p in status.partitions}
+
+
+def _summary(recorded: PartitionSummary, now_ms: int) -> CommitSummary:
     """The commit facts of everything published for a partition so far (maybe nothing)."""
-    outputs = [o for record in records.commits.values() for o in record["outputs"]]
-    latest = records.latest_commit
-    latest_plan = records.plans[latest] if latest is not None else None
     return CommitSummary(
-        files=len(outputs),
-        bytes=sum(o["bytes"] for o in outputs),
-        rows=sum(o["rows"] for o in outputs),
-        watermark_ms=latest_plan.watermark_ms if latest_plan else None,
-        max_batch_id=latest_plan.sink_latest_batch if latest_plan else None,
-        compaction_seq=latest,
+        files=recorded.published_files,
+        bytes=recorded.published_bytes,
+        rows=recorded.published_rows,
+        watermark_ms=recorded.watermark_ms,
+        max_batch_id=recorded.max_batch_id,
+        compaction_seq=recorded.latest_commit,
         committed_at_ms=now_ms,
-        format=latest_plan.format if latest_plan else None,
+        format=FileFormat(recorded.format) if recorded.format else None,
     )

@@ -35,6 +35,7 @@ all of them, and ``compaction`` stays a pure Spark-side merge that knows no ledg
 from __future__ import annotations
 
 import contextlib
+import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -61,7 +62,7 @@ from airflow_provider_fscommit.core.formats.csv_header import partition_header
 from airflow_provider_fscommit.core.formats.file_format import FileFormat, partition_format
 from airflow_provider_fscommit.core.ledger.ledger import CommitLedger, PartitionLedger
 from airflow_provider_fscommit.core.ledger.lock import TableLock
-from airflow_provider_fscommit.core.spark.staging import StagedFile
+from airflow_provider_fscommit.core.spark.sink_log import SinkLogSnapshot
 from airflow_provider_fscommit.core.status.committable import PartitionState, TableStatusReader
 from airflow_provider_fscommit.core.status.expiry import expired_reason
 from airflow_provider_fscommit.core.storage.filesystem import delete_if_exists, exists, list_names
@@ -77,6 +78,8 @@ _ABANDONED = (
     "had expired: a stalled host or a slow store?); its outputs were deleted and nothing "
     "was published by this run, rerun it"
 )
+
+log = logging.getLogger(__name__)
 
 RunUnits = Callable[[list[UnitTask]], list[UnitResult]]
 
@@ -128,10 +131,12 @@ class PartitionOutcome:
 
 @dataclass(frozen=True)
 class Selection:
-    """The partitions a run works on, their committed files and the stream's progress."""
+    """The partitions a run works on, how many committed files the sink log lists for
+    each, and the stream's progress."""
 
     partitions: list[str]
-    files: dict[str, list[StagedFile]]
+    staged_files: dict[str, int]
+    snapshot: SinkLogSnapshot | None
     sink_latest_batch: int | None
     watermark_ms: int | None
 
@@ -149,16 +154,18 @@ class CompactionPublisher:
         self.codec = codec
         self.table_path = spec.require_table_path()
         self.ledger = CommitLedger(self.table_path, spec.single_writer)
+        self.reader = TableStatusReader(spec)  # kept: the run's reads after the dry run's
         self._lock: TableLock | None = None
         self._read_ahead: dict[tuple[str, ...], PlanSchema] = {}
         self._read_ahead_seconds = 0.0
         # Per CSV partition: the files its header was decided on, and the decision.
         self._csv_headers: dict[str, tuple[tuple[str, ...], bool]] = {}
+        # The partitions this run read the records of: recorded in the table state at its end.
+        self._looked: set[str] = set()
 
     def select(self, partitions: Sequence[str] | None) -> Selection:
-        """The partitions to work on (default: every committable one) and their files."""
-        reader = TableStatusReader(self.spec)
-        status = reader.read(find_orphans=False)
+        """The partitions to work on (default: every committable one)."""
+        status = self.reader.read(find_orphans=False)
         committable = {p.staged.path for p in status.in_state(PartitionState.COMMITTABLE)}
         if partitions is None:
             chosen = sorted(committable)
@@ -174,9 +181,11 @@ class CompactionPublisher:
                         "(fscommit status)"
                     )
             chosen = list(dict.fromkeys(partitions))
+        counts = {p.staged.path: p.staged.files for p in status.partitions}
         return Selection(
             partitions=chosen,
-            files=reader.staging.committed_files(status.snapshot, set(chosen)),
+            staged_files={p: counts.get(p, 0) for p in chosen},
+            snapshot=status.snapshot,
             sink_latest_batch=status.sink_latest_batch,
             watermark_ms=status.checkpoint.watermark_ms,
         )
@@ -189,20 +198,46 @@ class CompactionPublisher:
     def prepare(
         self, partitions: Sequence[str] | None, dry_run: bool = False
     ) -> tuple[list[CompactionPlan], list[PartitionOutcome]]:
-        """Recover, then plan; the plans are durable intents unless ``dry_run``."""
+        """Recover, then plan; the plans are durable intents unless ``dry_run``.
+
+        The table's state tells which partitions have nothing to do (every committed file
+        published or quarantined, no plan left open) without reading their records: only
+        the others are looked at, so a run costs what changed, not the table's age.
+        """
         selection = self.select(partitions)
-        formats = {  # every partition's, before anything is written: a wrong spec changes nothing
-            p: partition_format(p, [f.uri for f in selection.files[p]], self.spec.format)
-            for p in selection.partitions
-        }
-        for partition in selection.partitions:  # CSV headers too: refused, nothing written
-            if formats[partition] is FileFormat.CSV:
-                self._csv_header(partition, [f.uri for f in selection.files[partition]])
-        plans: list[CompactionPlan] = []
-        settled: list[PartitionOutcome] = []  # nothing to do, or refused
+        state = self.ledger.state() if dry_run else self.ledger.upgrade()
         now_ms = int(time.time() * 1000)
+        settled: list[PartitionOutcome] = []  # nothing to do, or refused
+        work: list[str] = []
         for partition in selection.partitions:
-            ledger = self.ledger.read(partition)
+            summary = state.get(partition)
+            staged = selection.staged_files[partition]
+            if summary is None or not summary.settles(staged):
+                work.append(partition)
+                continue
+            expired = expired_reason(self.spec, partition, summary, now_ms)
+            if expired:
+                settled.append(PartitionOutcome(partition, CompactionState.EXPIRED, error=expired))
+                continue
+            empty = not staged and not summary.published_inputs
+            state_of = CompactionState.EMPTY if empty else CompactionState.UP_TO_DATE
+            settled.append(PartitionOutcome(partition, state_of))
+        files = (
+            self.reader.staging.committed_files(selection.snapshot, set(work))
+            if selection.snapshot is not None
+            else {p: [] for p in work}
+        )
+        formats = {  # every partition's, before anything is written: a wrong spec changes nothing
+            p: partition_format(p, [f.uri for f in files[p]], self.spec.format) for p in work
+        }
+        for partition in work:  # CSV headers too: refused, nothing written
+            if formats[partition] is FileFormat.CSV:
+                self._csv_header(partition, [f.uri for f in files[partition]])
+        plans: list[CompactionPlan] = []
+        for partition in work:
+            ledger = self.ledger.look(partition, state)
+            if not dry_run:
+                self._looked.add(partition)
             # Before recovery, which would publish a committed plan's outputs again.
             expired = expired_reason(self.spec, partition, ledger, now_ms)
             if expired:
@@ -213,7 +248,7 @@ class CompactionPublisher:
                 ledger = self.ledger.read(partition)  # recovery may have closed plans
             plan = plan_partition(
                 partition,
-                selection.files[partition],
+                files[partition],
                 ledger.settled_inputs,
                 seq=ledger.next_seq,
                 target_file_size=self.spec.compaction_file_size,
@@ -225,9 +260,9 @@ class CompactionPublisher:
                 file_format=formats[partition],
             )
             if plan is None:
-                empty = not selection.files[partition] and not ledger.published_inputs
-                state = CompactionState.EMPTY if empty else CompactionState.UP_TO_DATE
-                settled.append(PartitionOutcome(partition, state))
+                empty = not files[partition] and not ledger.published_inputs
+                state_of = CompactionState.EMPTY if empty else CompactionState.UP_TO_DATE
+                settled.append(PartitionOutcome(partition, state_of))
                 continue
             if not dry_run and not self.ledger.write_plan(plan):
                 settled.append(
@@ -236,8 +271,12 @@ class CompactionPublisher:
                 continue
             plans.append(plan)
         if plans and not dry_run:
+            # The intents enter the table state before any can be committed: a summary
+            # with a plan open is never trusted, so a commit point that a run killed
+            # before its last record reached is found by the next run's look.
+            self.ledger.record(p.partition for p in plans)
             fault_point("after-plan")
-        return plans, settled
+        return plans, sorted(settled, key=lambda o: o.partition)
 
     def _csv_header(self, partition: str, uris: list[str]) -> bool:
         """Whether the partition's CSV files merge as files with a header (``csv_header``),
@@ -371,6 +410,19 @@ class CompactionPublisher:
                 return self._run(run_units, partitions, progress, on_plans)
             finally:
                 self._lock = None
+                self._record()
+
+    def _record(self) -> None:
+        """Record the partitions this run looked at in the table state (after all its
+        writes). A failure here loses nothing: the state then lags, and the next run
+        looks at those partitions again."""
+        looked, self._looked = self._looked, set()
+        if not looked:
+            return
+        try:
+            self.ledger.record(looked)
+        except (FsCommitError, OSError) as exc:
+            log.warning("the table state does not record this run's partitions yet: %s", exc)
 
     def _run(
         self,

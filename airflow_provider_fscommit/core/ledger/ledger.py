@@ -22,6 +22,12 @@ deleted its published files (:mod:`expiration`): nothing of it is published agai
 One table-wide record is overwritten rather than created once: ``completeness.json``, the
 table's published completeness (``status.completeness``), which only the committer writes,
 under the table lock, and only ever moves forward.
+
+Runs that only need to know *whether* a partition needs work ask the table's state
+(:mod:`.table_state`: every partition's records summarized, read in what changed) through
+:meth:`CommitLedger.state`; a run records the partitions it wrote with
+:meth:`CommitLedger.record`, and acts on a partition only after reading its records with
+:meth:`CommitLedger.look`. This module and that one are the only readers of ``_fscommit/``.
 """
 
 from __future__ import annotations
@@ -29,7 +35,7 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,6 +43,12 @@ import pyarrow.fs as pafs
 
 from airflow_provider_fscommit.core.compaction.plan import CompactionPlan
 from airflow_provider_fscommit.core.errors import LedgerError
+from airflow_provider_fscommit.core.faults import fault_point
+from airflow_provider_fscommit.core.ledger.table_state import (
+    PartitionSummary,
+    StateLog,
+    TableState,
+)
 from airflow_provider_fscommit.core.storage.conditional_writes import (
     ConditionalStore,
     conditional_store,
@@ -51,6 +63,7 @@ from airflow_provider_fscommit.core.storage.filesystem import (
 
 LEDGER_DIR = "_fscommit"
 _COMPLETENESS = "completeness.json"
+_EXPIRATION_CHECK = "expiration-check.json"
 _APPEND_ATTEMPTS = 10
 _RECORD = re.compile(r"(plan|commit|policy|quarantine|expire)-(\d{8})\.json")
 
@@ -95,6 +108,11 @@ class PartitionLedger:
         return self.expirations[min(self.expirations)] if self.expirations else None
 
     @property
+    def expired_at_ms(self) -> int | None:
+        expired = self.expired
+        return None if expired is None else expired["expired_at_ms"]
+
+    @property
     def last_update_ms(self) -> int | None:
         """When the partition last changed: its latest policy commit, else publication."""
         times = [r.get("committed_at_ms") for r in self.policy_commits.values()] or [
@@ -112,6 +130,33 @@ class PartitionLedger:
         """Whether the policies have committed the latest publication (or the empty one)."""
         latest = self.latest_commit
         return any(r.get("compaction_seq") == latest for r in self.policy_commits.values())
+
+    def summary(self) -> PartitionSummary:
+        """What the table state keeps of these records (:class:`PartitionSummary`)."""
+        outputs = [o for r in self.commits.values() for o in r.get("outputs", [])]
+        policy = [self.policy_commits[seq] for seq in sorted(self.policy_commits)]
+        last = max(policy, key=lambda r: r.get("committed_at_ms") or 0, default=None)
+        latest = self.latest_commit
+        plan = self.plans[latest] if latest is not None else None
+        return PartitionSummary(
+            settled_files=len(self.settled_inputs),
+            published_inputs=len(self.published_inputs),
+            quarantined_files=len(self.quarantined_inputs),
+            open_plans=len(self.open_plans),
+            latest_commit=latest,
+            policies_current=self.policies_current,
+            policy_commits=len(policy),
+            published_files=len(outputs),
+            published_bytes=sum(o.get("bytes", 0) for o in outputs),
+            published_rows=sum(o.get("rows", 0) for o in outputs),
+            last_commit_ms=last.get("committed_at_ms") if last else None,
+            last_origin=last.get("origin") if last else None,
+            last_update_ms=self.last_update_ms,
+            expired_at_ms=self.expired_at_ms,
+            watermark_ms=plan.watermark_ms if plan else None,
+            max_batch_id=plan.sink_latest_batch if plan else None,
+            format=plan.format.value if plan else None,
+        )
 
     @property
     def next_seq(self) -> int:
@@ -133,6 +178,7 @@ class CommitLedger:
         self.root = root.rstrip("/")
         self.ledger_root = f"{self.root}/{LEDGER_DIR}"
         self._store: ConditionalStore | None = None
+        self.state_log = StateLog(self.filesystem, self.ledger_root)
 
     @property
     def store(self) -> ConditionalStore:
@@ -182,6 +228,74 @@ class CommitLedger:
                 f"{directory}; restore the missing plan files from a backup"
             )
         return ledger
+
+    def state(self) -> TableState:
+        """Every partition's summary: the state log, read in what changed since its
+        checkpoint. A table without one yet (today's layout until a run upgrades it, or a
+        new table) is summarized from every partition's records, and nothing is written."""
+        state = self.state_log.read()
+        return state if state is not None else self._summarize_all()
+
+    def look(self, partition: str, state: TableState) -> PartitionLedger:
+        """A partition's records, read to act on it, checked against ``state``.
+
+        A summary never leads the records it was made from, so records behind it were
+        deleted or lost: refused, and nothing is published on top of them.
+        """
+        records = self.read(partition)
+        recorded = state.get(partition)
+        if recorded is not None and records.summary().behind(recorded):
+            raise LedgerError(
+                f"the ledger records of {partition} in {self._records_dir(partition)} miss "
+                f"what the table state {self.state_log.directory} recorded of them "
+                f"({recorded.settled_files} staged file(s) published or quarantined, "
+                f"compaction {recorded.latest_commit}, {recorded.policy_commits} policy "
+                "commit(s)): records were deleted or lost. Restore them from a backup; "
+                "nothing was published"
+            )
+        return records
+
+    def upgrade(self) -> TableState:
+        """The table's state, after creating its state log if the table has none (call
+        under the table lock).
+
+        A table of the per-partition layout is read once, here, and its state created
+        once as checkpoint 0: a run killed before that leaves the table as it was, and the
+        next run upgrades it. A partition whose records cannot be read is left out: every
+        run then looks at it (and reports it) as before.
+        """
+        state = self.state_log.read()
+        if state is not None:
+            return state
+        summarized = self._summarize_all()
+        fault_point("during-upgrade")
+        self.state_log.create_checkpoint(TableState(0, summarized.partitions, 0), self.store)
+        state = self.state_log.read()
+        assert state is not None  # just created, by this run or another
+        return state
+
+    def record(self, partitions: Iterable[str]) -> TableState:
+        """Summarize the partitions' records as they are now into the state log.
+
+        Call after writing their records (the summary then lags them at worst), under the
+        table lock; one entry for all of them.
+        """
+        base = self.upgrade()
+        wanted = sorted(set(partitions))
+        if not wanted:
+            return base
+        changes = {p: self.read(p).summary() for p in wanted}
+        return self.state_log.append(changes, base, self.store)
+
+    def _summarize_all(self) -> TableState:
+        partitions: dict[str, PartitionSummary] = {}
+        errors: dict[str, str] = {}
+        for partition in self.partitions():
+            try:
+                partitions[partition] = self.read(partition).summary()
+            except LedgerError as exc:
+                errors[partition] = str(exc)
+        return TableState(-1, partitions, errors=errors)
 
     def partitions(self) -> list[str]:
         """Every partition the ledger has records of, sorted (committed empty ones too).
@@ -278,6 +392,16 @@ class CommitLedger:
     def write_completeness(self, record: dict[str, Any]) -> None:
         """Replace the completeness record (call under the lock: read, advance, write)."""
         write_json(self.filesystem, f"{self.ledger_root}/{_COMPLETENESS}", record)
+
+    def read_expiration_check(self) -> int | None:
+        """When partition expiration last looked for expired partitions (epoch ms)."""
+        path = f"{self.ledger_root}/{_EXPIRATION_CHECK}"
+        if not exists(self.filesystem, path):
+            return None
+        return int(read_json(self.filesystem, path)["at_ms"])
+
+    def write_expiration_check(self, at_ms: int) -> None:
+        write_json(self.filesystem, f"{self.ledger_root}/{_EXPIRATION_CHECK}", {"at_ms": at_ms})
 
     def _run_path(self, run_id: str) -> str:
         return f"{self.ledger_root}/runs/{run_id}.json"

@@ -35,8 +35,8 @@ from airflow_provider_fscommit.core.faults import fault_point
 from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
 from airflow_provider_fscommit.core.ledger.lock import TableLock
 from airflow_provider_fscommit.core.partition.partition_spec import PartitionSpec
-from airflow_provider_fscommit.core.status.expiry import age_start_ms
-from airflow_provider_fscommit.core.storage.filesystem import exists, read_json, write_json
+from airflow_provider_fscommit.core.status.expiry import PartitionHistory, age_start_ms
+from airflow_provider_fscommit.core.storage.filesystem import exists
 from airflow_provider_fscommit.core.storage.object_store import store_errors
 
 if TYPE_CHECKING:  # a type only: expiring without a metastore needs no Thrift client
@@ -44,7 +44,6 @@ if TYPE_CHECKING:  # a type only: expiring without a metastore needs no Thrift c
 
 _MS = timedelta(milliseconds=1)
 # When an applied expiration last looked at the table (partition.expiration-check-interval).
-_CHECK_RECORD = "expiration-check.json"
 
 
 @dataclass
@@ -103,7 +102,7 @@ def expire_partitions(
         _find(spec, ledger, report)
         return report
     with TableLock(ledger.table_path, "expire", single_writer=spec.single_writer) as lock:
-        checked = _last_check_ms(ledger)
+        checked = ledger.read_expiration_check()
         interval_ms = spec.expiration_check_interval // _MS
         if not force and checked is not None and 0 <= now_ms - checked < interval_ms:
             report.skipped_until_ms = checked + interval_ms
@@ -124,25 +123,31 @@ def expire_partitions(
             ledger.write_expiration(
                 partition["partition"], record | ({"origin": dict(origin)} if origin else {})
             )
-        write_json(ledger.filesystem, f"{ledger.ledger_root}/{_CHECK_RECORD}", {"at_ms": now_ms})
+        ledger.record(p["partition"] for p in report.partitions)
+        ledger.write_expiration_check(now_ms)
     return report
 
 
 def _find(spec: TableSpec, ledger: CommitLedger, report: ExpirationReport) -> None:
-    """Add the partitions past the limit and not expired yet, with their published files."""
-    assert spec.expiration_time is not None
-    limit_ms = spec.expiration_time // _MS
-    for path in ledger.partitions():
+    """Add the partitions past the limit and not expired yet, with their published files.
+
+    The table state names the candidates; each one's records decide (the state may lag
+    them: an update-time partition committed again since is not expired).
+    """
+    state = ledger.state()
+    report.errors.extend({"partition": p, "error": e} for p, e in sorted(state.errors.items()))
+    for path, recorded in sorted(state.partitions.items()):
         try:
-            records = ledger.read(path)
-            if records.expired is not None:
+            if recorded.expired_at_ms is not None or not _past(spec, path, recorded, report):
+                continue
+            records = ledger.look(path, state)
+            if records.expired is not None or not _past(spec, path, records, report):
                 continue
             start = age_start_ms(spec, path, records)
         except (LedgerError, PartitionTimeError) as exc:
             report.errors.append({"partition": path, "error": str(exc)})
             continue
-        if start is None or report.now_ms - start <= limit_ms:
-            continue
+        assert start is not None
         files = _files(ledger, path)
         report.partitions.append(
             {
@@ -158,6 +163,15 @@ def _find(spec: TableSpec, ledger: CommitLedger, report: ExpirationReport) -> No
         )
 
 
+def _past(
+    spec: TableSpec, partition: str, history: PartitionHistory, report: ExpirationReport
+) -> bool:
+    """Whether the partition's age (from ``history``) is past the expiration time."""
+    assert spec.expiration_time is not None
+    start = age_start_ms(spec, partition, history)
+    return start is not None and report.now_ms - start > spec.expiration_time // _MS
+
+
 def _files(ledger: CommitLedger, partition: str) -> dict[str, int]:
     """Every file under the partition's published directory, with its size."""
     selector = pafs.FileSelector(ledger.partition_dir(partition), recursive=True)
@@ -166,10 +180,3 @@ def _files(ledger: CommitLedger, partition: str) -> dict[str, int]:
     except FileNotFoundError:
         return {}
     return {i.path: i.size or 0 for i in infos if i.type == pafs.FileType.File}
-
-
-def _last_check_ms(ledger: CommitLedger) -> int | None:
-    path = f"{ledger.ledger_root}/{_CHECK_RECORD}"
-    if not exists(ledger.filesystem, path):
-        return None
-    return int(read_json(ledger.filesystem, path)["at_ms"])

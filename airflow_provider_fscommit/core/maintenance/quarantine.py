@@ -54,10 +54,11 @@ def quarantine(spec: TableSpec, files: Sequence[str], reason: str) -> list[Quara
             status.snapshot, {p.staged.path for p in status.partitions}
         )
         ledger = CommitLedger(table, spec.single_writer)
+        state = ledger.upgrade()
         chosen: dict[str, list[QuarantinedFile]] = {}
         for requested in dict.fromkeys(files):
             partition, staged_file = _find(requested, staged)
-            records = ledger.read(partition)
+            records = ledger.look(partition, state)
             if staged_file.uri in records.published_inputs:
                 raise FsCommitError(
                     f"staged file {staged_file.uri} is published already (its rows are in "
@@ -78,6 +79,7 @@ def quarantine(spec: TableSpec, files: Sequence[str], reason: str) -> list[Quara
                         "quarantined_ms": int(time.time() * 1000),
                     },
                 )
+        ledger.record(chosen)
     return [f for quarantined in chosen.values() for f in quarantined]
 
 

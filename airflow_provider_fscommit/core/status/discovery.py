@@ -26,21 +26,34 @@ class PendingCommit:
 
 @store_errors
 def partitions_to_commit(spec: TableSpec) -> list[PendingCommit]:
-    """Committable partitions not committed yet, plus committed ones with late data."""
+    """Committable partitions not committed yet, plus committed ones with late data.
+
+    The table state answers for the partitions with nothing new; only the others' records
+    are read (the state may lag them, never lead).
+    """
     reader = TableStatusReader(spec)
     status = reader.read(find_orphans=False)
-    ready = [p.staged.path for p in status.in_state(PartitionState.COMMITTABLE)]
-    files = reader.staging.committed_files(status.snapshot, set(ready))
     ledger = CommitLedger(spec.require_table_path())
+    state = ledger.state()
+    look = []
+    for partition in status.in_state(PartitionState.COMMITTABLE):
+        recorded = state.get(partition.staged.path)
+        if recorded is not None and (
+            recorded.expired_at_ms is not None
+            or (recorded.settles(partition.staged.files) and recorded.policies_current)
+        ):
+            continue
+        look.append(partition.staged.path)
+    files = reader.staging.committed_files(status.snapshot, set(look))
     pending = []
     now_ms = int(time.time() * 1000)
-    for partition in ready:
-        records = ledger.read(partition)
-        if expired_reason(spec, partition, records, now_ms):
+    for path in look:
+        records = ledger.look(path, state)
+        if expired_reason(spec, path, records, now_ms):
             continue
-        unpublished = {f.uri for f in files[partition]} - records.settled_inputs
+        unpublished = {f.uri for f in files[path]} - records.settled_inputs
         if unpublished:
-            pending.append(PendingCommit(partition, "late-data" if records.commits else "new"))
+            pending.append(PendingCommit(path, "late-data" if records.commits else "new"))
         elif not records.policies_current:
-            pending.append(PendingCommit(partition, "policies-pending"))
+            pending.append(PendingCommit(path, "policies-pending"))
     return pending

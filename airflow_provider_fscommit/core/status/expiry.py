@@ -15,17 +15,27 @@ last commit (``update-time``).
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Protocol
 
 from airflow_provider_fscommit.core.config.options import ExpirationStrategy
 from airflow_provider_fscommit.core.config.quantities import format_duration, iso_ms
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.errors import PartitionTimeError
-from airflow_provider_fscommit.core.ledger.ledger import PartitionLedger
 
 _MS = timedelta(milliseconds=1)
 
 
-def age_start_ms(spec: TableSpec, partition: str, records: PartitionLedger) -> int | None:
+class PartitionHistory(Protocol):
+    """What expiry needs of a partition: its records, or their summary in the table state."""
+
+    @property
+    def expired_at_ms(self) -> int | None: ...
+
+    @property
+    def last_update_ms(self) -> int | None: ...
+
+
+def age_start_ms(spec: TableSpec, partition: str, records: PartitionHistory) -> int | None:
     """The instant a partition's age counts from (None: it has none yet, never committed).
 
     ``values-time`` raises ``PartitionTimeError`` for a path the extractor cannot read.
@@ -36,12 +46,11 @@ def age_start_ms(spec: TableSpec, partition: str, records: PartitionLedger) -> i
 
 
 def expired_reason(
-    spec: TableSpec, partition: str, records: PartitionLedger, now_ms: int
+    spec: TableSpec, partition: str, records: PartitionHistory, now_ms: int
 ) -> str | None:
     """Why nothing of ``partition`` may be published or committed again (None: it may)."""
-    record = records.expired
-    if record is not None:
-        return f"expired at {iso_ms(record['expired_at_ms'])}; late data for it is not published"
+    if records.expired_at_ms is not None:
+        return f"expired at {iso_ms(records.expired_at_ms)}; late data for it is not published"
     if spec.expiration_time is None:
         return None
     try:

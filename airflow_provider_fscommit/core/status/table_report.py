@@ -10,7 +10,6 @@ what the trigger tells), so they are merged once, here.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -18,9 +17,9 @@ from typing import Any
 from airflow_provider_fscommit.core.config.quantities import iso_ms
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.errors import LedgerError
-from airflow_provider_fscommit.core.ledger.ledger import CommitLedger, PartitionLedger
+from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
+from airflow_provider_fscommit.core.ledger.table_state import PartitionSummary
 from airflow_provider_fscommit.core.partition.partition_spec import PartitionSpec
-from airflow_provider_fscommit.core.spark.staging import StagedFile
 from airflow_provider_fscommit.core.status.committable import (
     PartitionState,
     PartitionStatus,
@@ -167,17 +166,20 @@ def read_table_report(
     now_ms: int | None = None,
     find_orphans: bool = True,
     shared: bool = False,
+    reader: TableStatusReader | None = None,
 ) -> TableReport:
     """Read the stream's status and the ledger (when the spec has a table path) together.
 
     Read-only. The checkpoint and sink log are read first, then the ledger, so a commit
     that lands in between shows as committed rather than as a partition gone missing.
     ``shared``: read through this process's watch of the table (incrementally, as a
-    long-lived process such as the api-server should), else afresh.
+    long-lived process such as the api-server should), else through ``reader`` (one the
+    caller read the stream with already) or afresh.
     """
     now_ms = int(time.time() * 1000) if now_ms is None else now_ms
     if not shared:
-        return _report(spec, TableStatusReader(spec), stall_timeout, now_ms, find_orphans)
+        reader = reader or TableStatusReader(spec)
+        return _report(spec, reader, stall_timeout, now_ms, find_orphans)
     watch = table_watch(spec)
     with watch.lock:
         return _report(spec, watch.status_reader(), stall_timeout, now_ms, find_orphans)
@@ -195,25 +197,22 @@ def _report(
     if not spec.table_path:
         partitions = [_from_status(p) for p in status.partitions]
         return TableReport(status, partitions, stall_timeout, since)
-    ledger = CommitLedger(spec.table_path)
     try:
-        ledger_partitions = ledger.partitions()
-    except OSError as exc:
-        # An unreachable table directory must not hide what the stream says.
+        state = CommitLedger(spec.table_path).state()
+    except (OSError, LedgerError) as exc:
+        # An unreachable table directory or a damaged table state must not hide what the
+        # stream says.
         partitions = [_from_status(p) for p in status.partitions]
-        error = f"cannot list the ledger of {spec.table_path}: {explain(exc) or exc}"
+        reason = explain(exc) or exc if isinstance(exc, OSError) else exc
+        error = f"cannot read the ledger of {spec.table_path}: {reason}"
         return TableReport(status, partitions, stall_timeout, since, error)
     staged = {p.staged.path: p for p in status.partitions}
-    paths = sorted(set(staged) | set(ledger_partitions))
-    files = reader.staging.committed_files(status.snapshot, set(staged))
     partitions = []
-    for path in paths:
-        try:
-            records = ledger.read(path)
-        except LedgerError as exc:
-            partitions.append(_errored(spec, path, staged.get(path), str(exc)))
-            continue
-        partitions.append(_merge(spec, path, staged.get(path), files.get(path, []), records))
+    for path in sorted(set(staged) | set(state.partitions) | set(state.errors)):
+        if path in state.errors:
+            partitions.append(_errored(spec, path, staged.get(path), state.errors[path]))
+        else:
+            partitions.append(_merge(spec, path, staged.get(path), state.get(path)))
     return TableReport(status, partitions, stall_timeout, since)
 
 
@@ -248,26 +247,27 @@ def _merge(
     spec: TableSpec,
     path: str,
     status: PartitionStatus | None,
-    staged_files: Iterable[StagedFile],
-    records: PartitionLedger,
+    recorded: PartitionSummary | None,
 ) -> PartitionReport:
-    published_inputs = records.published_inputs
-    unpublished = {f.uri for f in staged_files} - records.settled_inputs
-    outputs = [o for record in records.commits.values() for o in record.get("outputs", [])]
-    policy = [records.policy_commits[seq] for seq in sorted(records.policy_commits)]
-    latest = max(policy, key=lambda r: r.get("committed_at_ms") or 0, default=None)
-    if records.expired is not None:
-        state, outputs = PartitionState.EXPIRED, []  # its published files are deleted
+    """A partition's report from its staged files and its summary in the table state."""
+    recorded = recorded or PartitionSummary()
+    staged_files = status.staged.files if status else 0
+    unpublished = max(staged_files - recorded.settled_files, 0)
+    published = (recorded.published_files, recorded.published_bytes, recorded.published_rows)
+    if recorded.expired_at_ms is not None:
+        state, published = PartitionState.EXPIRED, (0, 0, 0)  # its published files are deleted
     elif status is not None and status.state == PartitionState.ERROR:
         state = PartitionState.ERROR
-    elif not policy:
+    elif not recorded.policy_commits:
         committable = status is not None and status.state == PartitionState.COMMITTABLE
         state = (
-            PartitionState.COMMITTABLE if committable or records.commits else PartitionState.PENDING
+            PartitionState.COMMITTABLE
+            if committable or recorded.latest_commit is not None
+            else PartitionState.PENDING
         )
-    elif unpublished or not records.policies_current:
+    elif unpublished or not recorded.policies_current:
         state = PartitionState.LATE_DATA
-    elif len(policy) > 1:
+    elif recorded.policy_commits > 1:
         state = PartitionState.RECOMMITTED
     else:
         state = PartitionState.COMMITTED
@@ -275,19 +275,19 @@ def _merge(
         partition=path,
         values=status.staged.spec.as_dict() if status else _values(spec, path),
         state=state,
-        staged_files=status.staged.files if status else 0,
+        staged_files=staged_files,
         staged_bytes=status.staged.bytes if status else 0,
-        unpublished_files=len(unpublished),
-        quarantined_files=len(records.quarantined_inputs),
-        published_inputs=len(published_inputs),
-        published_files=len(outputs),
-        published_bytes=sum(o.get("bytes", 0) for o in outputs),
-        published_rows=sum(o.get("rows", 0) for o in outputs),
-        commits=len(policy),
+        unpublished_files=unpublished,
+        quarantined_files=recorded.quarantined_files,
+        published_inputs=recorded.published_inputs,
+        published_files=published[0],
+        published_bytes=published[1],
+        published_rows=published[2],
+        commits=recorded.policy_commits,
         commit_time_ms=status.commit_time_ms if status else None,
-        last_commit_ms=latest.get("committed_at_ms") if latest else None,
-        last_origin=CommitOrigin.from_record(latest) if latest else None,
-        expired_ms=records.expired["expired_at_ms"] if records.expired else None,
+        last_commit_ms=recorded.last_commit_ms,
+        last_origin=CommitOrigin.from_record({"origin": recorded.last_origin}),
+        expired_ms=recorded.expired_at_ms,
         error=status.error if status else None,
     )
 

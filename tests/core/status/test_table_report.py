@@ -117,13 +117,17 @@ def test_states_follow_a_partition_from_pending_to_re_committed(stream, spark, t
     assert main([*args, "--stall-timeout", "1 s"]) == 0
     assert "Stalled    no progress since" in capsys.readouterr().out
 
-    # One unreadable ledger record fails its partition only, with the file named.
-    records = table / "_fscommit" / "partitions" / DAY / "hour=01"
-    (records / "policy-00000009.json").write_text("{")
+    # The report reads the table state, not each partition's records: an unreadable
+    # record is found by the run that acts on its partition (tests/core/ledger), while an
+    # unreadable state says so, naming the file, and the stream's view still shows.
+    state_dir = table / "_fscommit" / "state"
+    (state_dir / "_last_checkpoint.json").unlink()
+    for checkpoint in state_dir.glob("*.checkpoint.json"):
+        checkpoint.write_text("{")
     broken = read_table_report(spec)
-    hour_01 = next(p for p in broken.partitions if p.partition == f"{DAY}/hour=01")
-    assert hour_01.state == PartitionState.ERROR and "policy-00000009.json" in hour_01.error
-    assert states(broken)[f"{DAY}/hour=00"] == "re-committed"
+    assert broken.ledger_error is not None and ".checkpoint.json" in broken.ledger_error
+    assert "is unreadable" in broken.ledger_error
+    assert states(broken)[f"{DAY}/hour=03"] == "committable"
 
 
 def test_without_a_table_path_the_trigger_decides_alone(stream):

@@ -1,0 +1,273 @@
+"""The table's state: every partition's ledger summarized, read in what changed.
+
+The per-partition records (:mod:`.ledger`) are the protocol's truth, and stay where they
+are: the commit point ``commit-<seq>.json`` is created once there, whatever else fails.
+Reading them costs a listing and every record per partition, which grows with the table's
+age (a year of hourly partitions is 8,760 of them). So, as Spark's file sink compacts its
+``_spark_metadata`` every 10 batches and Delta checkpoints its ``_delta_log``, the ledger
+keeps a **state log** of summaries beside them, ``_fscommit/state/``:
+
+- ``<version>.json`` (``version`` ≥ 1, created once): the summaries of the partitions a
+  run changed, each made from their records as they were *after* the run wrote them;
+- ``<version>.checkpoint.json`` (created once): every partition's summary as of that
+  version, written when a reader had to apply ``CHECKPOINT_INTERVAL`` entries or more;
+- ``_last_checkpoint.json``: the latest checkpoint's version, a hint (overwritten).
+
+A reader reads the hint, that checkpoint and the entries after it until one is missing:
+a bounded number of objects, however old the table. Versions older than the checkpoint
+before the latest are deleted once a new checkpoint is written, so the folder stays small.
+
+**A summary may lag the records, never lead them.** It is made from records already
+written, so it never claims more than they hold; a run killed before it records leaves
+the summary behind, and so does a run whose entry lands after a newer one. Every user of
+the state therefore follows one rule: *the summary may tell that a partition needs no
+work; whatever acts on a partition reads its records first* (and a record found behind
+its summary is an error: records were lost). A lagging summary costs the next run one
+look at the partition, which then records it again; it never publishes anything twice.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import pyarrow.fs as pafs
+
+from airflow_provider_fscommit.core.errors import LedgerError
+from airflow_provider_fscommit.core.storage.conditional_writes import ConditionalStore
+from airflow_provider_fscommit.core.storage.filesystem import (
+    delete_if_exists,
+    list_names,
+    write_json,
+)
+
+STATE_DIR = "state"
+CHECKPOINT_INTERVAL = 10
+STATE_FORMAT = 1
+_HINT = "_last_checkpoint.json"
+_ENTRY = re.compile(r"(\d{10})\.json")
+_CHECKPOINT = re.compile(r"(\d{10})\.checkpoint\.json")
+_APPEND_ATTEMPTS = 20
+
+
+@dataclass(frozen=True)
+class PartitionSummary:
+    """What the routine runs need of one partition's records, without reading them.
+
+    ``settled_files`` counts the staged files published or quarantined: a partition whose
+    sink log lists as many committed files has nothing left to publish (a file sink's log
+    never drops an entry, so the settled files are among the logged ones).
+    """
+
+    settled_files: int = 0
+    published_inputs: int = 0
+    quarantined_files: int = 0
+    open_plans: int = 0
+    latest_commit: int | None = None
+    policies_current: bool = False
+    policy_commits: int = 0
+    published_files: int = 0
+    published_bytes: int = 0
+    published_rows: int = 0
+    last_commit_ms: int | None = None
+    last_origin: dict[str, Any] | None = None
+    last_update_ms: int | None = None
+    expired_at_ms: int | None = None
+    # The latest published compaction's facts, which a commit's summary carries.
+    watermark_ms: int | None = None
+    max_batch_id: int | None = None
+    format: str | None = None
+
+    @classmethod
+    def from_dict(cls, document: Mapping[str, Any]) -> PartitionSummary:
+        return cls(**document)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def settles(self, staged_files: int) -> bool:
+        """Whether nothing of ``staged_files`` committed files is left to publish, and no
+        run left a plan open: the partition needs no compaction (a lagging summary says
+        no, never yes)."""
+        return self.open_plans == 0 and self.settled_files == staged_files
+
+    def behind(self, newer: PartitionSummary) -> bool:
+        """Whether these facts (from records) miss what ``newer`` (the state) recorded."""
+        return (
+            self.settled_files < newer.settled_files
+            or (self.latest_commit or -1) < (newer.latest_commit or -1)
+            or self.policy_commits < newer.policy_commits
+            or (newer.expired_at_ms is not None and self.expired_at_ms is None)
+        )
+
+
+@dataclass(frozen=True)
+class TableState:
+    """Every partition's summary at one version of the state log.
+
+    ``version`` -1: the table has no state log yet (a table of today's layout, read
+    partition by partition, or a new table). ``errors``: partitions whose records could
+    not be read when the state was made from them (never in the state log itself).
+    """
+
+    version: int
+    partitions: dict[str, PartitionSummary]
+    checkpoint_version: int = -1
+    errors: dict[str, str] = field(default_factory=dict)
+
+    def get(self, partition: str) -> PartitionSummary | None:
+        return self.partitions.get(partition)
+
+    @property
+    def entries_since_checkpoint(self) -> int:
+        return self.version - self.checkpoint_version
+
+
+class StateLog:
+    """Reads and appends the state log of one table's ledger (``<ledger>/state``)."""
+
+    def __init__(self, filesystem: pafs.FileSystem, ledger_root: str) -> None:
+        self.filesystem = filesystem
+        self.directory = f"{ledger_root}/{STATE_DIR}"
+
+    def read(self) -> TableState | None:
+        """The latest state (None: the table has no state log yet)."""
+        hinted = self._hinted_version()
+        document = None if hinted is None else self._read(self._checkpoint_path(hinted), False)
+        checkpoint = hinted
+        if document is None:  # no hint yet, or its checkpoint was cleaned away meanwhile
+            checkpoint = self._listed_version()
+            if checkpoint is None:
+                return None
+            document = self._read(self._checkpoint_path(checkpoint), required=True)
+        assert document is not None and checkpoint is not None
+        path = self._checkpoint_path(checkpoint)
+        partitions = {p: self._summary(s, path) for p, s in document["partitions"].items()}
+        return self._forward(TableState(checkpoint, partitions, checkpoint))
+
+    def _forward(self, state: TableState) -> TableState:
+        """``state`` with every entry after its version applied, in version order."""
+        version, partitions = state.version, dict(state.partitions)
+        while True:
+            path = self._entry_path(version + 1)
+            document = self._read(path, required=False)
+            if document is None:
+                return TableState(version, partitions, state.checkpoint_version)
+            version += 1
+            for partition, summary in document["partitions"].items():
+                partitions[partition] = self._summary(summary, path)
+
+    def create_checkpoint(self, state: TableState, store: ConditionalStore) -> None:
+        """Make ``state`` the one readers start from (created once per version)."""
+        document = {
+            "format": STATE_FORMAT,
+            "version": state.version,
+            "partitions": {p: s.to_dict() for p, s in sorted(state.partitions.items())},
+        }
+        # Taken already: the same version's state, by another run.
+        store.create(self._checkpoint_path(state.version), _encode(document))
+        write_json(self.filesystem, f"{self.directory}/{_HINT}", {"version": state.version})
+
+    def append(
+        self,
+        changes: Mapping[str, PartitionSummary],
+        base: TableState,
+        store: ConditionalStore,
+    ) -> TableState:
+        """Add the next version with ``changes``; a version taken meanwhile moves it on.
+
+        Another run's entry that lands first is applied before ours, so ours (made from
+        the records after that run's, or before: then it lags, which is allowed) wins.
+        A checkpoint follows when the state read took ``CHECKPOINT_INTERVAL`` entries.
+        """
+        state = base
+        for _ in range(_APPEND_ATTEMPTS):
+            version = state.version + 1
+            document = {
+                "format": STATE_FORMAT,
+                "version": version,
+                "partitions": {p: s.to_dict() for p, s in sorted(changes.items())},
+            }
+            if store.create(self._entry_path(version), _encode(document)) is not None:
+                state = TableState(
+                    version, {**state.partitions, **changes}, state.checkpoint_version
+                )
+                if state.entries_since_checkpoint >= CHECKPOINT_INTERVAL:
+                    self.create_checkpoint(state, store)
+                    self._clean(base.checkpoint_version)
+                return state
+            state = self._forward(state)
+        raise LedgerError(
+            f"could not add an entry to the table state {self.directory}: other runs kept "
+            "adding entries at the same time; rerun"
+        )
+
+    def _clean(self, previous_checkpoint: int) -> None:
+        """Delete versions older than the checkpoint before the new one: a reader that
+        took the hint a moment ago still finds its checkpoint and entries."""
+        for name in list_names(self.filesystem, self.directory):
+            match = _ENTRY.fullmatch(name) or _CHECKPOINT.fullmatch(name)
+            if match and int(match.group(1)) < previous_checkpoint:
+                delete_if_exists(self.filesystem, f"{self.directory}/{name}")
+
+    def _hinted_version(self) -> int | None:
+        hint = self._read(f"{self.directory}/{_HINT}", required=False)
+        version = None if hint is None else hint.get("version")
+        return version if isinstance(version, int) else None
+
+    def _listed_version(self) -> int | None:
+        """The latest checkpoint's version as a listing of the (small) folder finds it."""
+        versions = [
+            int(match.group(1))
+            for match in map(_CHECKPOINT.fullmatch, list_names(self.filesystem, self.directory))
+            if match
+        ]
+        return max(versions, default=None)
+
+    def _read(self, path: str, required: bool) -> dict[str, Any] | None:
+        try:
+            with self.filesystem.open_input_stream(path) as stream:
+                document = json.loads(stream.read())
+        except FileNotFoundError:
+            if not required:
+                return None
+            raise LedgerError(
+                f"the table state {path} is missing; restore it from a backup, or delete "
+                f"{self.directory}: the next run that changes the table makes it again from "
+                "the partitions' records"
+            ) from None
+        except ValueError as exc:
+            raise LedgerError(_unreadable(path, exc, self.directory)) from None
+        if not isinstance(document, dict) or document.get("format", STATE_FORMAT) > STATE_FORMAT:
+            raise LedgerError(
+                f"the table state {path} is of a newer format than this release reads; "
+                "upgrade airflow-provider-fscommit on every worker that runs this table"
+            )
+        return document
+
+    def _summary(self, document: Any, path: str) -> PartitionSummary:
+        try:
+            return PartitionSummary.from_dict(document)
+        except TypeError as exc:
+            raise LedgerError(_unreadable(path, exc, self.directory)) from None
+
+    def _entry_path(self, version: int) -> str:
+        return f"{self.directory}/{version:010d}.json"
+
+    def _checkpoint_path(self, version: int) -> str:
+        return f"{self.directory}/{version:010d}.checkpoint.json"
+
+
+def _encode(document: dict[str, Any]) -> bytes:
+    return json.dumps(document, separators=(",", ":"), sort_keys=True).encode()
+
+
+def _unreadable(path: str, exc: BaseException, directory: str) -> str:
+    return (
+        f"the table state {path} is unreadable ({exc}); restore it from a backup, or "
+        f"delete {directory}: the next run that changes the table makes it again from the "
+        "partitions' records"
+    )

@@ -1,0 +1,226 @@
+"""The table state: a routine run reads what changed, whatever the table's age, and a
+table of the per-partition layout is upgraded once, surviving a kill half-way."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from airflow_provider_fscommit.core.commit import success_file_policy
+from airflow_provider_fscommit.core.commit.committer import PartitionCommitter
+from airflow_provider_fscommit.core.commit.policy_factory import create_policies
+from airflow_provider_fscommit.core.commit.publisher import CompactionPublisher
+from airflow_provider_fscommit.core.compaction import compactor
+from airflow_provider_fscommit.core.compaction.compactor import compact_unit
+from airflow_provider_fscommit.core.errors import LedgerError
+from airflow_provider_fscommit.core.faults import FAULT_ENV
+from airflow_provider_fscommit.core.formats import file_format
+from airflow_provider_fscommit.core.ledger import ledger as ledger_module
+from airflow_provider_fscommit.core.ledger import lock
+from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
+from airflow_provider_fscommit.core.ledger.table_state import (
+    CHECKPOINT_INTERVAL,
+    PartitionSummary,
+)
+from airflow_provider_fscommit.core.spark import checkpoint, sink_log, staging
+from airflow_provider_fscommit.core.status.table_report import read_table_report
+from fscommit_dev.aged_table import AgedTable
+from fscommit_dev.counting_fs import counting
+
+# Every module of a run that opens, lists or writes a file.
+COUNTED = (ledger_module, lock, sink_log, checkpoint, staging, file_format, compactor)
+COUNTED += (success_file_policy,)
+# What may differ between a day-old and a 100-day-old table: the table state's
+# checkpoint cadence (a checkpoint, its hint and a clean-up listing).
+SLACK = 5
+
+
+def run_units(tasks):
+    return [compact_unit(t) for t in tasks]
+
+
+def commit_run(spec, partitions=None):
+    """``fscommit commit``'s work: compact (the units in this process), then commit."""
+    summary = CompactionPublisher(spec).run(run_units, partitions)
+    ready = [o.partition for o in summary.outcomes if not o.failed]
+    return summary, PartitionCommitter(spec, create_policies(spec)).commit(ready)
+
+
+def routine_counts(aged: AgedTable, monkeypatch) -> dict[str, int]:
+    """Files opened, listed and written by each routine run on ``aged`` (upgraded first).
+
+    The counting filesystem is not the local one, so it offers no create-once writes: the
+    table declares a single writer (each create is then a look and a write).
+    """
+    spec = aged.spec(single_writer=True)
+    commit_run(spec)  # the first run under this release upgrades the table
+    counts = {}
+    with counting(monkeypatch, *COUNTED) as calls:
+        summary, outcomes = commit_run(spec)
+        assert {o.state for o in summary.outcomes} == {"up-to-date"}
+        assert {o.state for o in outcomes} == {"up-to-date"}
+        counts["no-op commit"] = len(calls)
+        calls.clear()
+        report = read_table_report(spec)
+        assert report.counts() == {"committed": aged.hours}
+        counts["status"] = len(calls)
+        calls.clear()
+        hour = aged.add_hour()
+        assert [p.partition for p in CompactionPublisher(spec).preview(None).plans] == [hour]
+        counts["plan"] = len(calls)
+        calls.clear()
+        summary, outcomes = commit_run(spec)
+        assert [(o.partition, o.state) for o in summary.outcomes if o.state != "up-to-date"] == [
+            (hour, "published")
+        ]
+        assert [o.partition for o in outcomes if o.state == "committed"] == [hour]
+        counts["one-hour commit"] = len(calls)
+        # Of the partitions' records, only the new hour's were read.
+        read = {path.partition("/_fscommit/partitions/")[2] for _, path in calls}
+        assert {p for p in read if p and not p.startswith(hour)} == set()
+    return counts
+
+
+def test_a_routine_run_reads_the_same_on_a_day_old_and_a_hundred_day_old_table(
+    tmp_path, monkeypatch
+):
+    """Counts, not times: 24 and 2,400 committed hours, every run in its own reader."""
+    day = AgedTable(tmp_path / "day", 24)
+    hundred_days = AgedTable(tmp_path / "hundred-days", 2400)
+    for aged in (day, hundred_days):
+        aged.write()
+    young, old = routine_counts(day, monkeypatch), routine_counts(hundred_days, monkeypatch)
+    print({"24 hours": young, "2,400 hours": old})
+    for run, count in young.items():
+        assert old[run] <= count + SLACK, (run, young, old)
+    assert young["no-op commit"] < 100
+
+
+def test_an_old_layout_table_is_upgraded_once_and_a_killed_upgrade_changes_nothing(tmp_path):
+    aged = AgedTable(tmp_path, 6)
+    aged.write()
+    spec = aged.spec()
+    ledger = CommitLedger(str(aged.table))
+    published = sorted(p for p in aged.table.rglob("*") if "_fscommit" not in p.parts)
+    # A reader of a table not upgraded yet reads every partition's records, writes nothing.
+    assert ledger.state().version == -1 and len(ledger.state().partitions) == 6
+    assert not (aged.table / "_fscommit" / "state").exists()
+
+    killed = subprocess.run(
+        [sys.executable, "-c", KILLED_UPGRADE, str(aged.root)],
+        env=os.environ | {FAULT_ENV: "during-upgrade"},
+        start_new_session=True,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=Path(__file__).parents[3],  # the checkout, where fscommit_dev is
+    )
+    assert killed.returncode == -9, killed.stderr
+    assert ledger.state().version == -1  # nothing of the upgrade is there
+    assert not list((aged.table / "_fscommit").glob("state/*.json"))
+
+    summary, outcomes = commit_run(spec)
+    assert {o.state for o in summary.outcomes} == {"up-to-date"}
+    assert {o.state for o in outcomes} == {"up-to-date"}
+    state = ledger.state()
+    assert state.checkpoint_version == 0 and set(state.partitions) == {
+        aged.partition(h) for h in range(6)
+    }
+    for partition, recorded in state.partitions.items():
+        assert recorded == ledger.read(partition).summary()
+        assert recorded.policies_current and recorded.settled_files == 1
+    # Nothing was published again, and the records stay where a release before wrote them.
+    assert sorted(p for p in aged.table.rglob("*") if "_fscommit" not in p.parts) == published
+    names = {p.name for p in (aged.table / "_fscommit/partitions" / aged.partition(0)).iterdir()}
+    assert names == {"plan-00000000.json", "commit-00000000.json", "policy-00000000.json"}
+
+
+KILLED_UPGRADE = """
+import sys
+from pathlib import Path
+from fscommit_dev.aged_table import AgedTable
+from airflow_provider_fscommit.core.commit.publisher import CompactionPublisher
+CompactionPublisher(AgedTable(Path(sys.argv[1]), 6).spec()).run(lambda tasks: [])
+"""
+
+
+def test_late_data_after_an_upgrade_is_published_once_and_recorded(tmp_path):
+    aged = AgedTable(tmp_path, 4)
+    aged.write()
+    spec = aged.spec()
+    commit_run(spec)
+    late = aged.add_batch(1)
+    summary, outcomes = commit_run(spec)
+    assert [(o.partition, o.state, o.files_in) for o in summary.outcomes if o.files_in] == [
+        (late, "published", 1)
+    ]
+    assert [(o.partition, o.state) for o in outcomes if o.state == "committed"] == [
+        (late, "committed")
+    ]
+    recorded = CommitLedger(str(aged.table)).state().get(late)
+    assert recorded is not None
+    assert (recorded.settled_files, recorded.policy_commits, recorded.latest_commit) == (2, 2, 1)
+    assert read_table_report(spec).counts() == {"committed": 3, "re-committed": 1}
+    again, _ = commit_run(spec)
+    assert {o.state for o in again.outcomes} == {"up-to-date"}
+
+
+def test_records_behind_the_state_are_refused_and_nothing_is_published(tmp_path):
+    aged = AgedTable(tmp_path, 3)
+    aged.write()
+    spec = aged.spec()
+    commit_run(spec)
+    records = aged.table / "_fscommit" / "partitions" / aged.partition(1)
+    for record in records.iterdir():
+        record.unlink()  # a partition's records lost (a bad restore, a hand clean-up)
+    late = aged.add_batch(1)
+    before = sorted(p for p in (aged.table / late).iterdir())
+    with pytest.raises(LedgerError, match=f"records of {late} in .*{late} miss what the table"):
+        commit_run(spec)
+    assert sorted(p for p in (aged.table / late).iterdir()) == before
+
+
+def test_an_unreadable_record_is_named_by_the_run_that_needs_it(tmp_path):
+    aged = AgedTable(tmp_path, 3)
+    aged.write()
+    spec = aged.spec()
+    commit_run(spec)
+    late = aged.add_batch(2)
+    policy = aged.table / "_fscommit" / "partitions" / late / "policy-00000000.json"
+    policy.write_text("{")
+    with pytest.raises(LedgerError, match=r"policy-00000000\.json is unreadable"):
+        commit_run(spec)
+    assert len(list((aged.table / late).glob("*.parquet"))) == 1
+
+
+def test_the_state_checkpoints_and_its_folder_stays_small(tmp_path, monkeypatch):
+    aged = AgedTable(tmp_path, 3)
+    aged.write()
+    ledger = CommitLedger(str(aged.table))
+    for n in range(3 * CHECKPOINT_INTERVAL + 4):
+        ledger.record([aged.partition(n % 3)])
+    folder = sorted(p.name for p in (aged.table / "_fscommit" / "state").iterdir())
+    checkpoints = [n for n in folder if n.endswith(".checkpoint.json")]
+    assert len(checkpoints) == 2 and len(folder) <= 2 * CHECKPOINT_INTERVAL + 3, folder
+    with counting(monkeypatch, ledger_module) as calls:
+        state = CommitLedger(str(aged.table)).state()
+    assert len(calls) <= CHECKPOINT_INTERVAL + 3, calls
+    assert state.partitions == {
+        aged.partition(h): ledger.read(aged.partition(h)).summary() for h in range(3)
+    }
+
+
+def test_entries_of_runs_that_raced_both_land_in_order(tmp_path):
+    aged = AgedTable(tmp_path, 2)
+    aged.write()
+    first, second = CommitLedger(str(aged.table)), CommitLedger(str(aged.table))
+    base = first.upgrade()
+    zero, one = aged.partition(0), aged.partition(1)
+    summary = PartitionSummary(settled_files=7)
+    assert first.state_log.append({zero: summary}, base, first.store).version == 1
+    # The second run read the state before the first appended: its version moves on.
+    state = second.state_log.append({one: summary}, base, second.store)
+    assert state.version == 2 and state.get(zero) == summary and state.get(one) == summary
+    assert first.state() == state
