@@ -60,6 +60,8 @@ def render(document: dict[str, Any], results_dir: Path) -> str:
         lines += _factory(suites["factory"])
     if "overview" in suites:
         lines += _overview(suites["overview"])
+    if "ledger-scale" in suites:
+        lines += _ledger_scale(suites["ledger-scale"])
     return "\n".join(lines) + "\n"
 
 
@@ -579,4 +581,50 @@ def _overview(suite: dict[str, Any]) -> list[str]:
         "tables added); the rest is the interpreter and the imports, paid once per command.",
         "",
         *_table(["tables", "whole process"], rows),
+    ]
+
+
+def _ledger_scale(suite: dict[str, Any]) -> list[str]:
+    results = suite["results"]
+    operations = results["operations"]
+    names = list(next(iter(next(iter(operations.values())).values())))
+    rows = []
+    for hours, by_store in operations.items():
+        for store, by_operation in by_store.items():
+            cells = []
+            for name in names:
+                r = by_operation[name]
+                cell = f"{r['wall_s']['min']:.2f} s"
+                if "requests" in r:
+                    cell += f", {r['requests']} req"
+                elif name in results["local_calls"][hours]:
+                    cell += f", {results['local_calls'][hours][name]} calls"
+                cells.append(cell)
+            rows.append([f"{int(hours):,}", store, *cells])
+    upgrades = [
+        [f"{int(hours):,}", store, f"{r['wall_s']:.1f} s", r.get("requests") or "—"]
+        for hours, by_store in results["upgrade"].items()
+        for store, r in by_store.items()
+    ]
+    return [
+        "## A year-old table costs what a day-old one does (issue 45)",
+        "",
+        _settings(suite),
+        "",
+        "Tables of committed hourly partitions (`fscommit_dev/aged_table.py`: one staged "
+        "file and one published file per hour, the ledger records a compaction and the "
+        "success-file policy leave), on the local disk and on the local S3 API server "
+        "(moto, a Python process on the same two cores). Each cell: the fresh process's "
+        "wall time (min over the repetitions; interpreter and imports included), then the "
+        "requests the S3 server answered, or on the local disk the file-system calls on the "
+        "table's folders (`strace -e trace=%file`, one extra run). The one-hour commit "
+        "compacts its two staged files in the process (spark-submit would add its JVM "
+        "start, whatever the age) and was run once per table.",
+        "",
+        *_table(["hours", "store", *names], rows),
+        "The first run under this release upgrades a table of the per-partition layout "
+        "(every partition's records read once, the table state created; the larger S3 "
+        "tables were upgraded on the local disk before their upload):",
+        "",
+        *_table(["hours", "store", "upgrade run", "requests"], upgrades),
     ]

@@ -22,6 +22,7 @@ from bench.checkpoint_scale import run_checkpoint_scale
 from bench.compaction import run_compaction
 from bench.engines import ENGINES
 from bench.factory import run_factory
+from bench.ledger_scale import run_ledger_scale
 from bench.machine import describe_machine, load_average
 from bench.metastore import run_metastore
 from bench.object_store import run_object_store
@@ -41,6 +42,7 @@ SUITES = (
     "poll",
     "factory",
     "overview",
+    "ledger-scale",
 )
 
 
@@ -102,6 +104,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "poll": lambda: run_poll(settings),
         "factory": lambda: run_factory(settings),
         "overview": lambda: run_overview(settings),
+        "ledger-scale": lambda: run_ledger_scale(settings),
     }
     document = report.load(settings.results)
     document["machine"] = describe_machine()

@@ -66,7 +66,30 @@ def evaluate(suites: dict[str, Any]) -> list[dict[str, Any]]:
                 metastore["settings"]["scale"],
             )
         )
+    ledger = suites.get("ledger-scale")
+    if ledger:
+        rows += _ledger_targets(ledger)
     return rows
+
+
+def _ledger_targets(suite: dict[str, Any]) -> list[dict[str, Any]]:
+    """Issue 45's: the oldest table within 1.2x of the youngest, in requests and seconds
+    (every operation, on the S3 API server), and a no-op commit on S3 under 100 requests."""
+    results, scale = suite["results"], suite["settings"]["scale"]
+    young, old = (
+        results["operations"][str(n)]["s3"] for n in (results["sizes"][0], results["sizes"][-1])
+    )
+    requests = max(old[op]["requests"] / young[op]["requests"] for op in young)
+    seconds = max(old[op]["wall_s"]["min"] / young[op]["wall_s"]["min"] for op in young)
+    label = f"{results['sizes'][-1]:,} hours within 1.2x of {results['sizes'][0]}"
+    noop = young["no-op commit"]["requests"], old["no-op commit"]["requests"]
+    return [
+        _row(
+            f"{label} in S3 requests (every operation)", f"{requests:.2f}x", requests <= 1.2, scale
+        ),
+        _row(f"{label} in seconds (every operation, S3)", f"{seconds:.2f}x", seconds <= 1.2, scale),
+        _row("a no-op commit on S3 < 100 requests", f"{max(noop)}", max(noop) < 100, scale),
+    ]
 
 
 def _compaction_targets(compaction: dict[str, Any]) -> list[dict[str, Any]]:

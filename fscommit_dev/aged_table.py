@@ -44,10 +44,16 @@ _ROWS = 20
 
 @dataclass(frozen=True)
 class AgedTable:
-    """``hours`` committed hourly partitions under ``root`` (staging, checkpoint, table)."""
+    """``hours`` committed hourly partitions under ``root`` (staging, checkpoint, table).
+
+    ``logged_root``: the staging URI the sink log and the plans name (default: the local
+    staging directory's); ``s3a://bucket/prefix/staging`` makes a table to upload as it
+    is, as S3A would have written it.
+    """
 
     root: Path
     hours: int
+    logged_root: str | None = None
 
     @property
     def staging(self) -> Path:
@@ -88,13 +94,13 @@ class AgedTable:
         )
         staged = [self._stage(sample, hour, 0) for hour in range(self.hours)]
         (self.staging / "_spark_metadata").mkdir()
-        write_log_file(self.staging / "_spark_metadata" / "0", map(_log_line, staged))
+        write_log_file(self.staging / "_spark_metadata" / "0", (_log_line(s) for _, s in staged))
         write_checkpoint_batch(self.checkpoint, 0, self._watermark(self.hours))
         (self.checkpoint / "metadata").write_text(json.dumps({"id": "aged-table"}))
         spec = self.spec()
         ledger = CommitLedger(str(self.table))
-        for hour, staged_file in enumerate(staged):
-            self._committed(spec, ledger, self.partition(hour), staged_file)
+        for hour, (path, staged_file) in enumerate(staged):
+            self._committed(spec, ledger, self.partition(hour), path, staged_file)
 
     def add_hour(self) -> str:
         """The stream's next batch: two files of the next hour, now committable."""
@@ -105,19 +111,26 @@ class AgedTable:
         for an hour already committed), with a watermark that passed the next hour."""
         sample = self.root / "sample.parquet"
         staged = [self._stage(sample, hour, part) for part in range(1, files + 1)]
-        write_log_file(self.staging / "_spark_metadata" / "1", map(_log_line, staged))
+        write_log_file(self.staging / "_spark_metadata" / "1", (_log_line(s) for _, s in staged))
         write_checkpoint_batch(self.checkpoint, 1, self._watermark(self.hours + 1))
         return self.partition(hour)
 
-    def _stage(self, sample: Path, hour: int, part: int) -> StagedFile:
-        directory = self.staging / self.partition(hour)
-        directory.mkdir(parents=True, exist_ok=True)
-        path = directory / f"part-{part:05d}-{hour:08d}-aged.c000.snappy.parquet"
+    def _stage(self, sample: Path, hour: int, part: int) -> tuple[Path, StagedFile]:
+        """A staged file of ``hour``: where it is, and as the sink log names it."""
+        relative = f"{self.partition(hour)}/part-{part:05d}-{hour:08d}-aged.c000.snappy.parquet"
+        path = self.staging / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
         os.link(sample, path)
-        return StagedFile(f"file://{path}", path.stat().st_size)  # Spark leaves '=' as it is
+        root = self.logged_root or f"file://{self.staging}"  # Spark leaves '=' as it is
+        return path, StagedFile(f"{root}/{relative}", path.stat().st_size)
 
     def _committed(
-        self, spec: TableSpec, ledger: CommitLedger, partition: str, staged: StagedFile
+        self,
+        spec: TableSpec,
+        ledger: CommitLedger,
+        partition: str,
+        path: Path,
+        staged: StagedFile,
     ) -> None:
         """One hour's records as a compaction and its commit policies leave them."""
         plan = plan_partition(
@@ -135,7 +148,7 @@ class AgedTable:
         assert plan is not None
         output = self.table / partition / plan.units[0].output
         output.parent.mkdir(parents=True, exist_ok=True)
-        os.link(Path(staged.uri.removeprefix("file://")), output)
+        os.link(path, output)
         ledger.write_plan(plan)
         committed_ms = self._watermark(self.hours)
         ledger.write_commit(

@@ -197,10 +197,7 @@ class PartitionCommitter:
         state = self.ledger.upgrade()
         looked: list[str] = []
         for path in dict.fromkeys(partitions):
-            spec = PartitionSpec.parse(
-                path, self.spec.partition_keys, self.spec.partition_default_name
-            )
-            recorded = state.get(path)
+            recorded = state.get(path)  # a partition of the state: a valid path
             if (
                 recorded is not None
                 and staged is not None
@@ -216,6 +213,9 @@ class PartitionCommitter:
                     summary = _summary(recorded, now_ms)
                     outcomes.append(CommitOutcome(path, CommitState.UP_TO_DATE, summary))
                     continue
+            spec = PartitionSpec.parse(  # before its records: a path from a user is checked
+                path, self.spec.partition_keys, self.spec.partition_default_name
+            )
             records = self.ledger.look(path, state)
             looked.append(path)
             expired = expired_reason(self.spec, path, records, now_ms)

@@ -18,6 +18,8 @@ files a user excluded (``fscommit quarantine``): unreadable ones whose rows cann
 recovered, so that the rest of the partition can be published; they are never published
 afterwards. ``expire-<n>.json`` records that partition expiration dropped the partition and
 deleted its published files (:mod:`expiration`): nothing of it is published again.
+``clean-<n>.json`` records published staged files that staging retention deleted
+(:mod:`retention`), so that it never looks at them again.
 
 One table-wide record is overwritten rather than created once: ``completeness.json``, the
 table's published completeness (``status.completeness``), which only the committer writes,
@@ -65,7 +67,7 @@ LEDGER_DIR = "_fscommit"
 _COMPLETENESS = "completeness.json"
 _EXPIRATION_CHECK = "expiration-check.json"
 _APPEND_ATTEMPTS = 10
-_RECORD = re.compile(r"(plan|commit|policy|quarantine|expire)-(\d{8})\.json")
+_RECORD = re.compile(r"(plan|commit|policy|quarantine|expire|clean)-(\d{8})\.json")
 
 
 @dataclass
@@ -78,6 +80,7 @@ class PartitionLedger:
     policy_commits: dict[int, dict[str, Any]] = field(default_factory=dict)
     quarantines: dict[int, dict[str, Any]] = field(default_factory=dict)
     expirations: dict[int, dict[str, Any]] = field(default_factory=dict)
+    cleanings: dict[int, dict[str, Any]] = field(default_factory=dict)
 
     @property
     def open_plans(self) -> list[CompactionPlan]:
@@ -96,6 +99,11 @@ class PartitionLedger:
     @property
     def quarantined_inputs(self) -> set[str]:
         return {f["uri"] for record in self.quarantines.values() for f in record["files"]}
+
+    @property
+    def cleaned_inputs(self) -> set[str]:
+        """Published staged files that staging retention deleted (or found gone)."""
+        return {uri for record in self.cleanings.values() for uri in record["files"]}
 
     @property
     def settled_inputs(self) -> set[str]:
@@ -142,6 +150,7 @@ class PartitionLedger:
             settled_files=len(self.settled_inputs),
             published_inputs=len(self.published_inputs),
             quarantined_files=len(self.quarantined_inputs),
+            cleaned_files=len(self.cleaned_inputs),
             open_plans=len(self.open_plans),
             latest_commit=latest,
             policies_current=self.policies_current,
@@ -219,6 +228,8 @@ class CommitLedger:
                 ledger.policy_commits[seq] = document
             elif kind == "expire":
                 ledger.expirations[seq] = document
+            elif kind == "clean":
+                ledger.cleanings[seq] = document
             else:
                 ledger.quarantines[seq] = document
         orphaned = sorted(set(ledger.commits) - set(ledger.plans))
@@ -341,6 +352,10 @@ class CommitLedger:
     def write_quarantine(self, partition: str, record: dict[str, Any]) -> None:
         """Record staged files of ``partition`` excluded from publication (call under the lock)."""
         self._append(partition, "quarantine", record, lambda ledger: ledger.quarantines)
+
+    def write_cleaning(self, partition: str, record: dict[str, Any]) -> None:
+        """Record staged files of ``partition`` that retention deleted (under the lock)."""
+        self._append(partition, "clean", record, lambda ledger: ledger.cleanings)
 
     def write_expiration(self, partition: str, record: dict[str, Any]) -> None:
         """Record that ``partition`` is expired (call under the lock, after the deletes)."""

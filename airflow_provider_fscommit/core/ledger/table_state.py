@@ -65,6 +65,7 @@ class PartitionSummary:
     settled_files: int = 0
     published_inputs: int = 0
     quarantined_files: int = 0
+    cleaned_files: int = 0
     open_plans: int = 0
     latest_commit: int | None = None
     policies_current: bool = False

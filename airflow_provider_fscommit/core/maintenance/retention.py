@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
+from airflow_provider_fscommit.core.compat import strict_zip
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
 from airflow_provider_fscommit.core.ledger.lock import TableLock
@@ -56,14 +57,25 @@ def clean_staging(
     now_ms = int(time.time() * 1000) if now_ms is None else now_ms
     cutoff_ms = now_ms - older_than // timedelta(milliseconds=1)
     report = CleanupReport(older_than, dry_run)
-    ledger = CommitLedger(spec.require_table_path())
+    ledger = CommitLedger(spec.require_table_path(), spec.single_writer)
     reader = TableStatusReader(spec)
     filesystem, root = resolve_filesystem(spec.staging_path)
     staging_root = normalize_uri(spec.staging_path)
     # Under the table lock: a compaction planning from these files must not run meanwhile.
     with TableLock(ledger.table_path, "clean-staging", single_writer=spec.single_writer):
+        state = ledger.upgrade()
         status = reader.read(find_orphans=False)
-        published: dict[str, set[str]] = {}
+        # Partitions with published staged files not cleaned yet (or unknown to the state):
+        # the others' records are never read, so a routine clean-up costs what changed.
+        candidates = {
+            p.staged.path
+            for p in status.partitions
+            if (recorded := state.get(p.staged.path)) is None
+            or recorded.published_inputs > recorded.cleaned_files
+        }
+        pending: dict[str, set[str]] = {}
+        chosen: list[tuple[str, str]] = []  # each report file's partition and URI
+        gone: dict[str, list[str]] = {}  # partition -> URIs deleted (by hand, or below)
         files = status.snapshot.files if status.snapshot is not None else None
         rows = files.to_pylist() if files is not None else []
         for entry in rows:
@@ -71,21 +83,31 @@ def clean_staging(
             if relative is None or relative.split("/")[0] == SINK_LOG_DIR:
                 continue
             partition = relative.rpartition("/")[0]
-            if partition not in published:
-                published[partition] = ledger.read(partition).published_inputs
-            if (
-                entry["path"] in published[partition]
-                and entry["modificationTime"] < cutoff_ms
-                and exists(filesystem, f"{root.rstrip('/')}/{relative}")  # not cleaned yet
-            ):
-                report.files.append(
-                    {
-                        "path": relative,
-                        "size": entry["size"],
-                        "modification_time_ms": entry["modificationTime"],
-                    }
-                )
+            if partition not in candidates:
+                continue
+            if partition not in pending:
+                records = ledger.look(partition, state)
+                pending[partition] = records.published_inputs - records.cleaned_inputs
+            if entry["path"] not in pending[partition] or entry["modificationTime"] >= cutoff_ms:
+                continue
+            if not exists(filesystem, f"{root.rstrip('/')}/{relative}"):
+                gone.setdefault(partition, []).append(entry["path"])  # deleted by hand
+                continue
+            report.files.append(
+                {
+                    "path": relative,
+                    "size": entry["size"],
+                    "modification_time_ms": entry["modificationTime"],
+                }
+            )
+            chosen.append((partition, entry["path"]))
         if not dry_run:
-            for file in report.files:
+            for file, (partition, uri) in strict_zip(report.files, chosen):
                 delete_if_exists(filesystem, f"{root.rstrip('/')}/{file['path']}")
+                gone.setdefault(partition, []).append(uri)
+            for partition, uris in sorted(gone.items()):
+                ledger.write_cleaning(
+                    partition, {"files": sorted(uris), "cleaned_ms": int(time.time() * 1000)}
+                )
+            ledger.record(gone)
     return report

@@ -1,9 +1,11 @@
 """The table state: a routine run reads what changed, whatever the table's age, and a
 table of the per-partition layout is upgraded once, surviving a kill half-way."""
 
+import json
 import os
 import subprocess
 import sys
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -24,10 +26,12 @@ from airflow_provider_fscommit.core.ledger.table_state import (
     CHECKPOINT_INTERVAL,
     PartitionSummary,
 )
+from airflow_provider_fscommit.core.maintenance.retention import clean_staging
 from airflow_provider_fscommit.core.spark import checkpoint, sink_log, staging
 from airflow_provider_fscommit.core.status.table_report import read_table_report
 from fscommit_dev.aged_table import AgedTable
 from fscommit_dev.counting_fs import counting
+from fscommit_dev.tables import table_flags
 
 # Every module of a run that opens, lists or writes a file.
 COUNTED = (ledger_module, lock, sink_log, checkpoint, staging, file_format, compactor)
@@ -139,6 +143,7 @@ def test_an_old_layout_table_is_upgraded_once_and_a_killed_upgrade_changes_nothi
 
 KILLED_UPGRADE = """
 import sys
+from datetime import timedelta
 from pathlib import Path
 from fscommit_dev.aged_table import AgedTable
 from airflow_provider_fscommit.core.commit.publisher import CompactionPublisher
@@ -224,3 +229,80 @@ def test_entries_of_runs_that_raced_both_land_in_order(tmp_path):
     state = second.state_log.append({one: summary}, base, second.store)
     assert state.version == 2 and state.get(zero) == summary and state.get(one) == summary
     assert first.state() == state
+
+
+def test_staging_retention_looks_only_at_partitions_with_files_left_to_clean(tmp_path, monkeypatch):
+    aged = AgedTable(tmp_path, 6)
+    aged.write()
+    spec = aged.spec()
+    commit_run(spec)
+    first = clean_staging(spec, timedelta(0), dry_run=False)
+    assert len(first.files) == 6 and not list(aged.staging.rglob("*.parquet"))
+    records = aged.table / "_fscommit" / "partitions" / aged.partition(0)
+    assert (records / "clean-00000000.json").exists()
+    late = aged.add_batch(2)
+    with counting(monkeypatch, ledger_module) as calls:
+        second = clean_staging(spec, timedelta(0), dry_run=True)
+    assert second.files == []  # the late file is not published yet
+    read = {path.partition("/_fscommit/partitions/")[2] for _, path in calls}
+    assert {p for p in read if p and not p.startswith(late)} == set()
+    summary, _ = commit_run(spec)
+    assert [o.partition for o in summary.outcomes if o.state == "published"] == [late]
+    assert [f["path"] for f in clean_staging(spec, timedelta(0), dry_run=False).files] == [
+        f"{late}/part-00001-00000002-aged.c000.snappy.parquet"
+    ]
+
+
+# The last release before the table state: what a worker not upgraded yet runs.
+RELEASE_BEFORE = "1d913da"
+
+
+def test_a_worker_on_the_release_before_reads_an_upgraded_table_and_publishes_nothing_twice(
+    tmp_path,
+):
+    """A rolling upgrade: the release before keeps reading the records where it always did."""
+    checkout = Path(__file__).parents[3]
+    before = tmp_path / "release-before"
+    before.mkdir()
+    archive = subprocess.run(
+        ["git", "-C", str(checkout), "archive", RELEASE_BEFORE, "airflow_provider_fscommit"],
+        capture_output=True,
+        check=True,
+    )
+    subprocess.run(["tar", "-x", "-C", str(before)], input=archive.stdout, check=True)
+    aged = AgedTable(tmp_path / "aged", 4)
+    aged.write()
+    spec = aged.spec()
+    commit_run(spec)  # upgraded by this release
+    new = aged.add_hour()
+    commit_run(spec)  # and one hour committed into the table state
+    published = sorted(p for p in aged.table.rglob("*") if "_fscommit" not in p.parts)
+    flags = table_flags(spec)
+
+    def old(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [sys.executable, "-c", OLD_CLI, str(before), *args],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+
+    status = old("status", *flags, "--json")
+    assert status.returncode == 0, status.stderr
+    states = {p["partition"]: p["state"] for p in json.loads(status.stdout)["partitions"]}
+    assert states == {p.partition: p.state for p in read_table_report(spec).partitions}
+    assert states[new] == "committed"
+    commit = old("commit", *flags, "--spark-submit", "/bin/false", "--json")
+    assert commit.returncode == 0, commit.stderr
+    assert {o["state"] for o in json.loads(commit.stdout)["commits"]} == {"up-to-date"}
+    assert sorted(p for p in aged.table.rglob("*") if "_fscommit" not in p.parts) == published
+
+
+OLD_CLI = """
+import sys
+sys.path.insert(0, sys.argv[1])
+import airflow_provider_fscommit
+assert airflow_provider_fscommit.__file__.startswith(sys.argv[1]), airflow_provider_fscommit.__file__
+from airflow_provider_fscommit.cli.main import main
+sys.exit(main(sys.argv[2:]))
+"""
