@@ -84,7 +84,10 @@ class PartitionSummary:
 
     @classmethod
     def from_dict(cls, document: Mapping[str, Any]) -> PartitionSummary:
-        return cls(**document)
+        """A summary as the state log keeps it. Facts a newer release added are left out:
+        one that would change what a summary allows bumps ``STATE_FORMAT`` instead, which
+        a release before refuses to read."""
+        return cls(**{k: v for k, v in document.items() if k in _FIELDS})
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -103,6 +106,9 @@ class PartitionSummary:
             or self.policy_commits < newer.policy_commits
             or (newer.expired_at_ms is not None and self.expired_at_ms is None)
         )
+
+
+_FIELDS = frozenset(PartitionSummary.__dataclass_fields__)
 
 
 @dataclass(frozen=True)
@@ -145,8 +151,7 @@ class StateLog:
                 return None
             document = self._read(self._checkpoint_path(checkpoint), required=True)
         assert document is not None and checkpoint is not None
-        path = self._checkpoint_path(checkpoint)
-        partitions = {p: self._summary(s, path) for p, s in document["partitions"].items()}
+        partitions = self._summaries(document, self._checkpoint_path(checkpoint))
         return self._forward(TableState(checkpoint, partitions, checkpoint))
 
     def _forward(self, state: TableState) -> TableState:
@@ -158,18 +163,12 @@ class StateLog:
             if document is None:
                 return TableState(version, partitions, state.checkpoint_version)
             version += 1
-            for partition, summary in document["partitions"].items():
-                partitions[partition] = self._summary(summary, path)
+            partitions.update(self._summaries(document, path))
 
     def create_checkpoint(self, state: TableState, store: ConditionalStore) -> None:
         """Make ``state`` the one readers start from (created once per version)."""
-        document = {
-            "format": STATE_FORMAT,
-            "version": state.version,
-            "partitions": {p: s.to_dict() for p, s in sorted(state.partitions.items())},
-        }
         # Taken already: the same version's state, by another run.
-        store.create(self._checkpoint_path(state.version), _encode(document))
+        store.create(self._checkpoint_path(state.version), _encode(state.version, state.partitions))
         write_json(self.filesystem, f"{self.directory}/{_HINT}", {"version": state.version})
 
     def append(
@@ -187,12 +186,7 @@ class StateLog:
         state = base
         for _ in range(_APPEND_ATTEMPTS):
             version = state.version + 1
-            document = {
-                "format": STATE_FORMAT,
-                "version": version,
-                "partitions": {p: s.to_dict() for p, s in sorted(changes.items())},
-            }
-            if store.create(self._entry_path(version), _encode(document)) is not None:
+            if store.create(self._entry_path(version), _encode(version, changes)) is not None:
                 state = TableState(
                     version, {**state.partitions, **changes}, state.checkpoint_version
                 )
@@ -249,10 +243,10 @@ class StateLog:
             )
         return document
 
-    def _summary(self, document: Any, path: str) -> PartitionSummary:
+    def _summaries(self, document: dict[str, Any], path: str) -> dict[str, PartitionSummary]:
         try:
-            return PartitionSummary.from_dict(document)
-        except TypeError as exc:
+            return {p: PartitionSummary.from_dict(s) for p, s in document["partitions"].items()}
+        except (KeyError, TypeError, AttributeError) as exc:
             raise LedgerError(_unreadable(path, exc, self.directory)) from None
 
     def _entry_path(self, version: int) -> str:
@@ -262,7 +256,12 @@ class StateLog:
         return f"{self.directory}/{version:010d}.checkpoint.json"
 
 
-def _encode(document: dict[str, Any]) -> bytes:
+def _encode(version: int, partitions: Mapping[str, PartitionSummary]) -> bytes:
+    document = {
+        "format": STATE_FORMAT,
+        "version": version,
+        "partitions": {p: s.to_dict() for p, s in sorted(partitions.items())},
+    }
     return json.dumps(document, separators=(",", ":"), sort_keys=True).encode()
 
 

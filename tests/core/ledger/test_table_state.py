@@ -301,8 +301,8 @@ def test_a_worker_on_the_release_before_reads_an_upgraded_table_and_publishes_no
 OLD_CLI = """
 import sys
 sys.path.insert(0, sys.argv[1])
-import airflow_provider_fscommit
-assert airflow_provider_fscommit.__file__.startswith(sys.argv[1]), airflow_provider_fscommit.__file__
+import airflow_provider_fscommit as release
+assert release.__file__.startswith(sys.argv[1]), release.__file__
 from airflow_provider_fscommit.cli.main import main
 sys.exit(main(sys.argv[2:]))
 """
