@@ -249,7 +249,7 @@ class PartitionCommitter:
                 else CommitState.COMMITTED_EMPTY
             )
             outcomes.append(CommitOutcome(context.path, state_of, context.summary))
-        self.ledger.record(looked)
+        self.ledger.record_done(looked)
         return sorted(outcomes, key=lambda o: o.partition)
 
 

@@ -35,7 +35,6 @@ all of them, and ``compaction`` stays a pure Spark-side merge that knows no ledg
 from __future__ import annotations
 
 import contextlib
-import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -78,8 +77,6 @@ _ABANDONED = (
     "had expired: a stalled host or a slow store?); its outputs were deleted and nothing "
     "was published by this run, rerun it"
 )
-
-log = logging.getLogger(__name__)
 
 RunUnits = Callable[[list[UnitTask]], list[UnitResult]]
 
@@ -413,16 +410,11 @@ class CompactionPublisher:
                 self._record()
 
     def _record(self) -> None:
-        """Record the partitions this run looked at in the table state (after all its
-        writes). A failure here loses nothing: the state then lags, and the next run
-        looks at those partitions again."""
+        """Record the partitions this run looked at in the table state, after all its
+        writes (whatever stopped the run)."""
         looked, self._looked = self._looked, set()
-        if not looked:
-            return
-        try:
-            self.ledger.record(looked)
-        except (FsCommitError, OSError) as exc:
-            log.warning("the table state does not record this run's partitions yet: %s", exc)
+        if looked:
+            self.ledger.record_done(looked)
 
     def _run(
         self,

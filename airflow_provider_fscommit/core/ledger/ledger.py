@@ -35,6 +35,7 @@ Runs that only need to know *whether* a partition needs work ask the table's sta
 from __future__ import annotations
 
 import json
+import logging
 import re
 import time
 from collections.abc import Callable, Iterable
@@ -44,7 +45,7 @@ from typing import Any
 import pyarrow.fs as pafs
 
 from airflow_provider_fscommit.core.compaction.plan import CompactionPlan
-from airflow_provider_fscommit.core.errors import LedgerError
+from airflow_provider_fscommit.core.errors import FsCommitError, LedgerError
 from airflow_provider_fscommit.core.faults import fault_point
 from airflow_provider_fscommit.core.ledger.table_state import (
     PartitionSummary,
@@ -62,6 +63,8 @@ from airflow_provider_fscommit.core.storage.filesystem import (
     resolve_filesystem,
     write_json,
 )
+
+log = logging.getLogger(__name__)
 
 LEDGER_DIR = "_fscommit"
 _COMPLETENESS = "completeness.json"
@@ -297,6 +300,15 @@ class CommitLedger:
             return base
         changes = {p: self.read(p).summary() for p in wanted}
         return self.state_log.append(changes, base, self.store)
+
+    def record_done(self, partitions: Iterable[str]) -> None:
+        """:meth:`record` at the end of a run, whose records are written: a failure only
+        leaves the state behind them (which it may be), so it is logged, not raised; the
+        next run that looks at those partitions records them."""
+        try:
+            self.record(partitions)
+        except (FsCommitError, OSError) as exc:
+            log.warning("the table state does not record this run's partitions yet: %s", exc)
 
     def _summarize_all(self) -> TableState:
         partitions: dict[str, PartitionSummary] = {}

@@ -123,7 +123,7 @@ def expire_partitions(
             ledger.write_expiration(
                 partition["partition"], record | ({"origin": dict(origin)} if origin else {})
             )
-        ledger.record(p["partition"] for p in report.partitions)
+        ledger.record_done(p["partition"] for p in report.partitions)
         ledger.write_expiration_check(now_ms)
     return report
 

@@ -79,7 +79,7 @@ def quarantine(spec: TableSpec, files: Sequence[str], reason: str) -> list[Quara
                         "quarantined_ms": int(time.time() * 1000),
                     },
                 )
-        ledger.record(chosen)
+        ledger.record_done(chosen)
     return [f for quarantined in chosen.values() for f in quarantined]
 
 

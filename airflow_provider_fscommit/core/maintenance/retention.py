@@ -109,5 +109,5 @@ def clean_staging(
                 ledger.write_cleaning(
                     partition, {"files": sorted(uris), "cleaned_ms": int(time.time() * 1000)}
                 )
-            ledger.record(gone)
+            ledger.record_done(gone)
     return report

@@ -16,6 +16,7 @@ from airflow_provider_fscommit.core.commit.policy_factory import create_policies
 from airflow_provider_fscommit.core.commit.publisher import CompactionPublisher
 from airflow_provider_fscommit.core.compaction import compactor
 from airflow_provider_fscommit.core.compaction.compactor import compact_unit
+from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.errors import LedgerError
 from airflow_provider_fscommit.core.faults import FAULT_ENV
 from airflow_provider_fscommit.core.formats import file_format
@@ -50,6 +51,15 @@ def commit_run(spec, partitions=None):
     summary = CompactionPublisher(spec).run(run_units, partitions)
     ready = [o.partition for o in summary.outcomes if not o.failed]
     return summary, PartitionCommitter(spec, create_policies(spec)).commit(ready)
+
+
+def committed(root: Path, hours: int) -> tuple[AgedTable, TableSpec]:
+    """An aged table of ``hours``, upgraded and committed by one run of this release."""
+    aged = AgedTable(root, hours)
+    aged.write()
+    spec = aged.spec()
+    commit_run(spec)
+    return aged, spec
 
 
 def routine_counts(aged: AgedTable, monkeypatch) -> dict[str, int]:
@@ -152,10 +162,7 @@ CompactionPublisher(AgedTable(Path(sys.argv[1]), 6).spec()).run(lambda tasks: []
 
 
 def test_late_data_after_an_upgrade_is_published_once_and_recorded(tmp_path):
-    aged = AgedTable(tmp_path, 4)
-    aged.write()
-    spec = aged.spec()
-    commit_run(spec)
+    aged, spec = committed(tmp_path, 4)
     late = aged.add_batch(1)
     summary, outcomes = commit_run(spec)
     assert [(o.partition, o.state, o.files_in) for o in summary.outcomes if o.files_in] == [
@@ -173,10 +180,7 @@ def test_late_data_after_an_upgrade_is_published_once_and_recorded(tmp_path):
 
 
 def test_records_behind_the_state_are_refused_and_nothing_is_published(tmp_path):
-    aged = AgedTable(tmp_path, 3)
-    aged.write()
-    spec = aged.spec()
-    commit_run(spec)
+    aged, spec = committed(tmp_path, 3)
     records = aged.table / "_fscommit" / "partitions" / aged.partition(1)
     for record in records.iterdir():
         record.unlink()  # a partition's records lost (a bad restore, a hand clean-up)
@@ -188,10 +192,7 @@ def test_records_behind_the_state_are_refused_and_nothing_is_published(tmp_path)
 
 
 def test_an_unreadable_record_is_named_by_the_run_that_needs_it(tmp_path):
-    aged = AgedTable(tmp_path, 3)
-    aged.write()
-    spec = aged.spec()
-    commit_run(spec)
+    aged, spec = committed(tmp_path, 3)
     late = aged.add_batch(2)
     policy = aged.table / "_fscommit" / "partitions" / late / "policy-00000000.json"
     policy.write_text("{")
@@ -232,10 +233,7 @@ def test_entries_of_runs_that_raced_both_land_in_order(tmp_path):
 
 
 def test_staging_retention_looks_only_at_partitions_with_files_left_to_clean(tmp_path, monkeypatch):
-    aged = AgedTable(tmp_path, 6)
-    aged.write()
-    spec = aged.spec()
-    commit_run(spec)
+    aged, spec = committed(tmp_path, 6)
     first = clean_staging(spec, timedelta(0), dry_run=False)
     assert len(first.files) == 6 and not list(aged.staging.rglob("*.parquet"))
     records = aged.table / "_fscommit" / "partitions" / aged.partition(0)
@@ -270,10 +268,7 @@ def test_a_worker_on_the_release_before_reads_an_upgraded_table_and_publishes_no
         check=True,
     )
     subprocess.run(["tar", "-x", "-C", str(before)], input=archive.stdout, check=True)
-    aged = AgedTable(tmp_path / "aged", 4)
-    aged.write()
-    spec = aged.spec()
-    commit_run(spec)  # upgraded by this release
+    aged, spec = committed(tmp_path / "aged", 4)  # upgraded by this release
     new = aged.add_hour()
     commit_run(spec)  # and one hour committed into the table state
     published = sorted(p for p in aged.table.rglob("*") if "_fscommit" not in p.parts)
