@@ -28,6 +28,7 @@ from airflow_provider_fscommit.core.status.partition_wait import PartitionCheck,
 from airflow_provider_fscommit.core.status.table_overview import TableEntry, read_tables
 from airflow_provider_fscommit.core.status.table_report import (
     DEFAULT_STALL_TIMEOUT,
+    OrphanSearch,
     TableReport,
     read_table_report,
 )
@@ -52,6 +53,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "committable work; no other table flag is needed",
     )
     parser.add_argument(
+        "--orphans",
+        action="store_true",
+        help="look for orphan files in the whole staging directory, committed partitions "
+        "included (default: only in the partitions not committed yet, which costs the same "
+        "on a year-old table; the whole directory costs a request per 1,000 files on S3)",
+    )
+    parser.add_argument(
         "--stall-timeout",
         default=format_duration(DEFAULT_STALL_TIMEOUT),
         metavar="DURATION",
@@ -66,7 +74,8 @@ def run(spec: TableSpec, args: argparse.Namespace) -> int:
         check = check_partition(spec, args.partition, stall_timeout)
         print(json.dumps(check.to_dict(), indent=2) if args.json else render_check(check))
         return 0 if check.committable else NOTHING_COMMITTABLE
-    report = read_table_report(spec, stall_timeout)
+    orphans = OrphanSearch.ALL if args.orphans else OrphanSearch.UNCOMMITTED
+    report = read_table_report(spec, stall_timeout, orphans=orphans)
     inferred = args.inference.partitioning.summary if args.inference else None
     completeness = read_completeness(report)
     if args.json:

@@ -48,7 +48,7 @@ from airflow_provider_fscommit.core.status.completeness import (
     published_completeness,
 )
 from airflow_provider_fscommit.core.status.expiry import expired_reason
-from airflow_provider_fscommit.core.status.table_report import read_table_report
+from airflow_provider_fscommit.core.status.table_report import OrphanSearch, read_table_report
 from airflow_provider_fscommit.core.storage.object_store import explain, store_errors
 
 log = logging.getLogger(__name__)
@@ -159,7 +159,7 @@ class PartitionCommitter:
         try:
             published = published_completeness(self.ledger)
             current = current_completeness(
-                read_table_report(self.spec, find_orphans=False, reader=reader)
+                read_table_report(self.spec, orphans=OrphanSearch.NONE, reader=reader)
             )
             previous = published or Completeness(None, None)
             advanced = previous.advance(current, int(time.time() * 1000))

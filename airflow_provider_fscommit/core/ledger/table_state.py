@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -51,6 +52,10 @@ _HINT = "_last_checkpoint.json"
 _ENTRY = re.compile(r"(\d{10})\.json")
 _CHECKPOINT = re.compile(r"(\d{10})\.checkpoint\.json")
 _APPEND_ATTEMPTS = 20
+# Checkpoint path -> (its bytes, their summaries), for the last few tables read.
+_DECODED: dict[str, tuple[bytes, dict[str, PartitionSummary]]] = {}
+_DECODED_CHECKPOINTS = 16
+_DECODED_LOCK = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -87,7 +92,10 @@ class PartitionSummary:
         """A summary as the state log keeps it. Facts a newer release added are left out:
         one that would change what a summary allows bumps ``STATE_FORMAT`` instead, which
         a release before refuses to read."""
-        return cls(**{k: v for k, v in document.items() if k in _FIELDS})
+        try:
+            return cls(**document)
+        except TypeError:  # a fact this release does not know
+            return cls(**{k: v for k, v in document.items() if k in _FIELDS})
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -143,16 +151,32 @@ class StateLog:
     def read(self) -> TableState | None:
         """The latest state (None: the table has no state log yet)."""
         hinted = self._hinted_version()
-        document = None if hinted is None else self._read(self._checkpoint_path(hinted), False)
+        partitions = None if hinted is None else self._read_checkpoint(hinted, required=False)
         checkpoint = hinted
-        if document is None:  # no hint yet, or its checkpoint was cleaned away meanwhile
+        if partitions is None:  # no hint yet, or its checkpoint was cleaned away meanwhile
             checkpoint = self._listed_version()
             if checkpoint is None:
                 return None
-            document = self._read(self._checkpoint_path(checkpoint), required=True)
-        assert document is not None and checkpoint is not None
-        partitions = self._summaries(document, self._checkpoint_path(checkpoint))
+            partitions = self._read_checkpoint(checkpoint, required=True)
+        assert partitions is not None and checkpoint is not None
         return self._forward(TableState(checkpoint, partitions, checkpoint))
+
+    def _read_checkpoint(self, version: int, required: bool) -> dict[str, PartitionSummary] | None:
+        """A checkpoint's summaries, decoded once per process for the same bytes: a run
+        reads the state several times (its dry run, under the lock, the committer, the
+        completeness step), and a year-old table's checkpoint holds thousands."""
+        path = self._checkpoint_path(version)
+        raw = self._read_bytes(path, required)
+        if raw is None:
+            return None
+        known = _DECODED.get(path)
+        if known is None or known[0] != raw:
+            known = (raw, self._summaries(self._decode(path, raw), path))
+            with _DECODED_LOCK:
+                _DECODED[path] = known
+                while len(_DECODED) > _DECODED_CHECKPOINTS:
+                    del _DECODED[next(iter(_DECODED))]
+        return dict(known[1])
 
     def _forward(self, state: TableState) -> TableState:
         """``state`` with every entry after its version applied, in version order."""
@@ -223,9 +247,13 @@ class StateLog:
         return max(versions, default=None)
 
     def _read(self, path: str, required: bool) -> dict[str, Any] | None:
+        raw = self._read_bytes(path, required)
+        return None if raw is None else self._decode(path, raw)
+
+    def _read_bytes(self, path: str, required: bool) -> bytes | None:
         try:
             with self.filesystem.open_input_stream(path) as stream:
-                document = json.loads(stream.read())
+                return stream.read()
         except FileNotFoundError:
             if not required:
                 return None
@@ -234,6 +262,10 @@ class StateLog:
                 f"{self.directory}: the next run that changes the table makes it again from "
                 "the partitions' records"
             ) from None
+
+    def _decode(self, path: str, raw: bytes) -> dict[str, Any]:
+        try:
+            document = json.loads(raw)
         except ValueError as exc:
             raise LedgerError(_unreadable(path, exc, self.directory)) from None
         if not isinstance(document, dict) or document.get("format", STATE_FORMAT) > STATE_FORMAT:

@@ -113,6 +113,9 @@ class PartitionTimeCommitTrigger(PartitionCommitTrigger):
         self.extractor = extractor
         self.delay = delay
         self.zone = zone
+        # A partition's commit time depends on its values alone, and a run judges each
+        # partition in several readers: computed once (bounded by the table's partitions).
+        self._commit_times: dict[PartitionSpec, int] = {}
 
     def partition_time(self, partition: PartitionSpec) -> datetime:
         return self.extractor.extract(partition.keys, partition.values)
@@ -120,7 +123,11 @@ class PartitionTimeCommitTrigger(PartitionCommitTrigger):
     def commit_time_ms(
         self, partition: PartitionSpec, creation_time_ms: int, last_modified_ms: int = 0
     ) -> int:
-        return at_zone_epoch_ms(self.partition_time(partition) + self.delay, self.zone)
+        commit_time = self._commit_times.get(partition)
+        if commit_time is None:
+            commit_time = at_zone_epoch_ms(self.partition_time(partition) + self.delay, self.zone)
+            self._commit_times[partition] = commit_time
+        return commit_time
 
     def clock_ms(self, watermark_ms: int | None, now_ms: int) -> int | None:
         return watermark_ms

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from airflow_provider_fscommit.core.compat import strict_zip
 from airflow_provider_fscommit.core.errors import PartitionPathError, shown
@@ -89,22 +90,7 @@ class PartitionSpec:
         default_name: str = DEFAULT_PARTITION_NAME,
     ) -> PartitionSpec:
         """Parse an escaped relative partition path such as ``dt=2026-11-20/hour=03``."""
-        segments = [s for s in path.strip("/").split("/") if s] if path else []
-        if len(segments) != len(keys):
-            raise PartitionPathError(
-                f"partition path {shown(path)} has {len(segments)} level(s) but the partition keys "
-                f"are {list(keys)}; check the table's partition keys (--partition-keys)"
-            )
-        values: list[str | None] = []
-        for segment, key in strict_zip(segments, keys):
-            name, sep, raw = segment.partition("=")
-            if not sep or unescape_path_name(name) != key:
-                raise PartitionPathError(
-                    f"partition path {shown(path)}: segment {shown(segment)} is not "
-                    f"'{key}=<value>'; the partition keys are {list(keys)} in this order"
-                )
-            values.append(None if raw == default_name else unescape_path_name(raw))
-        return cls(tuple(keys), tuple(values))
+        return _parse(path, tuple(keys), default_name)
 
     def path(self, default_name: str = DEFAULT_PARTITION_NAME) -> str:
         """The escaped relative directory of this partition, as Spark names it."""
@@ -118,3 +104,25 @@ class PartitionSpec:
 
     def __str__(self) -> str:
         return self.path()
+
+
+# Every run parses each partition's path in several places (the sink log's directories,
+# its judging, the completeness step), and a year-old table has thousands: parsed once.
+@lru_cache(maxsize=1 << 16)
+def _parse(path: str, keys: tuple[str, ...], default_name: str) -> PartitionSpec:
+    segments = [s for s in path.strip("/").split("/") if s] if path else []
+    if len(segments) != len(keys):
+        raise PartitionPathError(
+            f"partition path {shown(path)} has {len(segments)} level(s) but the partition keys "
+            f"are {list(keys)}; check the table's partition keys (--partition-keys)"
+        )
+    values: list[str | None] = []
+    for segment, key in strict_zip(segments, keys):
+        name, sep, raw = segment.partition("=")
+        if not sep or unescape_path_name(name) != key:
+            raise PartitionPathError(
+                f"partition path {shown(path)}: segment {shown(segment)} is not "
+                f"'{key}=<value>'; the partition keys are {list(keys)} in this order"
+            )
+        values.append(None if raw == default_name else unescape_path_name(raw))
+    return PartitionSpec(keys, tuple(values))

@@ -13,7 +13,7 @@ import abc
 import re
 from collections.abc import Sequence
 from datetime import datetime, timedelta
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 from airflow_provider_fscommit.core.errors import ConfigError, PartitionTimeError, shown
 from airflow_provider_fscommit.core.loader import load_class
@@ -48,6 +48,10 @@ class DefaultPartTimeExtractor(PartitionTimeExtractor):
     def __init__(self, timestamp_pattern: str | None, timestamp_formatter: str | None) -> None:
         self.timestamp_pattern = timestamp_pattern or None
         self.timestamp_formatter = timestamp_formatter or None
+        # (keys, values) -> time: a run asks for a partition's time in several places (its
+        # judging, the completeness step, expiry), and a year-old table has thousands of
+        # partitions. Bounded by the table's partitions; a value with no time is not kept.
+        self._times: dict[tuple[tuple[str, ...], tuple[str | None, ...]], datetime] = {}
 
     @cached_property
     def _formatter(self) -> JavaDateTimeFormatter | None:
@@ -69,6 +73,13 @@ class DefaultPartTimeExtractor(PartitionTimeExtractor):
         self._formatter  # noqa: B018 - compile the formatter now to report a bad one early
 
     def extract(self, keys: Sequence[str], values: Sequence[str | None]) -> datetime:
+        known = (tuple(keys), tuple(values))
+        time = self._times.get(known)
+        if time is None:
+            time = self._times[known] = self._extract(keys, values)
+        return time
+
+    def _extract(self, keys: Sequence[str], values: Sequence[str | None]) -> datetime:
         if self.timestamp_pattern is None:
             text = values[0]
             if text is None:
@@ -95,30 +106,47 @@ class DefaultPartTimeExtractor(PartitionTimeExtractor):
     @staticmethod
     def _fill(pattern: str, keys: Sequence[str], values: Sequence[str | None]) -> str:
         """Replace each ``$key`` with its value, preferring the longest key that matches."""
-        by_length = sorted(keys, key=len, reverse=True)
         out: list[str] = []
-        i = 0
-        while i < len(pattern):
-            if pattern[i] != "$":
-                out.append(pattern[i])
-                i += 1
+        for part in _template(pattern, tuple(keys)):
+            if isinstance(part, str):
+                out.append(part)
                 continue
-            key = next((k for k in by_length if pattern.startswith(k, i + 1)), None)
-            if key is None:
-                ref = re.match(r"\$\w*", pattern[i:])
-                raise ConfigError(
-                    f"partition.time-extractor.timestamp-pattern {pattern!r} references "
-                    f"{ref.group(0) if ref else '$'!r}, which is not a partition key; "
-                    f"the keys are {list(keys)}"
-                )
-            value = values[list(keys).index(key)]
+            value = values[part]
             if value is None:
                 raise PartitionTimeError(
-                    f"partition value of '{key}' is null; a null partition has no time"
+                    f"partition value of '{keys[part]}' is null; a null partition has no time"
                 )
             out.append(value)
-            i += 1 + len(key)
         return "".join(out)
+
+
+@lru_cache(maxsize=64)
+def _template(pattern: str, keys: tuple[str, ...]) -> tuple[str | int, ...]:
+    """``pattern`` as its literal text and the positions of the keys it names, parsed once
+    per table rather than once per partition."""
+    by_length = sorted(keys, key=len, reverse=True)
+    parts: list[str | int] = []
+    literal = ""
+    i = 0
+    while i < len(pattern):
+        if pattern[i] != "$":
+            literal += pattern[i]
+            i += 1
+            continue
+        key = next((k for k in by_length if pattern.startswith(k, i + 1)), None)
+        if key is None:
+            ref = re.match(r"\$\w*", pattern[i:])
+            raise ConfigError(
+                f"partition.time-extractor.timestamp-pattern {pattern!r} references "
+                f"{ref.group(0) if ref else '$'!r}, which is not a partition key; "
+                f"the keys are {list(keys)}"
+            )
+        parts.extend([literal, keys.index(key)] if literal else [keys.index(key)])
+        literal = ""
+        i += 1 + len(key)
+    if literal:
+        parts.append(literal)
+    return tuple(parts)
 
 
 def _parse_lenient(text: str) -> datetime:

@@ -6,7 +6,8 @@ found by comparing a listing with the log, using Spark's own rule for hidden nam
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -67,6 +68,12 @@ def is_hidden(name: str) -> bool:
     )
 
 
+# Keys an S3 listing returns per request (ListObjectsV2's page).
+_LISTING_PAGE = 1000
+# What a URI's normalization could change in a path: escapes, empty or dot segments.
+_NOT_PLAIN = re.compile(r"%|//|(^|/)\.|/$")
+
+
 class StagingTable:
     """A file sink's committed output, read incrementally through its sink log."""
 
@@ -74,7 +81,7 @@ class StagingTable:
         self, staging_uri: str, partition_keys: tuple[str, ...], default_name: str
     ) -> None:
         self.staging_uri = staging_uri
-        self.partition_keys = partition_keys
+        self.partition_keys = tuple(partition_keys)
         self.default_name = default_name
         self._root = normalize_uri(staging_uri)
         self._log = FileSinkLog(staging_uri)
@@ -90,6 +97,8 @@ class StagingTable:
         self._by_path: dict[str, str] = {}
         self._rows: dict[str, int] = {}
         self._indexed: tuple[int | None, int] | None = None
+        # The root as the log spells it (``file:/…/staging/``), learnt from a directory.
+        self._logged_prefix: str | None = None
 
     def snapshot(self) -> SinkLogSnapshot:
         return self._log.read()
@@ -194,34 +203,58 @@ class StagingTable:
     def _directory(self, directory: str) -> tuple[str, PartitionSpec] | None:
         """A logged directory's partition path and values (None: outside the root)."""
         if directory not in self._directories:
-            relative = relative_path(normalize_uri(directory), self._root)
-            self._directories[directory] = (
-                None
-                if relative is None
-                else (
-                    relative,
-                    PartitionSpec.parse(relative, self.partition_keys, self.default_name),
-                )
-            )
+            relative = self._relative(directory)
+            located = None
             if relative is not None:
+                spec = PartitionSpec.parse(relative, self.partition_keys, self.default_name)
+                located = (relative, spec)
                 self._by_path.setdefault(relative, directory)
+            self._directories[directory] = located
         return self._directories[directory]
 
-    def logged_relative_paths(self, snapshot: SinkLogSnapshot) -> list[str]:
-        """Committed files as paths relative to the staging root (as named on disk)."""
-        out = []
-        for uri in snapshot.files["path"].to_pylist():
-            relative = relative_path(normalize_uri(uri), self._root)
-            if relative is not None:
-                out.append(relative)
-        return out
+    def _relative(self, directory: str) -> str | None:
+        """A logged directory's path below the root, as named on disk (None: outside).
+
+        The log names every directory with the same prefix (the root as Spark qualified
+        it): once one directory shows that prefix, another with a plain remainder (nothing
+        percent-encoded, no dot or empty segment) is that remainder, without parsing a URI
+        per directory of a year-old log.
+        """
+        prefix = self._logged_prefix
+        if prefix is not None and directory.startswith(prefix):
+            rest = directory[len(prefix) :]
+            if rest and not _NOT_PLAIN.search(rest):
+                return rest
+        relative = relative_path(normalize_uri(directory), self._root)
+        if relative and prefix is None and directory.endswith("/" + relative):
+            self._logged_prefix = directory[: -len(relative)]
+        return relative
+
+    def logged_relative_paths(
+        self, snapshot: SinkLogSnapshot, partitions: Collection[str] | None = None
+    ) -> set[str]:
+        """Committed files as paths relative to the staging root (as named on disk), of
+        ``partitions`` only when given."""
+        if partitions is None:
+            uris = snapshot.files["path"].to_pylist()
+        else:
+            by_partition = self.committed_files(snapshot, set(partitions))
+            uris = [f.uri for files in by_partition.values() for f in files]
+        return {r for r in map(self._relative, uris) if r is not None}
 
     def orphans(
         self,
         snapshot: SinkLogSnapshot,
         settle: Callable[[], tuple[SinkLogSnapshot, int | None]],
+        partitions: Collection[str] | None = None,
     ) -> OrphanReport:
-        """Data files on disk the log does not list, and logged files that are gone.
+        """Data files on disk the log does not list, and logged files that are gone, in
+        ``partitions`` (None: the whole directory, new partition folders included).
+
+        A listing of the whole directory costs a request per 1,000 files on S3 (a stat per
+        file on a local disk), which grows with the stream's age; one per partition costs a
+        request each. The partitions are listed one by one when that is fewer requests,
+        else the whole directory is listed and what is outside them left out.
 
         The listing comes after ``snapshot``, so a logged file it lacks is truly gone. A
         file it has and the snapshot lacks may have been committed since, or belong to
@@ -231,20 +264,26 @@ class StagingTable:
         """
         filesystem, root = resolve_filesystem(self.staging_uri)
         root = root.rstrip("/")
+        wanted = None if partitions is None else set(partitions)
+        whole = wanted is None or len(wanted) >= -(-snapshot.files.num_rows // _LISTING_PAGE)
         on_disk: dict[str, int] = {}
-        for info in filesystem.get_file_info(pafs.FileSelector(root, recursive=True)):
-            relative = info.path[len(root) + 1 :]
-            if info.type == pafs.FileType.File and not any(
-                is_hidden(part) for part in relative.split("/")
-            ):
-                on_disk[relative] = (info.mtime_ns or 0) // 1_000_000
-        logged = set(self.logged_relative_paths(snapshot))
+        for directory in [root] if whole else [f"{root}/{p}" for p in sorted(wanted or ())]:
+            selector = pafs.FileSelector(directory, recursive=True, allow_not_found=True)
+            for info in filesystem.get_file_info(selector):
+                relative = info.path[len(root) + 1 :]
+                if (
+                    info.type == pafs.FileType.File
+                    and not any(is_hidden(part) for part in relative.split("/"))
+                    and (wanted is None or relative.rpartition("/")[0] in wanted)
+                ):
+                    on_disk[relative] = (info.mtime_ns or 0) // 1_000_000
+        logged = self.logged_relative_paths(snapshot, wanted)
         missing = sorted(logged - on_disk.keys())
         unlogged = on_disk.keys() - logged
         if not unlogged:
             return OrphanReport([], missing, [])
         later, last_commit_ms = settle()
-        unlogged -= set(self.logged_relative_paths(later))
+        unlogged -= self.logged_relative_paths(later, wanted)
         orphans = {
             f for f in unlogged if last_commit_ms is not None and on_disk[f] < last_commit_ms
         }

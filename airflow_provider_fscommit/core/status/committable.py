@@ -8,7 +8,8 @@ the watermark a partition is judged by is never newer than the files seen for it
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from collections.abc import Collection
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from airflow_provider_fscommit.core.compat import StrEnum
@@ -203,24 +204,37 @@ class TableStatusReader:
 
     @store_errors
     def read(self, now_ms: int | None = None, find_orphans: bool = True) -> TableStatus:
-        """The state of every partition; ``find_orphans`` adds a listing of staging."""
+        """The state of every partition; ``find_orphans`` adds a listing of the whole
+        staging directory (:meth:`with_orphans`)."""
         look = self.look(now_ms)
         checkpoint, snapshot = look.checkpoint, look.snapshot
         partitions = [
             self._judge(p, checkpoint, look.now_ms) for p in self.staging.partitions(snapshot)
         ]
         self._statuses = {p.staged.path: p for p in partitions}
-        orphans = self.staging.orphans(snapshot, self._settle) if find_orphans else None
-        return TableStatus(
+        status = TableStatus(
             spec=self.spec,
             checkpoint=checkpoint,
             sink_latest_batch=snapshot.latest_batch,
             now_ms=look.now_ms,
             partitions=partitions,
             snapshot=snapshot,
-            orphan_files=orphans.orphan_files if orphans else [],
-            missing_files=orphans.missing_files if orphans else [],
-            in_flight_files=orphans.in_flight_files if orphans else [],
+        )
+        return self.with_orphans(status) if find_orphans else status
+
+    @store_errors
+    def with_orphans(
+        self, status: TableStatus, partitions: Collection[str] | None = None
+    ) -> TableStatus:
+        """``status`` with the files a listing of staging finds unlogged (orphans, or in
+        flight) or gone, in ``partitions`` (None: the whole staging directory)."""
+        assert status.snapshot is not None  # every read has one
+        orphans = self.staging.orphans(status.snapshot, self._settle, partitions)
+        return replace(
+            status,
+            orphan_files=orphans.orphan_files,
+            missing_files=orphans.missing_files,
+            in_flight_files=orphans.in_flight_files,
         )
 
     @store_errors

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
+from airflow_provider_fscommit.core.compat import StrEnum
 from airflow_provider_fscommit.core.config.quantities import iso_ms
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.errors import LedgerError
@@ -160,11 +161,30 @@ class TableReport:
 
 
 @store_errors
+class OrphanSearch(StrEnum):
+    """Where a report looks for staged files the sink log does not list (or lost)."""
+
+    NONE = "none"
+    #: In the partitions not committed yet (late data included): what a routine look
+    #: needs, at a cost that does not grow with the table's age.
+    UNCOMMITTED = "uncommitted"
+    #: The whole staging directory: committed partitions too, and folders the log does not
+    #: name yet (a request per 1,000 files on S3).
+    ALL = "all"
+
+
+# Committed and settled (or gone): no file of theirs is waiting to be published.
+_SETTLED_STATES = frozenset(
+    {PartitionState.COMMITTED, PartitionState.RECOMMITTED, PartitionState.EXPIRED}
+)
+
+
+@store_errors
 def read_table_report(
     spec: TableSpec,
     stall_timeout: timedelta = DEFAULT_STALL_TIMEOUT,
     now_ms: int | None = None,
-    find_orphans: bool = True,
+    orphans: OrphanSearch = OrphanSearch.UNCOMMITTED,
     shared: bool = False,
     reader: TableStatusReader | None = None,
 ) -> TableReport:
@@ -179,10 +199,10 @@ def read_table_report(
     now_ms = int(time.time() * 1000) if now_ms is None else now_ms
     if not shared:
         reader = reader or TableStatusReader(spec)
-        return _report(spec, reader, stall_timeout, now_ms, find_orphans)
+        return _report(spec, reader, stall_timeout, now_ms, orphans)
     watch = table_watch(spec)
     with watch.lock:
-        return _report(spec, watch.status_reader(), stall_timeout, now_ms, find_orphans)
+        return _report(spec, watch.status_reader(), stall_timeout, now_ms, orphans)
 
 
 def _report(
@@ -190,22 +210,29 @@ def _report(
     reader: TableStatusReader,
     stall_timeout: timedelta,
     now_ms: int,
-    find_orphans: bool,
+    orphans: OrphanSearch,
 ) -> TableReport:
-    status = reader.read(now_ms=now_ms, find_orphans=find_orphans)
+    status = reader.read(now_ms=now_ms, find_orphans=orphans is OrphanSearch.ALL)
     since = progress_since_ms(status.checkpoint, reader.checkpoint)
+    partitions, error = _partitions(spec, status)
+    if orphans is OrphanSearch.UNCOMMITTED:
+        unsettled = [p.partition for p in partitions if p.state not in _SETTLED_STATES]
+        status = reader.with_orphans(status, unsettled)
+    return TableReport(status, partitions, stall_timeout, since, error)
+
+
+def _partitions(spec: TableSpec, status: TableStatus) -> tuple[list[PartitionReport], str | None]:
+    """Every partition's report, and why the ledger could not be read (if so)."""
     if not spec.table_path:
-        partitions = [_from_status(p) for p in status.partitions]
-        return TableReport(status, partitions, stall_timeout, since)
+        return [_from_status(p) for p in status.partitions], None
     try:
         state = CommitLedger(spec.table_path).state()
     except (OSError, LedgerError) as exc:
         # An unreachable table directory or a damaged table state must not hide what the
         # stream says.
-        partitions = [_from_status(p) for p in status.partitions]
         reason = explain(exc) or exc if isinstance(exc, OSError) else exc
         error = f"cannot read the ledger of {spec.table_path}: {reason}"
-        return TableReport(status, partitions, stall_timeout, since, error)
+        return [_from_status(p) for p in status.partitions], error
     staged = {p.staged.path: p for p in status.partitions}
     partitions = []
     for path in sorted(set(staged) | set(state.partitions) | set(state.errors)):
@@ -213,7 +240,7 @@ def _report(
             partitions.append(_errored(spec, path, staged.get(path), state.errors[path]))
         else:
             partitions.append(_merge(spec, path, staged.get(path), state.get(path)))
-    return TableReport(status, partitions, stall_timeout, since)
+    return partitions, None
 
 
 def _from_status(status: PartitionStatus) -> PartitionReport:

@@ -106,3 +106,53 @@ def test_unlogged_files_are_orphans_only_when_older_than_the_latest_commit(tmp_p
     assert report.orphan_files == ["dt=1/hour=00/failed-attempt.parquet"]
     assert report.missing_files == ["dt=1/hour=00/gone.parquet"]
     assert report.in_flight_files == ["dt=1/hour=00/running-batch.parquet"]
+
+
+def test_orphans_are_looked_for_in_the_partitions_asked_only(tmp_path):
+    """What ``fscommit status`` asks by default: the partitions not committed yet."""
+    staging = tmp_path / "staging"
+    write_log(staging, 0, {"dt=1/hour=00/a.parquet": 10, "dt=1/hour=01/b.parquet": 10})
+    write_log(staging, 1, {"dt=1/hour=01/gone.parquet": 10})
+    data_file(staging, "dt=1/hour=00/a.parquet")
+    data_file(staging, "dt=1/hour=00/failed-long-ago.parquet", mtime_s=5)
+    data_file(staging, "dt=1/hour=01/b.parquet")
+    data_file(staging, "dt=1/hour=01/failed-attempt.parquet", mtime_s=5)
+    table = StagingTable(str(staging), ("dt", "hour"), DEFAULT)
+    snapshot = table.snapshot()
+    report = table.orphans(snapshot, lambda: (snapshot, 10_000), {"dt=1/hour=01"})
+    assert report.orphan_files == ["dt=1/hour=01/failed-attempt.parquet"]
+    assert report.missing_files == ["dt=1/hour=01/gone.parquet"]
+    whole = table.orphans(snapshot, lambda: (snapshot, 10_000))
+    assert whole.orphan_files == [
+        "dt=1/hour=00/failed-long-ago.parquet",
+        "dt=1/hour=01/failed-attempt.parquet",
+    ]
+    nothing = table.orphans(snapshot, lambda: (snapshot, 10_000), set())
+    assert (nothing.orphan_files, nothing.missing_files) == ([], [])
+
+
+def test_a_few_partitions_of_a_big_staging_directory_are_listed_one_by_one(tmp_path, monkeypatch):
+    """A listing of the whole directory costs a request per 1,000 files on S3: past that,
+    the partitions asked are listed each when that is fewer requests (so a year-old
+    table's status costs what a day-old one's does)."""
+    from airflow_provider_fscommit.core.spark import staging as staging_module
+    from fscommit_dev.counting_fs import counting
+
+    staging = tmp_path / "staging"
+    files = {f"dt={d}/hour={h:02d}/part-0.parquet": 10 for d in range(60) for h in range(24)}
+    write_log(staging, 0, files)
+    for relative in files:
+        data_file(staging, relative)
+    data_file(staging, "dt=59/hour=23/failed-attempt.parquet", mtime_s=5)
+    table = StagingTable(str(staging), ("dt", "hour"), DEFAULT)
+    snapshot = table.snapshot()
+    with counting(monkeypatch, staging_module) as calls:
+        report = table.orphans(snapshot, lambda: (snapshot, 10_000), {"dt=59/hour=23"})
+        assert calls == [("list", f"{staging}/dt=59/hour=23")]
+        calls.clear()
+        both = table.orphans(
+            snapshot, lambda: (snapshot, 10_000), {"dt=59/hour=23", "dt=0/hour=00"}
+        )
+        # 1,440 files are two pages: for two partitions, the whole listing costs the same.
+        assert calls == [("list", str(staging))]
+    assert report.orphan_files == both.orphan_files == ["dt=59/hour=23/failed-attempt.parquet"]

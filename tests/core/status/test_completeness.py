@@ -19,7 +19,7 @@ from airflow_provider_fscommit.core.status.completeness import (
     TableCompleteness,
     read_completeness,
 )
-from airflow_provider_fscommit.core.status.table_report import read_table_report
+from airflow_provider_fscommit.core.status.table_report import OrphanSearch, read_table_report
 from fscommit_dev.streams import StreamingTable, hourly_batches, row
 from fscommit_dev.tables import hourly_table
 from tests.support.compaction import publish_and_commit, table_options
@@ -44,7 +44,7 @@ def commit(spec: TableSpec, partitions: list[str]) -> TableCompleteness:
 
 def check_honest(spec: TableSpec, completeness: TableCompleteness) -> None:
     """What the state gives now passes no uncommitted partition, nor the watermark."""
-    report = read_table_report(spec, find_orphans=False)
+    report = read_table_report(spec, orphans=OrphanSearch.NONE)
     current = read_completeness(report).current
     assert current == completeness.current
     through = current.complete_through_ms
@@ -207,7 +207,7 @@ def test_process_time_and_idle_time_count_committed_partitions_past_the_watermar
 
 def check_honest_by_files(spec: TableSpec, completeness: TableCompleteness) -> None:
     """Every partition at or before complete-through is committed (no watermark bound)."""
-    report = read_table_report(spec, find_orphans=False)
+    report = read_table_report(spec, orphans=OrphanSearch.NONE)
     through = completeness.current.complete_through_ms
     assert through is not None
     for partition in report.partitions:

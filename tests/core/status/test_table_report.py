@@ -8,8 +8,10 @@ without an Airflow origin. ``fscommit status`` must say the same as the report.
 from __future__ import annotations
 
 import json
+import os
 import time
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
 
@@ -106,6 +108,20 @@ def test_states_follow_a_partition_from_pending_to_re_committed(stream, spark, t
     hour_01 = next(p for p in again.partitions if p.partition == f"{DAY}/hour=01")
     assert hour_01.state == PartitionState.COMMITTED and hour_01.last_origin is None
     assert hour_01.last_commit_ms is not None and hour_01.published_rows == 3
+
+    # Files of failed batches: looked for in the partitions not committed yet, unless
+    # asked for everywhere (a listing of the whole directory grows with the table's age).
+    for hour in ("01", "02"):
+        orphan = Path(stream.staging) / DAY / f"hour={hour}" / "part-failed-attempt.parquet"
+        orphan.write_bytes(b"PAR1")
+        os.utime(orphan, (1, 1))
+    assert read_table_report(spec).status.orphan_files == [
+        f"{DAY}/hour=02/part-failed-attempt.parquet"
+    ]
+    assert main([*args, "--orphans", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["orphan_files"] == [
+        f"{DAY}/hour={hour}/part-failed-attempt.parquet" for hour in ("01", "02")
+    ]
 
     # Stalled: the watermark has not moved for longer than the timeout.
     since = again.progress_since_ms
