@@ -24,7 +24,7 @@ import json
 import os
 import shutil
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -35,15 +35,20 @@ from airflow_provider_fscommit.core.compaction.planner import plan_partition
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
 from airflow_provider_fscommit.core.spark.staging import StagedFile
-from fscommit_dev.synthetic_log import write_checkpoint_batch, write_log_file
+from fscommit_dev.synthetic_log import (
+    FIRST_HOUR,
+    StreamFolders,
+    hourly_partition,
+    write_checkpoint_batch,
+    write_log_file,
+)
 from fscommit_dev.tables import hourly_table
 
-FIRST_HOUR = datetime(2025, 1, 1, tzinfo=UTC)
 _ROWS = 20
 
 
 @dataclass(frozen=True)
-class AgedTable:
+class AgedTable(StreamFolders):
     """``hours`` committed hourly partitions under ``root`` (staging, checkpoint, table).
 
     ``logged_root``: the staging URI the sink log and the plans name (default: the local
@@ -51,17 +56,8 @@ class AgedTable:
     is, as S3A would have written it.
     """
 
-    root: Path
     hours: int
     logged_root: str | None = None
-
-    @property
-    def staging(self) -> Path:
-        return self.root / "staging"
-
-    @property
-    def checkpoint(self) -> Path:
-        return self.root / "checkpoint"
 
     @property
     def table(self) -> Path:
@@ -81,8 +77,7 @@ class AgedTable:
 
     @staticmethod
     def partition(hour: int) -> str:
-        at = FIRST_HOUR + timedelta(hours=hour)
-        return f"dt={at:%Y-%m-%d}/hour={at:%H}"
+        return hourly_partition(hour)
 
     def write(self) -> None:
         """Make the staged stream and the committed table (anew)."""

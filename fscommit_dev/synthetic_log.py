@@ -49,13 +49,17 @@ _OFFSET_CONF = {
 }
 
 
+def hourly_partition(hour: int) -> str:
+    """The path of the ``hour``-th hourly partition from :data:`FIRST_HOUR`."""
+    at = FIRST_HOUR + timedelta(hours=hour)
+    return f"dt={at:%Y-%m-%d}/hour={at:%H}"
+
+
 @dataclass(frozen=True)
-class SyntheticLog:
-    """A generated log of ``entries`` files over ``partitions`` hourly partitions."""
+class StreamFolders:
+    """A stream's folders under ``root``: the sink's output (staging) and its checkpoint."""
 
     root: Path
-    entries: int
-    partitions: int
 
     @property
     def staging(self) -> Path:
@@ -64,6 +68,14 @@ class SyntheticLog:
     @property
     def checkpoint(self) -> Path:
         return self.root / "checkpoint"
+
+
+@dataclass(frozen=True)
+class SyntheticLog(StreamFolders):
+    """A generated log of ``entries`` files over ``partitions`` hourly partitions."""
+
+    entries: int
+    partitions: int
 
     @property
     def log_dir(self) -> Path:
@@ -79,8 +91,7 @@ class SyntheticLog:
         return self.batches - 9
 
     def partition_path(self, partition: int) -> str:
-        hour = FIRST_HOUR + timedelta(hours=partition)
-        return f"dt={hour:%Y-%m-%d}/hour={hour:%H}"
+        return hourly_partition(partition)
 
     def watermark_ms(self, batch: int) -> int:
         """Half an hour into the third-last hour (then a minute per batch): with a 1 h delay

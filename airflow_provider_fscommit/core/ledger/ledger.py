@@ -288,18 +288,16 @@ class CommitLedger:
         assert state is not None  # just created, by this run or another
         return state
 
-    def record(self, partitions: Iterable[str]) -> TableState:
+    def record(self, partitions: Iterable[str]) -> None:
         """Summarize the partitions' records as they are now into the state log.
 
         Call after writing their records (the summary then lags them at worst), under the
-        table lock; one entry for all of them.
+        table lock; one entry for all of them (none, and nothing read, for no partition).
         """
-        base = self.upgrade()
         wanted = sorted(set(partitions))
-        if not wanted:
-            return base
-        changes = {p: self.read(p).summary() for p in wanted}
-        return self.state_log.append(changes, base, self.store)
+        if wanted:
+            changes = {p: self.read(p).summary() for p in wanted}
+            self.state_log.append(changes, self.upgrade(), self.store)
 
     def record_done(self, partitions: Iterable[str]) -> None:
         """:meth:`record` at the end of a run, whose records are written: a failure only
