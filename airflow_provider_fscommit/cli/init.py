@@ -13,14 +13,20 @@ import argparse
 import json
 import sys
 import textwrap
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from datetime import datetime
 from typing import Any
 
 from airflow_provider_fscommit.cli.arguments import table_options
 from airflow_provider_fscommit.core.config import options as o
 from airflow_provider_fscommit.core.config.quantities import format_duration
+from airflow_provider_fscommit.core.config.spec_file import DAG_SECTION, default_dag_id
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
-from airflow_provider_fscommit.core.errors import FsCommitError
+from airflow_provider_fscommit.core.errors import (
+    FsCommitError,
+    PartitionPathError,
+    PartitionTimeError,
+)
 from airflow_provider_fscommit.core.status.spec_inference import (
     Finding,
     SpecInference,
@@ -61,14 +67,16 @@ def inferred_spec(
 def run(spec: TableSpec, args: argparse.Namespace) -> int:
     inference: SpecInference = args.inference
     given = table_options(args)
-    text = render_spec(spec, inference, given)
+    text = render_spec(spec, inference, given, args.output)
     if args.output:
         _write(args.output, text)
     if args.json:
+        first = first_partition(spec, inference.partitions)
         document = {
             "options": {
                 f.option: f.value for f in _written(spec, inference, given) if f.value is not None
             },
+            "dag": None if first is None else _dag_settings(first[0], args.output),
             "inference": inference.to_dict(),
             "output": args.output,
         }
@@ -137,8 +145,73 @@ def _written(spec: TableSpec, inference: SpecInference, given: Mapping[str, Any]
     return written
 
 
-def render_spec(spec: TableSpec, inference: SpecInference, given: Mapping[str, Any]) -> str:
-    """The commented YAML spec: each inferred option under the evidence it rests on."""
+def first_partition(spec: TableSpec, partitions: Iterable[str]) -> tuple[datetime, str] | None:
+    """The earliest partition the stream holds, by its time on the partitions' wall clock
+    (None: no partition has a time the spec reads)."""
+    timed = []
+    for partition in partitions:
+        try:
+            timed.append((spec.partition_local_time(partition), partition))
+        except (PartitionPathError, PartitionTimeError):
+            continue  # a null value's partition (no time), or none of this table's keys
+    return min(timed, default=None)
+
+
+def _dag_settings(start: datetime, output: str | None) -> dict[str, str]:
+    """The ``dag`` section's settings init sets: where the runs begin, and the DAG id."""
+    settings = {"start_date": start.isoformat()}
+    if output:
+        settings["dag_id"] = default_dag_id(output)
+    return settings
+
+
+def _dag_section(spec: TableSpec, inference: SpecInference, output: str | None) -> list[str]:
+    """The ``dag`` section the DAG factory reads, with the first partition as evidence."""
+    first = first_partition(spec, inference.partitions)
+    if first is None:
+        return [
+            "",
+            *_comment(
+                "No DAG: no staged partition has a time this spec reads, and the DAG "
+                "factory's runs commit the partitions of their hour (or day). Commit the "
+                "table with `fscommit commit`, or set the time pattern and add a "
+                f"`{DAG_SECTION}:` section with its start_date."
+            ),
+        ]
+    start, partition = first
+    count = len(inference.partitions)
+    zone = spec.watermark_time_zone
+    lines = [
+        "",
+        "# How the DAG factory (dags/fscommit_tables.py) runs this table.",
+        f"{DAG_SECTION}:",
+        *_wrap(
+            f"The first partition the stream holds, {partition} (of {count} staged), on the "
+            f"partitions' wall clock ({zone}): the runs start there and catch up to now. "
+            "Set it later to leave older partitions uncommitted.",
+            "  # ",
+        ),
+    ]
+    settings = _dag_settings(start, output)
+    lines.append(f"  start_date: {settings['start_date']}")
+    if "dag_id" in settings:
+        lines += [
+            "  # The file name's default; ids must differ across the folder the factory reads.",
+            f"  dag_id: {settings['dag_id']}",
+        ]
+    else:
+        lines.append("  # dag_id: fscommit_<this file's name> unless set")
+    return lines
+
+
+def render_spec(
+    spec: TableSpec,
+    inference: SpecInference,
+    given: Mapping[str, Any],
+    output: str | None = None,
+) -> str:
+    """The commented YAML spec: each inferred option under the evidence it rests on, then
+    the ``dag`` section (``output``: the file it goes to, which names the DAG)."""
     import yaml  # only init writes YAML: the other commands start without it
 
     lines = [
@@ -176,6 +249,7 @@ def render_spec(spec: TableSpec, inference: SpecInference, given: Mapping[str, A
             ]
         if finding.option == o.SINK_PARTITION_COMMIT_DELAY.key:
             lines += _time_interval(inference)
+    lines += _dag_section(spec, inference, output)
     return "\n".join(lines) + "\n"
 
 

@@ -4,6 +4,7 @@ hand-written spec does, and ``status`` and ``plan`` infer the same way when not 
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,7 @@ import yaml
 
 from airflow_provider_fscommit.cli.main import main
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
+from airflow_provider_fscommit.factory import BROKEN_SPEC_TAG, partition_commit_dags
 from fscommit_dev.streams import StreamingTable, hourly_batches, row
 from fscommit_dev.tables import hourly_table, table_flags, with_options
 
@@ -148,6 +150,12 @@ def test_the_spec_file_says_the_evidence_and_loads_back(compacted_stream, tmp_pa
     )
     options = yaml.safe_load(text)
     assert options["partition.time-extractor.timestamp-pattern"] == "$dt $hour:00:00"
+    # The DAG begins at the first partition the stream holds, and is named after the file.
+    assert options["dag"] == {"start_date": datetime(2026, 11, 20), "dag_id": "fscommit_events"}
+    assert (
+        "  # The first partition the stream holds, dt=2026-11-20/hour=00 (of 8 staged), on the\n"
+        in text
+    )
     spec = TableSpec.from_file(str(path))
     assert (spec.table_path, [str(k) for k in spec.policy_kind]) == (str(table), ["success-file"])
     capsys.readouterr()
@@ -159,7 +167,9 @@ def test_the_spec_file_says_the_evidence_and_loads_back(compacted_stream, tmp_pa
     assert "cannot write the spec file " in capsys.readouterr().err
     assert main(argv) == 0
     out, err = capsys.readouterr()
-    assert yaml.safe_load(out) == options
+    # Without -o the file's name (which names the DAG) is not known yet.
+    assert yaml.safe_load(out) == options | {"dag": {"start_date": options["dag"]["start_date"]}}
+    assert "  # dag_id: fscommit_<this file's name> unless set\n" in out
     assert "Inferred from " in err and "  sink.partition-commit.trigger: partition-time" in err
 
 
@@ -233,3 +243,42 @@ def test_a_key_that_reads_two_ways_is_refused_until_the_pattern_is_given(spark, 
     capsys.readouterr()
     (partition,) = report(capsys, "--spec", str(path))["partitions"]
     assert partition["commit_time"] == "2026-11-20T04:00:00.000+00:00"
+
+
+# What the DAG factory makes of each stream's spec as init writes it (issue 46): None when
+# it takes the file as it is, else the problem validate reports.
+FACTORY_PROBLEMS: dict[str, str | None] = {
+    "compacted_stream": None,
+    "late_stateful_stream": None,
+    "shanghai_stream": None,
+    "orc_daily_stream": None,
+    "csv_stream_without_watermark": None,
+    "awkward_stream": "does not use the partition key(s) k",
+    "country_stream": "is required: the first partition to commit",
+}
+
+
+@pytest.mark.parametrize("fixture", sorted(FACTORY_PROBLEMS))
+def test_validate_takes_the_spec_init_writes_as_it_is(fixture, request, tmp_path, capsys):
+    """``init`` then ``validate``, no hand edits: the ``dag`` section is written too."""
+    stream = request.getfixturevalue(fixture)
+    folder = tmp_path / "specs"
+    folder.mkdir()
+    argv = ["init", "--staging", stream.staging, "--checkpoint", stream.checkpoint]
+    argv += ["--table", str(tmp_path / "table"), "--policy", "success-file"]
+    assert main([*argv, *STREAMS[fixture][1], "-o", str(folder / f"{fixture}.yaml")]) == 0
+    text = (folder / f"{fixture}.yaml").read_text()
+    capsys.readouterr()
+    code = main(["validate", str(folder), "--json"])
+    checked = json.loads(capsys.readouterr().out)
+    problem = FACTORY_PROBLEMS[fixture]
+    dag = partition_commit_dags(folder)[f"fscommit_{fixture}"]
+    if problem is None:
+        assert (code, checked["problems"]) == (0, [])
+        assert checked["dags"] == {f"fscommit_{fixture}": str(folder / f"{fixture}.yaml")}
+        assert BROKEN_SPEC_TAG not in dag.tags and dag.start_date is not None
+    else:
+        assert code == 1 and problem in str(checked["problems"]), checked
+        assert BROKEN_SPEC_TAG in dag.tags
+    if fixture == "country_stream":  # no partition has a time: the file says why no DAG
+        assert "# No DAG: no staged partition has a time this spec reads" in text

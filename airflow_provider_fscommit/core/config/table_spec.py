@@ -12,7 +12,7 @@ import json
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
-from datetime import timedelta
+from datetime import datetime, timedelta
 from functools import cached_property
 from typing import Any
 
@@ -335,9 +335,17 @@ class TableSpec:
 
         Raises ``PartitionTimeError`` for values the extractor cannot read.
         """
-        values = PartitionSpec.parse(partition, self.partition_keys, self.partition_default_name)
-        local = self.time_extractor.extract(values.keys, values.values)
+        local = self.partition_local_time(partition)
         return at_zone_epoch_ms(local, parse_time_zone(self.watermark_time_zone))
+
+    def partition_local_time(self, partition: str) -> datetime:
+        """A partition's extracted time, on the partitions' wall clock (naive).
+
+        Raises ``PartitionPathError`` for a path of other keys, ``PartitionTimeError`` for
+        values the extractor cannot read.
+        """
+        values = PartitionSpec.parse(partition, self.partition_keys, self.partition_default_name)
+        return self.time_extractor.extract(values.keys, values.values)
 
     @cached_property
     def time_extractor(self) -> PartitionTimeExtractor:

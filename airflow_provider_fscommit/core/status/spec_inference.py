@@ -174,6 +174,8 @@ class SpecInference:
 
     partitioning: Partitioning
     findings: tuple[Finding, ...] = field(default_factory=tuple)
+    # The staged partitions it was read from (relative paths, sorted).
+    partitions: tuple[str, ...] = ()
 
     @property
     def options(self) -> dict[str, Any]:
@@ -674,7 +676,7 @@ def infer_spec(given: Mapping[str, Any], *, whole: bool = True) -> SpecInference
     partitioning = infer_partitioning(directories, keys, default_name, time=not own_time)
     findings = partitioning.findings()
     if not whole:
-        return SpecInference(partitioning, tuple(findings))
+        return SpecInference(partitioning, tuple(findings), tuple(directories))
     if o.SINK_PARTITION_COMMIT_TRIGGER.name not in named:
         has_time = own_time or partitioning.timestamp_pattern is not None
         checkpoint = read_checkpoint(checkpoint_uri)
@@ -684,7 +686,7 @@ def infer_spec(given: Mapping[str, Any], *, whole: bool = True) -> SpecInference
     file_format = infer_format(snapshot) if o.FORMAT.name not in named else None
     if file_format is not None:
         findings.append(file_format)
-    return SpecInference(partitioning, tuple(findings))
+    return SpecInference(partitioning, tuple(findings), tuple(directories))
 
 
 def _delay(partitioning: Partitioning) -> Finding:
