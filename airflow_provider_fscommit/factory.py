@@ -40,10 +40,12 @@ from airflow_provider_fscommit.core.config.spec_file import (
     claimed_dag_id,
     read_spec_folder,
 )
+from airflow_provider_fscommit.core.partition.partition_spec import ANY_VALUE, escape_path_name
 from airflow_provider_fscommit.operators.broken_spec import BrokenSpecOperator
 from airflow_provider_fscommit.task_groups.partition_commit import (
     partition_commit_group,
     partition_time_zone,
+    time_commit_group,
 )
 from airflow_provider_fscommit.version_compat import CronDataIntervalTimetable
 
@@ -101,45 +103,74 @@ def table_dag(spec: SpecFile) -> DAG:
         description=f"partition commit of {spec.table.table_path or spec.table.staging_path}",
         doc_md=_doc(spec),
         tags=sorted({"fscommit", *settings.tags}),
-        user_defined_macros={"partition_zone": zone},
+        user_defined_macros={"partition_zone": zone, "partition_value": escape_path_name},
     ) as dag:
-        partition_commit_group(
-            table=spec.table,
-            partition=partition_template(spec.partitioning.key_formats),
-            stall_timeout=settings.stall_timeout,
-            commit_empty_partitions=settings.commit_empty_partitions,
-            spark_conn_id=settings.spark_conn_id,
-            metastore_conn_id=settings.metastore_conn_id,
-            aws_conn_id=settings.aws_conn_id,
-            http_conn_id=settings.http_conn_id,
-            sensor_kwargs={
+        shared: dict[str, Any] = {
+            "table": spec.table,
+            "stall_timeout": settings.stall_timeout,
+            "spark_conn_id": settings.spark_conn_id,
+            "metastore_conn_id": settings.metastore_conn_id,
+            "aws_conn_id": settings.aws_conn_id,
+            "http_conn_id": settings.http_conn_id,
+            "sensor_kwargs": {
                 "deferrable": settings.deferrable,
                 "poke_interval": settings.poke_interval.total_seconds(),
                 "timeout": settings.wait_timeout.total_seconds(),
             },
-            compact_kwargs={"conf": dict(settings.spark_conf)} if settings.spark_conf else None,
-        )
+            "compact_kwargs": {"conf": dict(settings.spark_conf)} if settings.spark_conf else None,
+        }
+        if spec.partitioning.other_keys:
+            # Every partition of the run's time, whatever the other keys hold.
+            time_commit_group(partitions=partition_glob_template(spec), **shared)
+        else:
+            partition_commit_group(
+                partition=partition_template(spec.partitioning.key_formats),
+                commit_empty_partitions=settings.commit_empty_partitions,
+                **shared,
+            )
     return dag
 
 
 def partition_template(key_formats: Mapping[str, str]) -> dict[str, str]:
     """Each key's value as a template of the run's interval start on the partitions' clock."""
-    start = "data_interval_start.in_timezone(partition_zone)"
-    return {
-        key: f"{{{{ {start}.strftime({json.dumps(fmt)}) }}}}" for key, fmt in key_formats.items()
-    }
+    return {key: _value_template(fmt) for key, fmt in key_formats.items()}
+
+
+def partition_glob_template(spec: SpecFile) -> str:
+    """The glob of the run's time: its time keys' values (escaped as Spark names them, by
+    the DAG's ``partition_value`` macro), ``*`` for the other keys."""
+    formats = spec.partitioning.key_formats
+    return "/".join(
+        f"{escape_path_name(key)}="
+        + (_value_template(formats[key], "partition_value") if key in formats else ANY_VALUE)
+        for key in spec.table.partition_keys
+    )
+
+
+def _value_template(fmt: str, wrap: str = "") -> str:
+    value = f"data_interval_start.in_timezone(partition_zone).strftime({json.dumps(fmt)})"
+    return f"{{{{ {wrap}({value}) }}}}" if wrap else f"{{{{ {value} }}}}"
 
 
 def _doc(spec: SpecFile) -> str:
     keys = ", ".join(f"`{k}` as `{f}`" for k, f in spec.partitioning.key_formats.items())
+    others = ", ".join(f"`{k}`" for k in spec.partitioning.other_keys)
+    each = (
+        f"One run per time ({spec.partitioning.cron}, on the wall clock of "
+        f"{spec.table.watermark_time_zone}), committing its partitions of every {others}; "
+        f"a run names its time from the start of its data interval: {keys}. It waits until "
+        f"the time is committable ({spec.table.trigger_summary}), finds its partitions, "
+        "compacts them in one application and commits each."
+        if others
+        else f"One run per partition ({spec.partitioning.cron}, on the wall clock of "
+        f"{spec.table.watermark_time_zone}); a run names its partition from the start of "
+        f"its data interval: {keys}. It waits until the partition is committable "
+        f"({spec.table.trigger_summary}), compacts it and commits it."
+    )
     return (
         f"### Partition commit of `{spec.table.table_path}`\n\n"
-        f"From the spec file `{spec.path}`. One run per partition ({spec.partitioning.cron}, "
-        f"on the wall clock of {spec.table.watermark_time_zone}); a run names its partition "
-        f"from the start of its data interval: {keys}. It waits until the partition is "
-        f"committable ({spec.table.trigger_summary}), compacts it and commits it. Past "
-        "partitions are caught up in order; a backfill commits a range again, leaving "
-        "committed partitions as they are."
+        f"From the spec file `{spec.path}`. {each} Past times are caught up in order; a "
+        "backfill commits a range again, leaving committed partitions as they are."
     )
 
 

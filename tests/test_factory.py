@@ -216,3 +216,62 @@ class _Paths:
     def __init__(self, base: Path) -> None:
         self.staging = str(base / "no-stream" / "staging")
         self.checkpoint = str(base / "no-stream" / "checkpoint")
+
+
+@pytest.fixture(scope="module")
+def region_stream(spark, tmp_path_factory):
+    """``k=…/dt=…/hour=…`` (a region before the time): hour 01 of three regions, the third
+    region's first row of that hour in a later batch; the watermark then passes hour 02
+    (the query's watermark trails its latest event time by 30 minutes)."""
+    from fscommit_dev.streams import StreamingTable, row
+
+    stream = StreamingTable(tmp_path_factory.mktemp("regions"), partition_by=("k", "dt", "hour"))
+    stream.add_batches(
+        [row(1, "2026-11-20T01:05:00Z", k="US"), row(2, "2026-11-20T01:10:00Z", k="DE")],
+        [row(3, "2026-11-20T01:50:00Z", k="FR"), row(4, "2026-11-20T02:30:00Z", k="US")],
+        [row(5, "2026-11-20T04:30:00Z", k="US")],
+        [row(6, "2026-11-20T05:30:00Z", k="US")],  # its batch runs with watermark 04:00
+    )
+    stream.run(spark)
+    return stream
+
+
+@pytest.mark.slow
+def test_a_table_keyed_before_its_time_commits_every_partition_of_the_runs_hour(
+    region_stream, tmp_path
+):
+    """One run per hour commits that hour of every region, as discovered once the hour is
+    complete, and announces each partition on the table asset."""
+    spec = hourly_table(
+        region_stream.staging,
+        region_stream.checkpoint,
+        table_path=str(tmp_path / "tables" / "regions"),
+        partition_keys="k,dt,hour",
+        **{"sink.partition-commit.policy.kind": "success-file"},
+    )
+    spec["dag"] = {"start_date": "2026-11-20", "dag_id": "regions", "wait_timeout": "3 min"}
+    airflow = AirflowEnv(
+        tmp_path / "airflow", {"AIRFLOW_CONN_SPARK_DEFAULT": "spark://local%5B2%5D"}
+    )
+    folder = airflow.home / "dags"
+    (folder / "specs").mkdir(parents=True)
+    shutil.copy(DAG_FILE, folder)
+    (folder / "specs" / "regions.yaml").write_text(yaml.safe_dump(spec))
+    airflow.setup()
+    run = airflow.run("dags", "test", "regions", "2026-11-20T02:00:00+00:00")
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
+    hour = [f"k={k}/dt=2026-11-20/hour=01" for k in ("DE", "FR", "US")]
+    states = airflow.task_states("regions")
+    assert states == {
+        "partition_commit.wait": "success",
+        "partition_commit.discover": "success",
+        "partition_commit.compact": "success",
+        **{f"partition_commit.commit[{i}]": "success" for i in range(3)},
+    }, states
+    ledger = CommitLedger(spec["table_path"])
+    for partition in hour:
+        assert ledger.read(partition).policies_current, partition
+        assert (Path(spec["table_path"]) / partition / "_SUCCESS").exists()
+    assert not (Path(spec["table_path"]) / "k=US" / "dt=2026-11-20" / "hour=02").exists()
+    events = airflow.query("SELECT partition_key FROM asset_event ORDER BY partition_key")
+    assert [key for (key,) in events] == hour

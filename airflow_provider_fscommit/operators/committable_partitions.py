@@ -21,27 +21,31 @@ class CommittablePartitionsOperator(BaseOperator):
     """List committable partitions that are not committed yet (or have late data).
 
     :param table: the table spec (Python names or Flink keys); templated.
+    :param within: only the partitions of this glob, e.g. ``region=*/dt={{ ds }}/hour=03``
+        (the hour of every region), or this one partition; templated. None: every one.
     :param aws_conn_id: AWS connection for tables on S3 (None: the standard AWS chain).
     :return: partition paths, e.g. ``["dt=2026-11-20/hour=03", ...]``.
     """
 
-    template_fields: Sequence[str] = ("table",)
+    template_fields: Sequence[str] = ("table", "within")
     template_fields_renderers: ClassVar[dict[str, str]] = {"table": "json"}
 
     def __init__(
         self,
         *,
         table: dict[str, Any] | TableSpec,
+        within: str | None = None,
         aws_conn_id: str | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
         self.table = TableSpec.options_of(table)
+        self.within = within
         self.aws_conn_id = aws_conn_id
 
     def execute(self, context: Any) -> list[str]:
         with AwsStorageHook(self.aws_conn_id).storage():
-            pending = partitions_to_commit(TableSpec.from_options(self.table))
+            pending = partitions_to_commit(TableSpec.from_options(self.table), self.within)
         for item in pending:
             self.log.info("%s: %s", item.partition, item.reason)
         self.log.info("%d partition(s) to commit", len(pending))

@@ -5,6 +5,11 @@ are three tasks so each shows its state, logs and retries in the UI. The group m
 common case one call inside a DAG::
 
     partition_commit_group(table=TABLE, partition="dt={{ ds }}/hour={{ ... }}")
+
+A table with partition keys its time does not name (``region=…/dt=…/hour=…``) commits a
+time at once, whatever regions it holds: ``time_commit_group(table=TABLE,
+partitions="region=*/dt={{ ds }}/hour=…")`` waits for the time, finds its partitions,
+compacts them in one application and commits each.
 """
 
 from __future__ import annotations
@@ -19,7 +24,8 @@ from airflow.sdk import TaskGroup
 
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.partition.commit_trigger import parse_time_zone
-from airflow_provider_fscommit.operators.commit import PartitionCommitOperator
+from airflow_provider_fscommit.operators.commit import PartitionCommitOperator, table_asset
+from airflow_provider_fscommit.operators.committable_partitions import CommittablePartitionsOperator
 from airflow_provider_fscommit.operators.compact import PartitionCompactOperator
 from airflow_provider_fscommit.sensors.watermark import PartitionWatermarkSensor
 
@@ -105,4 +111,71 @@ def partition_commit_group(
             **(commit_kwargs or {}),
         )
         wait >> compact >> commit
+    return group
+
+
+def time_commit_group(
+    *,
+    table: Mapping[str, Any] | TableSpec,
+    partitions: str,
+    group_id: str = "partition_commit",
+    stall_timeout: timedelta | None = None,
+    process_time_fallback: timedelta | None = None,
+    spark_conn_id: str = "spark_default",
+    metastore_conn_id: str = "metastore_default",
+    aws_conn_id: str | None = None,
+    http_conn_id: str | None = None,
+    sensor_kwargs: Mapping[str, Any] | None = None,
+    compact_kwargs: Mapping[str, Any] | None = None,
+    commit_kwargs: Mapping[str, Any] | None = None,
+) -> TaskGroup:
+    """Add ``wait`` → ``discover`` → ``compact`` → ``commit`` for every partition of a time.
+
+    One look at the table, not a sensor per partition: the partitions of a time are not
+    known until it is complete (a region's first row for the hour may come last), and
+    under ``partition-time`` they all share its commit time, so the wait reads the
+    checkpoint alone. Then the partitions that time holds are found, compacted in one
+    Spark application (a spark-submit per partition would cost a JVM start each) and
+    committed as mapped tasks named after them, each announcing its partition on the
+    table asset. A time the stream wrote nothing to commits nothing.
+
+    :param partitions: the time's glob, e.g. ``region=*/dt={{ ds }}/hour=03``; templated.
+    The other parameters are :func:`partition_commit_group`'s.
+    """
+    options = TableSpec.options_of(table)
+    with TaskGroup(
+        group_id=group_id, tooltip="wait for the time, find its partitions, compact, commit"
+    ) as group:
+        wait = PartitionWatermarkSensor(
+            task_id="wait",
+            table=options,
+            partition=partitions,
+            stall_timeout=stall_timeout,
+            process_time_fallback=process_time_fallback,
+            aws_conn_id=aws_conn_id,
+            **(sensor_kwargs or {}),
+        )
+        discover = CommittablePartitionsOperator(
+            task_id="discover", table=options, within=partitions, aws_conn_id=aws_conn_id
+        )
+        compact = PartitionCompactOperator(
+            task_id="compact",
+            table=options,
+            partitions=discover.output,
+            conn_id=spark_conn_id,
+            aws_conn_id=aws_conn_id,
+            **(compact_kwargs or {}),
+        )
+        commit = PartitionCommitOperator.partial(
+            task_id="commit",
+            table=options,
+            metastore_conn_id=metastore_conn_id,
+            aws_conn_id=aws_conn_id,
+            http_conn_id=http_conn_id,
+            # A mapped task's outlets are known before it runs only when given here.
+            outlets=[table_asset(TableSpec.from_options(options).require_table_path())],
+            map_index_template="{{ task.partitions }}",
+            **(commit_kwargs or {}),
+        ).expand(partitions=discover.output)
+        wait >> discover >> compact >> commit
     return group

@@ -48,7 +48,10 @@ def _break(folder: Path, name: str, **changes) -> Path:
         ({"sink.partition-commit.delay": "soon"}, "sink.partition-commit.delay"),
         ({"sink.partition-commit.delya": "1 h"}, "sink.partition-commit.delya"),
         ({"metastore_table": None}, "sink.partition-commit.policy.kind"),
-        ({"partition_keys": "dt,hour,country"}, "partition.time-extractor.timestamp-pattern"),
+        (  # no key holds the time: no run can name its partitions
+            {"partition.time-extractor.timestamp-pattern": "2026-11-20"},
+            "partition.time-extractor.timestamp-pattern",
+        ),
         ({"dag.start_date": "last tuesday"}, "dag.start_date"),
         ({"dag.retries": "three"}, "dag.retries"),
         ({"dag.schedule": "@daily"}, "dag.schedule"),

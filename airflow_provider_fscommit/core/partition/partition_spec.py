@@ -15,6 +15,8 @@ from airflow_provider_fscommit.core.compat import strict_zip
 from airflow_provider_fscommit.core.errors import PartitionPathError, shown
 
 DEFAULT_PARTITION_NAME = "__HIVE_DEFAULT_PARTITION__"
+#: A partition glob's value that stands for any value (:class:`PartitionGlob`).
+ANY_VALUE = "*"
 
 # The characters Spark's ExternalCatalogUtils.charToEscape marks (on non-Windows hosts).
 _CHARS_TO_ESCAPE = frozenset([chr(c) for c in range(0x01, 0x20)] + list("\"#%'*/:=?\\\x7f{[]^"))
@@ -104,6 +106,43 @@ class PartitionSpec:
 
     def __str__(self) -> str:
         return self.path()
+
+
+@dataclass(frozen=True)
+class PartitionGlob:
+    """Every partition with the given values, any value where the path says ``*``.
+
+    ``region=*/dt=2026-11-20/hour=03`` is the hour of every region: what one run of a table
+    whose keys the time does not all name commits. Spark escapes a ``*`` in a value
+    (``%2A``), so a bare ``*`` can only mean "any value".
+    """
+
+    keys: tuple[str, ...]
+    values: tuple[str | None, ...]  # unescaped; None for a null partition value
+    wildcards: frozenset[str]  # the keys of any value
+
+    @classmethod
+    def parse(
+        cls, path: str, keys: Sequence[str], default_name: str = DEFAULT_PARTITION_NAME
+    ) -> PartitionGlob | None:
+        """The glob ``path`` spells, or None when it names one partition (no ``*``)."""
+        segments = [s for s in path.strip("/").split("/") if s]
+        wildcards = frozenset(
+            unescape_path_name(name)
+            for name, _, raw in (s.partition("=") for s in segments)
+            if raw == ANY_VALUE
+        )
+        if not wildcards:
+            return None
+        spec = PartitionSpec.parse(path, keys, default_name)
+        return cls(spec.keys, spec.values, wildcards)
+
+    def matches(self, partition: PartitionSpec) -> bool:
+        """Whether ``partition`` (of the same keys) is one of the glob's."""
+        return all(
+            key in self.wildcards or value == found
+            for key, value, found in strict_zip(self.keys, self.values, partition.values)
+        )
 
 
 # Every run parses each partition's path in several places (the sink log's directories,

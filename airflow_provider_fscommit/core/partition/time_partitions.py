@@ -42,14 +42,19 @@ class IntervalError(ConfigError):
 
 @dataclass(frozen=True)
 class TimePartitioning:
-    """How a time names its partition, and how often a partition begins."""
+    """How a time names its partitions, and how often a partition begins.
 
-    key_formats: Mapping[str, str]  # every partition key's strftime format
+    ``other_keys`` are the partition keys the time does not name (a region, a country, an
+    event type): a time is then the partitions of every value they hold.
+    """
+
+    key_formats: Mapping[str, str]  # each time key's strftime format
     interval: timedelta  # the time span of one partition
     cron: str  # one run at the start of each partition
+    other_keys: tuple[str, ...] = ()
 
     def values(self, start: datetime) -> dict[str, str]:
-        """The partition values of the partition starting at ``start`` (its wall clock)."""
+        """The time keys' values of the partitions starting at ``start`` (its wall clock)."""
         return {key: start.strftime(fmt) for key, fmt in self.key_formats.items()}
 
 
@@ -75,10 +80,11 @@ def time_partitioning(
     pattern = extractor.timestamp_pattern or f"${keys[0]}"
     formats = _key_formats(keys, pattern, extractor.timestamp_formatter)
     span = _span(formats, interval)
-    partitioning = TimePartitioning(formats, span, _cron(span))
+    others = tuple(k for k in keys if k not in formats)
+    partitioning = TimePartitioning(formats, span, _cron(span), others)
     sample = _truncate(_SAMPLE, span)
-    try:
-        read_back = extractor.extract(keys, [partitioning.values(sample)[k] for k in keys])
+    try:  # the pattern reads the time keys only: the others' values do not matter
+        read_back = extractor.extract(keys, [partitioning.values(sample).get(k, "") for k in keys])
     except PartitionTimeError as exc:
         read_back = exc
     if read_back != sample:
@@ -161,12 +167,13 @@ def _alignments(
 def _key_formats(keys: Sequence[str], pattern: str, formatter: str | None) -> dict[str, str]:
     """Each key's strftime format: the formatter's fields its value covers in the pattern."""
     parts = _pattern_parts(pattern, keys)
-    absent = [k for k in keys if (k, "") not in parts]
-    if absent:
+    timed = [k for k in keys if (k, "") in parts]
+    if not timed:
         raise ConfigError(
-            f"partition.time-extractor.timestamp-pattern {pattern!r} does not use the "
-            f"partition key(s) {', '.join(absent)}: one run per time partition cannot name "
-            "their values; commit such a table with a DAG of your own"
+            f"partition.time-extractor.timestamp-pattern {pattern!r} uses none of the "
+            f"partition keys {', '.join(keys)}: the partitions have no time, so no run can "
+            "name the partitions it commits; commit the table with `fscommit commit` or the "
+            "sweep DAG"
         )
     for java_pattern in (formatter,) if formatter else _LENIENT_FORMS:
         pieces = _tokens(java_pattern)
@@ -187,7 +194,7 @@ def _key_formats(keys: Sequence[str], pattern: str, formatter: str | None) -> di
                 "the keys, e.g. '$dt $hour'"
             )
         if readings:
-            return {key: readings[0][key] for key in keys}
+            return {key: readings[0][key] for key in timed}
     how = f"formatter {formatter!r}" if formatter else "the default 'yyyy-MM-dd[ HH:mm:ss]'"
     raise ConfigError(
         f"partition.time-extractor.timestamp-pattern {pattern!r} does not line up with {how}: "

@@ -18,7 +18,7 @@ from airflow_provider_fscommit.core.config.quantities import iso_ms
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.errors import CheckpointError, PartitionTimeError
 from airflow_provider_fscommit.core.formats.file_format import FileFormat, table_format
-from airflow_provider_fscommit.core.partition.partition_spec import PartitionSpec
+from airflow_provider_fscommit.core.partition.partition_spec import PartitionGlob, PartitionSpec
 from airflow_provider_fscommit.core.spark.checkpoint import CheckpointReader, CheckpointState
 from airflow_provider_fscommit.core.spark.sink_log import SinkLogSnapshot
 from airflow_provider_fscommit.core.spark.staging import StagingPartition, StagingTable
@@ -182,9 +182,19 @@ def judge_by_time(
     delay, whatever its files: the safe watermark alone decides, so waiting needs the
     checkpoint, never the sink log (which grows with the stream's age).
     """
-    values = PartitionSpec.parse(partition, spec.partition_keys, spec.partition_default_name)
+    keys, default = spec.partition_keys, spec.partition_default_name
+    values = PartitionSpec.parse(partition, keys, default)
     trigger = spec.commit_trigger
-    commit_time = trigger.commit_time_ms(values, 0)  # its error names the value, abbreviated
+    try:
+        commit_time = trigger.commit_time_ms(values, 0)  # its error names the value
+    except PartitionTimeError as exc:
+        glob = PartitionGlob.parse(partition, keys, default)
+        if glob is None:
+            raise
+        raise PartitionTimeError(
+            f"{partition} has no single time: it leaves a key the partition time reads to "
+            f"any value ({exc}); give every time key's value, '*' only for the others"
+        ) from None
     return commit_time, trigger.is_committable(commit_time, checkpoint.watermark_ms, now_ms)
 
 
@@ -250,14 +260,46 @@ class TableStatusReader:
         """:func:`verdict` on one partition from ``look``, judging that partition only.
 
         What a sensor's poke and a trigger's poll need under ``process-time`` and
-        ``idle-time``: the cost of a look must not grow with the table's age.
+        ``idle-time``: the cost of a look must not grow with the table's age. A glob
+        (``region=*/dt=…/hour=…``) is judged as every partition it matches.
         """
+        spec = self.spec
+        glob = PartitionGlob.parse(partition, spec.partition_keys, spec.partition_default_name)
+        if glob is not None:
+            return self._judge_glob(look, partition, glob)
         staged = self.staging.partition(look.snapshot, partition)
         status = None
         if staged is not None:
             status = self._judge(staged, look.checkpoint, look.now_ms)
             self._statuses[staged.path] = status
         return verdict(self.spec, partition, status, look.checkpoint, look.now_ms)
+
+    def _judge_glob(
+        self, look: TableLook, path: str, glob: PartitionGlob
+    ) -> tuple[int | None, bool]:
+        """Commit time and committability of every partition of ``glob``.
+
+        Under ``partition-time`` they share the time the glob names, whatever partitions
+        exist yet (a glob that leaves a time key open names no single time: refused).
+        ``process-time`` and ``idle-time`` judge each staged partition by its files: the
+        latest commit time, committable once every one is (and one exists).
+        """
+        if self.spec.trigger is TriggerKind.PARTITION_TIME:
+            return judge_by_time(self.spec, path, look.checkpoint, look.now_ms)
+        statuses = [
+            self._judge(p, look.checkpoint, look.now_ms)
+            for p in self.staging.partitions(look.snapshot)
+            if glob.matches(p.spec)
+        ]
+        failed = next((s for s in statuses if s.error), None)
+        if failed is not None:
+            raise PartitionTimeError(
+                f"partition {failed.staged.path} cannot be judged: {failed.error}"
+            )
+        if not statuses:
+            return None, False
+        commit_time = max(s.commit_time_ms or 0 for s in statuses)
+        return commit_time, all(s.state == PartitionState.COMMITTABLE for s in statuses)
 
     def _settle(self) -> tuple[SinkLogSnapshot, int | None]:
         """The log read again after the checkpoint, and the latest commit's time."""

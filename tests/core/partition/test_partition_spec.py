@@ -10,6 +10,7 @@ import pytest
 from airflow_provider_fscommit.core.errors import PartitionPathError
 from airflow_provider_fscommit.core.partition.partition_spec import (
     DEFAULT_PARTITION_NAME,
+    PartitionGlob,
     PartitionSpec,
     escape_path_name,
     unescape_path_name,
@@ -65,3 +66,20 @@ def test_of_checks_the_mapping_names_exactly_the_keys():
     assert PartitionSpec.of(["dt", "hour"], {"hour": "03", "dt": "d"}).values == ("d", "03")
     with pytest.raises(PartitionPathError, match=r"unknown \['day'\].*missing \['dt'\]"):
         PartitionSpec.of(["dt", "hour"], {"day": "d", "hour": "03"})
+
+
+def test_a_glob_names_every_value_of_its_starred_keys_and_a_real_star_is_a_value():
+    keys = ("k", "dt", "hour")
+    glob = PartitionGlob.parse("k=*/dt=2026-11-20/hour=01", keys)
+    assert glob is not None and glob.wildcards == {"k"}
+    for path, matched in [
+        ("k=US/dt=2026-11-20/hour=01", True),
+        ("k=__HIVE_DEFAULT_PARTITION__/dt=2026-11-20/hour=01", True),
+        ("k=US/dt=2026-11-20/hour=02", False),
+    ]:
+        assert glob.matches(PartitionSpec.parse(path, keys)) is matched, path
+    # Spark escapes a '*' in a value: that path names one partition, not a glob.
+    assert PartitionGlob.parse(f"k={escape_path_name('*')}/dt=2026-11-20/hour=01", keys) is None
+    assert PartitionGlob.parse("k=US/dt=2026-11-20/hour=01", keys) is None
+    with pytest.raises(PartitionPathError, match="has 2 level"):
+        PartitionGlob.parse("k=*/dt=2026-11-20", keys)

@@ -62,6 +62,15 @@ def test_an_hourly_table_names_the_hour_as_the_hourly_dag_does():
     assert partitioning.interval == timedelta(hours=1)
 
 
+def test_keys_the_time_does_not_name_are_the_other_keys_of_each_time():
+    """``region=…/dt=…/hour=…``: a time is the partitions of every region."""
+    extractor = DefaultPartTimeExtractor("$dt $hour:00:00", None)
+    partitioning = time_partitioning(["region", "dt", "hour"], extractor)
+    assert partitioning.other_keys == ("region",)
+    assert partitioning.values(datetime(2026, 11, 20, 3)) == {"dt": "2026-11-20", "hour": "03"}
+    assert (partitioning.interval, partitioning.cron) == (timedelta(hours=1), "0 * * * *")
+
+
 class _Custom(PartitionTimeExtractor):
     def extract(self, keys, values):
         return datetime(2026, 11, 20)
@@ -72,9 +81,9 @@ class _Custom(PartitionTimeExtractor):
     [
         (
             ["dt", "country"],
-            DefaultPartTimeExtractor("$dt", None),
+            DefaultPartTimeExtractor("2026-11-20", None),
             None,
-            "does not use the partition key",
+            "uses none of the partition keys dt, country",
         ),
         (
             ["dt", "hour"],

@@ -28,8 +28,22 @@ def test_discovery_through_a_commit_cycle_and_late_data(spark, hourly_stream, tm
     PartitionCommitter(spec, create_policies(spec)).commit(ready)
     assert partitions_to_commit(spec) == []
     assert CommittablePartitionsOperator(task_id="discover", table=options).execute({}) == []
+    # Within a glob, or one partition: what a run of a time (or of a partition) commits.
+    assert [p.partition for p in partitions_to_commit(spec, "dt=2026-11-20/hour=*")] == []
     hourly_stream.add_batches([row(8080, "2026-11-20T00:40:00Z")])
     hourly_stream.run(spark)
     assert [(p.partition, p.reason) for p in partitions_to_commit(spec)] == [
         ("dt=2026-11-20/hour=00", "late-data")
     ]
+    for within, found in [
+        ("dt=2026-11-20/hour=*", ["dt=2026-11-20/hour=00"]),
+        ("dt=*/hour=00", ["dt=2026-11-20/hour=00"]),
+        ("dt=2026-11-20/hour=00", ["dt=2026-11-20/hour=00"]),
+        ("dt=2026-11-20/hour=01", []),
+        ("dt=2026-11-21/hour=*", []),
+    ]:
+        assert [p.partition for p in partitions_to_commit(spec, within)] == found, within
+    discover = CommittablePartitionsOperator(
+        task_id="discover", table=options, within="dt=*/hour=00"
+    )
+    assert discover.execute({}) == ["dt=2026-11-20/hour=00"]

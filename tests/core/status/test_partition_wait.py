@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
+from airflow_provider_fscommit.core.errors import PartitionTimeError
 from airflow_provider_fscommit.core.spark import checkpoint, sink_log
 from airflow_provider_fscommit.core.status.committable import TableStatusReader
 from airflow_provider_fscommit.core.status.partition_wait import check_partition
@@ -120,6 +121,35 @@ def test_a_wait_judges_every_partition_as_the_full_read_does(fixture, trigger, r
             assert ("has not advanced yet" in check.reason) == (
                 full.watermark_pending and not ready
             )
+
+
+@pytest.mark.parametrize("trigger", sorted(TRIGGERS))
+def test_a_glob_waits_for_every_partition_of_its_time(awkward_stream, trigger, tmp_path):
+    """``dt=2026-11-20/k=*``: the day of every k, as one run of a time waits for it."""
+    options = table_options(awkward_stream, str(tmp_path / "table")) | {
+        "partition_keys": "dt,k",
+        "partition.time-extractor.timestamp-pattern": "$dt",
+        "sink.partition-commit.delay": "1 d",
+    }
+    spec = with_trigger(options, trigger)
+    if trigger == "idle-time":  # a day's partitions span a day
+        spec = TableSpec.from_options(TableSpec.options_of(spec) | {"time_interval": "1 d"})
+    for now in (int(time.time() * 1000), int(time.time() * 1000) + 3 * 86_400_000):
+        full = TableStatusReader(spec).read(now_ms=now, find_orphans=False)
+        day = [p for p in full.partitions if p.staged.spec.values[0] == "2026-11-20"]
+        assert len(day) > 2
+        if trigger == "partition-time":  # the time decides, whatever k
+            expected = full.judge("dt=2026-11-20/k=anything")
+        else:
+            expected = (
+                max(p.commit_time_ms for p in day),
+                all(p.state.value == "committable" for p in day),
+            )
+        check = check_partition(spec, "dt=2026-11-20/k=*", now_ms=now)
+        assert (check.commit_time_ms, check.committable) == expected, now
+    if trigger == "partition-time":
+        with pytest.raises(PartitionTimeError, match=r"dt=\*/k=x has no single time"):
+            check_partition(spec, "dt=*/k=x")
 
 
 @pytest.mark.slow
