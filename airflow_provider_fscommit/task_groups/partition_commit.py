@@ -83,23 +83,10 @@ def partition_commit_group(
     """
     options = TableSpec.options_of(table)
     with TaskGroup(group_id=group_id, tooltip="wait for the watermark, compact, commit") as group:
-        wait = PartitionWatermarkSensor(
-            task_id="wait",
-            table=options,
-            partition=partition,
-            stall_timeout=stall_timeout,
-            process_time_fallback=process_time_fallback,
-            aws_conn_id=aws_conn_id,
-            **(sensor_kwargs or {}),
+        wait = _wait(
+            options, partition, stall_timeout, process_time_fallback, aws_conn_id, sensor_kwargs
         )
-        compact = PartitionCompactOperator(
-            task_id="compact",
-            table=options,
-            partitions=partition,
-            conn_id=spark_conn_id,
-            aws_conn_id=aws_conn_id,
-            **(compact_kwargs or {}),
-        )
+        compact = _compact(options, partition, spark_conn_id, aws_conn_id, compact_kwargs)
         commit = PartitionCommitOperator(
             task_id="commit",
             table=options,
@@ -146,26 +133,13 @@ def time_commit_group(
     with TaskGroup(
         group_id=group_id, tooltip="wait for the time, find its partitions, compact, commit"
     ) as group:
-        wait = PartitionWatermarkSensor(
-            task_id="wait",
-            table=options,
-            partition=partitions,
-            stall_timeout=stall_timeout,
-            process_time_fallback=process_time_fallback,
-            aws_conn_id=aws_conn_id,
-            **(sensor_kwargs or {}),
+        wait = _wait(
+            options, partitions, stall_timeout, process_time_fallback, aws_conn_id, sensor_kwargs
         )
         discover = CommittablePartitionsOperator(
             task_id="discover", table=options, within=partitions, aws_conn_id=aws_conn_id
         )
-        compact = PartitionCompactOperator(
-            task_id="compact",
-            table=options,
-            partitions=discover.output,
-            conn_id=spark_conn_id,
-            aws_conn_id=aws_conn_id,
-            **(compact_kwargs or {}),
-        )
+        compact = _compact(options, discover.output, spark_conn_id, aws_conn_id, compact_kwargs)
         commit = PartitionCommitOperator.partial(
             task_id="commit",
             table=options,
@@ -179,3 +153,39 @@ def time_commit_group(
         ).expand(partitions=discover.output)
         wait >> discover >> compact >> commit
     return group
+
+
+def _wait(
+    options: dict[str, Any],
+    partition: str | Mapping[str, str],
+    stall_timeout: timedelta | None,
+    process_time_fallback: timedelta | None,
+    aws_conn_id: str | None,
+    sensor_kwargs: Mapping[str, Any] | None,
+) -> PartitionWatermarkSensor:
+    return PartitionWatermarkSensor(
+        task_id="wait",
+        table=options,
+        partition=partition,
+        stall_timeout=stall_timeout,
+        process_time_fallback=process_time_fallback,
+        aws_conn_id=aws_conn_id,
+        **(sensor_kwargs or {}),
+    )
+
+
+def _compact(
+    options: dict[str, Any],
+    partitions: Any,
+    spark_conn_id: str,
+    aws_conn_id: str | None,
+    compact_kwargs: Mapping[str, Any] | None,
+) -> PartitionCompactOperator:
+    return PartitionCompactOperator(
+        task_id="compact",
+        table=options,
+        partitions=partitions,
+        conn_id=spark_conn_id,
+        aws_conn_id=aws_conn_id,
+        **(compact_kwargs or {}),
+    )
