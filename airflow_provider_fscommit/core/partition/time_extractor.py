@@ -107,7 +107,7 @@ class DefaultPartTimeExtractor(PartitionTimeExtractor):
     def _fill(pattern: str, keys: Sequence[str], values: Sequence[str | None]) -> str:
         """Replace each ``$key`` with its value, preferring the longest key that matches."""
         out: list[str] = []
-        for part in _template(pattern, tuple(keys)):
+        for part in pattern_template(pattern, tuple(keys)):
             if isinstance(part, str):
                 out.append(part)
                 continue
@@ -121,7 +121,7 @@ class DefaultPartTimeExtractor(PartitionTimeExtractor):
 
 
 @lru_cache(maxsize=64)
-def _template(pattern: str, keys: tuple[str, ...]) -> tuple[str | int, ...]:
+def pattern_template(pattern: str, keys: tuple[str, ...]) -> tuple[str | int, ...]:
     """``pattern`` as its literal text and the positions of the keys it names, parsed once
     per table rather than once per partition."""
     by_length = sorted(keys, key=len, reverse=True)

@@ -23,6 +23,7 @@ from airflow_provider_fscommit.core.errors import ConfigError, PartitionTimeErro
 from airflow_provider_fscommit.core.partition.time_extractor import (
     DefaultPartTimeExtractor,
     PartitionTimeExtractor,
+    pattern_template,
 )
 
 # Java DateTimeFormatter letters with a fixed-width strftime equivalent.
@@ -129,19 +130,14 @@ def _tokens(java_pattern: str) -> list[str]:
 
 
 def _pattern_parts(pattern: str, keys: Sequence[str]) -> list[tuple[str | None, str]]:
-    """The timestamp pattern as ``(key, "")`` and ``(None, literal)`` parts (longest key
-    first, as the extractor fills it)."""
-    by_length = sorted(keys, key=len, reverse=True)
+    """The timestamp pattern as ``(key, "")`` and ``(None, literal)`` parts, one literal a
+    character, as the extractor fills it (:func:`time_extractor.pattern_template`)."""
     parts: list[tuple[str | None, str]] = []
-    i = 0
-    while i < len(pattern):
-        key = next((k for k in by_length if pattern.startswith(f"${k}", i)), None)
-        if key is None:
-            parts.append((None, pattern[i]))
-            i += 1
+    for part in pattern_template(pattern, tuple(keys)):
+        if isinstance(part, str):
+            parts += [(None, char) for char in part]
         else:
-            parts.append((key, ""))
-            i += 1 + len(key)
+            parts.append((keys[part], ""))
     return parts
 
 
