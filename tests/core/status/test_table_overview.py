@@ -13,7 +13,9 @@ from airflow_provider_fscommit.core.status.table_report import read_table_report
 from fscommit_dev.tables import hourly_table
 from tests.support.compaction import publish_and_commit
 
-HOUR = timedelta(hours=1)
+# Longer than a suite runs: the session's streams stop moving when written, and a stall
+# verdict that flips between two reads would compare the clock, not the two readers.
+WEEK = timedelta(days=7)
 
 
 def write_spec(path, stream, table) -> str:
@@ -43,7 +45,7 @@ def test_one_line_per_table_with_its_counts_and_the_oldest_uncommitted_partition
     ready = [p.partition for p in read_table_report(spec).partitions if p.state == "committable"]
     publish_and_commit(spec, ready[:1])
 
-    hourly_entry, stateful_entry, typo = read_tables([f"{specs}/*.yaml"], HOUR)
+    hourly_entry, stateful_entry, typo = read_tables([f"{specs}/*.yaml"], WEEK)
     assert [e.name for e in (hourly_entry, stateful_entry, typo)] == ["hourly", "stateful", "typo"]
     report = hourly_entry.report
     assert hourly_entry.committed == 1 and hourly_entry.committable == len(ready) - 1
@@ -56,9 +58,9 @@ def test_one_line_per_table_with_its_counts_and_the_oldest_uncommitted_partition
     assert line["oldest_uncommitted"] == ready[1] and line["stalled"] is report.stalled
 
     # The command: the same lines; 1 while any table is in error, else 3 with work to do.
-    assert main(["status", "--specs", f"{specs}/*.yaml", "--json"]) == 1
+    assert main(["status", "--specs", f"{specs}/*.yaml", "--json", "--stall-timeout", "7 d"]) == 1
     shown = json.loads(capsys.readouterr().out)["tables"]
-    expected = [e.to_dict() for e in read_tables([f"{specs}/*.yaml"], HOUR)]
+    expected = [e.to_dict() for e in read_tables([f"{specs}/*.yaml"], WEEK)]
     for line in (*shown, *expected):  # the clock moved between the two reads
         line.pop("watermark_lag_s")
     assert shown == expected
