@@ -24,14 +24,12 @@ It commits nothing and does not pretend to.
 
 from __future__ import annotations
 
-import json
 import logging
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import pendulum
 from airflow.sdk import DAG
 
 from airflow_provider_fscommit.core.config.spec_file import (
@@ -40,14 +38,12 @@ from airflow_provider_fscommit.core.config.spec_file import (
     claimed_dag_id,
     read_spec_folder,
 )
-from airflow_provider_fscommit.core.partition.partition_spec import ANY_VALUE, escape_path_name
 from airflow_provider_fscommit.operators.broken_spec import BrokenSpecOperator
 from airflow_provider_fscommit.task_groups.partition_commit import (
     partition_commit_group,
-    partition_time_zone,
     time_commit_group,
 )
-from airflow_provider_fscommit.version_compat import CronDataIntervalTimetable
+from airflow_provider_fscommit.timetables.partition_runs import PartitionRuns, partition_time_zone
 
 log = logging.getLogger(__name__)
 
@@ -82,8 +78,7 @@ def partition_commit_dags(folder: str | Path | Sequence[str | Path]) -> dict[str
 def table_dag(spec: SpecFile) -> DAG:
     """The hourly commit DAG of one table, as ``dags/fscommit_hourly.py`` makes it."""
     settings = spec.dag
-    zone = partition_time_zone(spec.table)
-    start = pendulum.instance(settings.start_date, tz=zone)
+    runs = PartitionRuns(spec.partitioning, partition_time_zone(spec.table))
     default_args: dict[str, Any] = {
         "retries": settings.retries,
         "retry_delay": settings.retry_delay,
@@ -94,16 +89,16 @@ def table_dag(spec: SpecFile) -> DAG:
         default_args["pool"] = settings.pool
     with DAG(
         dag_id=settings.dag_id,
-        # Data intervals: the run of 01:00 covers [01:00, 02:00), i.e. partition hour=01.
-        schedule=CronDataIntervalTimetable(spec.partitioning.cron, timezone=zone),
-        start_date=start,
+        # One run per partition: keyed by it from Airflow 3.2, its data interval before.
+        schedule=runs.timetable,
+        start_date=runs.start_date(settings.start_date),
         catchup=settings.catchup,
         max_active_runs=settings.max_active_runs,
         default_args=default_args,
         description=f"partition commit of {spec.table.table_path or spec.table.staging_path}",
         doc_md=_doc(spec),
         tags=sorted({"fscommit", *settings.tags}),
-        user_defined_macros={"partition_zone": zone, "partition_value": escape_path_name},
+        user_defined_macros=runs.macros,
     ) as dag:
         shared: dict[str, Any] = {
             "table": spec.table,
@@ -121,35 +116,14 @@ def table_dag(spec: SpecFile) -> DAG:
         }
         if spec.partitioning.other_keys:
             # Every partition of the run's time, whatever the other keys hold.
-            time_commit_group(partitions=partition_glob_template(spec), **shared)
+            time_commit_group(partitions=runs.partition_glob(spec.table.partition_keys), **shared)
         else:
             partition_commit_group(
-                partition=partition_template(spec.partitioning.key_formats),
+                partition=runs.partition(),
                 commit_empty_partitions=settings.commit_empty_partitions,
                 **shared,
             )
     return dag
-
-
-def partition_template(key_formats: Mapping[str, str]) -> dict[str, str]:
-    """Each key's value as a template of the run's interval start on the partitions' clock."""
-    return {key: _value_template(fmt) for key, fmt in key_formats.items()}
-
-
-def partition_glob_template(spec: SpecFile) -> str:
-    """The glob of the run's time: its time keys' values (escaped as Spark names them, by
-    the DAG's ``partition_value`` macro), ``*`` for the other keys."""
-    formats = spec.partitioning.key_formats
-    return "/".join(
-        f"{escape_path_name(key)}="
-        + (_value_template(formats[key], "partition_value") if key in formats else ANY_VALUE)
-        for key in spec.table.partition_keys
-    )
-
-
-def _value_template(fmt: str, wrap: str = "") -> str:
-    value = f"data_interval_start.in_timezone(partition_zone).strftime({json.dumps(fmt)})"
-    return f"{{{{ {wrap}({value}) }}}}" if wrap else f"{{{{ {value} }}}}"
 
 
 def _doc(spec: SpecFile) -> str:
@@ -158,13 +132,15 @@ def _doc(spec: SpecFile) -> str:
     each = (
         f"One run per time ({spec.partitioning.cron}, on the wall clock of "
         f"{spec.table.watermark_time_zone}), committing its partitions of every {others}; "
-        f"a run names its time from the start of its data interval: {keys}. It waits until "
+        f"a run names its time from its partition key (Airflow 3.2+) or the start of its data "
+        f"interval: {keys}. It waits until "
         f"the time is committable ({spec.table.trigger_summary}), finds its partitions, "
         "compacts them in one application and commits each."
         if others
         else f"One run per partition ({spec.partitioning.cron}, on the wall clock of "
-        f"{spec.table.watermark_time_zone}); a run names its partition from the start of "
-        f"its data interval: {keys}. It waits until the partition is committable "
+        f"{spec.table.watermark_time_zone}); a run names its partition from its partition key "
+        f"(Airflow 3.2+) or the start of its data interval: {keys}. It waits until the "
+        "partition is committable "
         f"({spec.table.trigger_summary}), compacts it and commits it."
     )
     return (

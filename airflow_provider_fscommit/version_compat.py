@@ -8,10 +8,15 @@ newer line adds degrades to what the older line offers:
 - ``AirflowException``, ``AirflowSkipException`` and ``CronDataIntervalTimetable`` are the
   Task SDK's from 3.2 on, the core's (``airflow.exceptions``, ``airflow.timetables``)
   before (the example DAGs import the timetable from here);
+- one DAG run per partition: ``CronPartitionTimetable`` (runs named by a partition key,
+  no data interval) from 3.2 on, ``CronDataIntervalTimetable`` before; 3.2 writes a run's
+  key from its UTC instant, 3.3 on the timetable's clock (``partition_timetable``,
+  ``partition_key_zone``);
 - ``mask_secret`` is in ``airflow.sdk.log`` from 3.0.6 on, in the Task SDK's secrets
   masker before;
-- partitioned asset events: one event per committed partition (``add_partitions``) from
-  3.3 on; before, one plain asset event whose ``extra`` lists the partitions;
+- partitioned asset events: one event per committed partition's key (``add_partitions``)
+  from 3.3 on; before, one plain asset event whose ``extra`` lists the partitions (on 3.2
+  it carries the run's key);
 - the commit-status page's entry in the UI's *Browse* menu (``external_views``) from 3.1
   on; on 3.0 the page is reached by its URL, ``/fscommit/``.
 """
@@ -21,8 +26,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import pendulum
 from airflow import __version__ as _airflow_version
 from packaging.version import Version
+
+from airflow_provider_fscommit.core.partition.partition_key import PARTITION_KEY_FORMAT
 
 AIRFLOW_VERSION = Version(Version(_airflow_version).base_version)
 AIRFLOW_V_3_1_PLUS = Version("3.1.0") <= AIRFLOW_VERSION
@@ -35,7 +43,7 @@ else:
     from airflow.hooks.base import BaseHook
 
 if AIRFLOW_V_3_2_PLUS:
-    from airflow.sdk import CronDataIntervalTimetable
+    from airflow.sdk import CronDataIntervalTimetable, CronPartitionTimetable
     from airflow.sdk.exceptions import AirflowException, AirflowSkipException
 else:
     from airflow.exceptions import AirflowException, AirflowSkipException
@@ -48,21 +56,48 @@ except ImportError:  # 3.0.0 to 3.0.5
 
 #: What this Airflow can show of partitioned asset events, for the compatibility table.
 PARTITIONED_ASSET_EVENTS = AIRFLOW_V_3_3_PLUS
+#: Whether a DAG can run once per partition key (``CronPartitionTimetable``).
+PARTITIONED_RUNS = AIRFLOW_V_3_2_PLUS
 #: Whether plugins can add entries to the UI's navigation (``external_views``).
 UI_MENU_ENTRIES = AIRFLOW_V_3_1_PLUS
 
 
-def announce_partitions(
-    outlet_event: Any, partitions: Sequence[str], extra: Mapping[str, Any]
-) -> None:
-    """Emit the table asset's event for ``partitions`` committed by this task.
+def partition_timetable(cron: str, zone: pendulum.Timezone) -> Any:
+    """The timetable of one run per partition, each starting on ``cron`` in ``zone``.
 
-    From Airflow 3.3 the event carries one partition key per committed partition, so a DAG
-    scheduled with ``PartitionedAssetTimetable`` runs once per partition; before, it is one
-    plain asset event and consumers read the partitions from ``extra["partitions"]``.
+    From 3.2 a ``CronPartitionTimetable`` whose run at a tick commits the partition of the
+    tick before (``run_offset=-1``), named by its key (``PARTITION_KEY_FORMAT``): catch-up,
+    ``airflow backfill create`` and clearing work on keys. Before, the data-interval
+    timetable: the run of 01:00 covers [01:00, 02:00).
     """
-    if PARTITIONED_ASSET_EVENTS:
-        outlet_event.add_partitions(list(partitions))
+    if PARTITIONED_RUNS:
+        return CronPartitionTimetable(
+            cron, timezone=zone, run_offset=-1, key_format=PARTITION_KEY_FORMAT
+        )
+    return CronDataIntervalTimetable(cron, timezone=zone)
+
+
+def partition_key_zone(zone: pendulum.Timezone) -> pendulum.Timezone:
+    """The clock a run's partition key is written on by a timetable in ``zone``.
+
+    3.3 formats the key on the timetable's clock; 3.2 formats the tick's UTC instant
+    (``_format_key`` without a zone), so a Shanghai table's run of its 03:00 hour is keyed
+    ``…T19:00:00`` of the day before there: the run still commits the right hour.
+    """
+    return zone if AIRFLOW_V_3_3_PLUS else pendulum.UTC
+
+
+def announce_partitions(outlet_event: Any, keys: Sequence[str], extra: Mapping[str, Any]) -> None:
+    """Emit the table asset's event for the partitions committed by this task.
+
+    From Airflow 3.3 the event carries the committed partitions' ``keys`` (their times:
+    ``core.partition.partition_key``), so a DAG scheduled with ``PartitionedAssetTimetable``
+    runs once per key and a rollup mapper reads them; before, it is one plain asset event
+    (on 3.2 it inherits the run's key) and consumers read ``extra["partitions"]``. With no
+    key (partitions without a time) the event inherits the run's key, if any.
+    """
+    if PARTITIONED_ASSET_EVENTS and keys:
+        outlet_event.add_partitions(list(keys))
     outlet_event.extra = dict(extra)
 
 
@@ -77,6 +112,7 @@ __all__ = [
     "AIRFLOW_V_3_2_PLUS",
     "AIRFLOW_V_3_3_PLUS",
     "PARTITIONED_ASSET_EVENTS",
+    "PARTITIONED_RUNS",
     "UI_MENU_ENTRIES",
     "AirflowException",
     "AirflowSkipException",
@@ -84,5 +120,7 @@ __all__ = [
     "CronDataIntervalTimetable",
     "announce_partitions",
     "mask_secret",
+    "partition_key_zone",
+    "partition_timetable",
     "ui_menu_entries",
 ]

@@ -10,14 +10,18 @@ One run per hour partition of the table in `fscommit_table.yaml` (or the file th
 3. **commit** it: Hive metastore partition, then `_SUCCESS`; hours the stream wrote
    nothing to are committed as empty partitions.
 
-A run covers its data interval: the scheduled run of 01:00 commits hour 01 once that
-hour is over. A manual run (or `airflow dags test fscommit_hourly 2026-11-20T02:00`)
-covers the hour that ended at its date, here hour 01 too.
+On Airflow 3.2 and later each run is a *partitioned* run: the run due at 02:00 commits
+hour 01 and is keyed `2026-11-20T01:00:00` (the hour's start on the partitions' clock;
+3.2 writes the key in UTC), and so are its asset events. On 3.0 and 3.1 the run of 02:00
+covers the data interval [01:00, 02:00), hour 01 as well. A run triggered without a key
+(or `airflow dags test fscommit_hourly 2026-11-20T02:00`) commits the hour that ended at
+its date, here hour 01 too.
 
 `catchup` is on, so past hours are committed in order after a pause. To redo a range of
 hours, backfill it (UI: *Trigger → Backfill*, or
-`airflow backfill create --dag-id fscommit_hourly --from-date ... --to-date ...`): hours
-already committed are left as they are, hours with late data are committed again.
+`airflow backfill create --dag-id fscommit_hourly --from-date ... --to-date ...`; on 3.3
+the dates are the hours' starts, on 3.2 the runs' due times): hours already committed are
+left as they are, hours with late data are committed again.
 """
 
 from __future__ import annotations
@@ -30,11 +34,8 @@ import pendulum
 from airflow.sdk import DAG
 
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
-from airflow_provider_fscommit.task_groups.partition_commit import (
-    partition_commit_group,
-    partition_time_zone,
-)
-from airflow_provider_fscommit.version_compat import CronDataIntervalTimetable
+from airflow_provider_fscommit.task_groups.partition_commit import partition_commit_group
+from airflow_provider_fscommit.timetables.partition_runs import PartitionRuns
 
 SPEC_FILE = os.environ.get(
     "FSCOMMIT_TABLE_SPEC", str(Path(__file__).with_name("fscommit_table.yaml"))
@@ -43,29 +44,25 @@ TABLE = TableSpec.from_file(SPEC_FILE)
 # The AWS connection of a table on S3 (unset: the workers' own AWS identity).
 AWS_CONN_ID = os.environ.get("FSCOMMIT_AWS_CONN_ID") or None
 
-# The run's hour on the wall clock the partition values are written in.
-ZONE = partition_time_zone(TABLE)
-HOUR = "data_interval_start.in_timezone(partition_zone)"
-PARTITION = {
-    "dt": "{{ " + HOUR + ".strftime('%Y-%m-%d') }}",
-    "hour": "{{ " + HOUR + ".strftime('%H') }}",
-}
+# One run per hour partition, on the wall clock the partition values are written in; a
+# run's partition: {"dt": "{{ partition_start(dag_run).strftime('%Y-%m-%d') }}", ...}.
+RUNS = PartitionRuns.of(TABLE)
 
 with DAG(
     dag_id="fscommit_hourly",
-    # Data intervals: the run of 01:00 covers [01:00, 02:00), i.e. partition hour=01.
-    schedule=CronDataIntervalTimetable("0 * * * *", timezone=ZONE),
-    start_date=pendulum.datetime(2026, 11, 20, tz="UTC"),
+    schedule=RUNS.timetable,
+    # The first hour to commit: hour 00 of 2026-11-20.
+    start_date=RUNS.start_date(pendulum.datetime(2026, 11, 20, tz="UTC")),
     catchup=True,
     max_active_runs=3,
     default_args={"retries": 2, "retry_delay": timedelta(minutes=1)},
     doc_md=__doc__,
     tags=["fscommit"],
-    user_defined_macros={"partition_zone": ZONE},
+    user_defined_macros=RUNS.macros,
 ):
     partition_commit_group(
         table=TABLE,
-        partition=PARTITION,
+        partition=RUNS.partition(),
         stall_timeout=timedelta(hours=2),
         commit_empty_partitions=True,
         aws_conn_id=AWS_CONN_ID,

@@ -4,6 +4,7 @@ a generated DAG committing its hour with ``airflow dags test`` on a real stream.
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import shutil
 import sys
@@ -12,12 +13,14 @@ from pathlib import Path
 import pendulum
 import pytest
 import yaml
+from airflow.timetables.base import TimeRestriction
 
 from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
 from airflow_provider_fscommit.factory import BROKEN_SPEC_TAG
 from airflow_provider_fscommit.version_compat import AirflowException
 from fscommit_dev.airflow_env import AirflowEnv
 from fscommit_dev.tables import hourly_table
+from tests.support.dag_runs import dag_run, scheduled
 
 DAG_FILE = Path(__file__).resolve().parents[1] / "dags" / "fscommit_tables.py"
 TASKS = ["partition_commit.wait", "partition_commit.compact", "partition_commit.commit"]
@@ -109,34 +112,37 @@ def test_twenty_specs_make_twenty_dags(
         tmp_path / "tables" / "t07"
     )
     wait = dag.get_task("partition_commit.wait")
-    start = pendulum.datetime(2026, 11, 20, 3, tz="UTC")
-    rendered = wait.render_template(
-        wait.partition, {"data_interval_start": start}, dag.get_template_env()
-    )
+    run = dag_run(key="2026-11-20T03:00:00")  # or its data interval before Airflow 3.2
+    rendered = wait.render_template(wait.partition, {"dag_run": run}, dag.get_template_env())
     assert rendered == {"dt": "2026-11-20", "hour": "03"}
 
 
 def test_a_daily_table_on_its_wall_clock(tmp_path, monkeypatch):
     """The example's daily table: dt=yyyyMMdd at Shanghai's midnight; its pool, conf, owner."""
-    from airflow.serialization.serialized_objects import DagSerialization
-
     folder = dag_folder(tmp_path, [])
     shutil.rmtree(folder / "specs")
     shutil.copytree(DAG_FILE.parent / "specs", folder / "specs")
     bag = dagbag(folder, monkeypatch)
     assert bag.import_errors == {} and sorted(bag.dags) == ["events_hourly", "fscommit_orders"]
     orders = bag.dags["fscommit_orders"]
-    assert orders.start_date == pendulum.datetime(2026, 11, 1, tz="Asia/Shanghai")
+    # The first day to commit, 2026-11-01, is due at the next midnight: then its run starts.
+    assert orders.start_date == pendulum.datetime(2026, 11, 2, tz="Asia/Shanghai")
     assert orders.max_active_runs == 1 and orders.get_task("partition_commit.wait").pool == "spark"
-    # The scheduler's (serialized) timetable cuts days at Shanghai's midnight.
-    timetable = DagSerialization.from_dict(DagSerialization.to_dict(orders)).timetable
-    after = pendulum.datetime(2026, 11, 20, 17, tz="UTC")  # 01:00 on the 21st in Shanghai
-    interval = timetable.infer_manual_data_interval(run_after=after)
-    assert interval.start == pendulum.datetime(2026, 11, 20, tz="Asia/Shanghai")
-    wait = orders.get_task("partition_commit.wait")
-    rendered = wait.render_template(
-        wait.partition, {"data_interval_start": interval.start}, orders.get_template_env()
+    # The scheduler's (serialized) timetable cuts days at Shanghai's midnight: the first
+    # run is due at 00:00 on the 2nd there (16:00 UTC on the 1st) and commits the 1st.
+    timetable = scheduled(orders.timetable, orders.start_date)
+    first = timetable.next_dagrun_info_v2(
+        last_dagrun_info=None, restriction=TimeRestriction(orders.start_date, None, True)
     )
+    assert first.run_after == pendulum.datetime(2026, 11, 1, 16, tz="UTC")
+    assert first.partition_key == "2026-11-01T00:00:00"
+    (info,) = timetable.iter_partition_dagrun_infos(
+        earliest=pendulum.datetime(2026, 11, 20, tz="Asia/Shanghai"),
+        latest=pendulum.datetime(2026, 11, 20, tz="Asia/Shanghai"),
+    )
+    wait = orders.get_task("partition_commit.wait")
+    run = dag_run(key=info.partition_key)
+    rendered = wait.render_template(wait.partition, {"dag_run": run}, orders.get_template_env())
     assert rendered == {"dt": "20261120"}
     events = bag.dags["events_hourly"]
     assert events.get_task("partition_commit.compact").conf == {"spark.executor.memory": "2g"}
@@ -273,5 +279,8 @@ def test_a_table_keyed_before_its_time_commits_every_partition_of_the_runs_hour(
         assert ledger.read(partition).policies_current, partition
         assert (Path(spec["table_path"]) / partition / "_SUCCESS").exists()
     assert not (Path(spec["table_path"]) / "k=US" / "dt=2026-11-20" / "hour=02").exists()
-    events = airflow.query("SELECT partition_key FROM asset_event ORDER BY partition_key")
-    assert [key for (key,) in events] == hour
+    # One event per partition, keyed by the hour (what the run is keyed by, and what
+    # Airflow's temporal mappers read); its path in the event's extra.
+    events = airflow.query("SELECT partition_key, extra FROM asset_event")
+    assert {key for key, _ in events} == {"2026-11-20T01:00:00"}
+    assert sorted(p for _, extra in events for p in json.loads(extra)["partitions"]) == hour

@@ -30,11 +30,13 @@ class PartitionCommitOperator(BaseOperator):
     in Glue's batch calls through ``aws_conn_id``; ``done-partition`` in each of those
     catalogs; ``http-report`` to ``http_conn_id`` or the spec's URL) and records each commit in the
     table's ledger (reruns, retries and backfills change nothing; late data is committed
-    again); the operator emits one asset event per committed partition for the table
-    asset, with the partition path as ``partition_key`` and the commit facts in ``extra``
-    (or skips when nothing new was committed), so a DAG scheduled with
-    ``PartitionedAssetTimetable(assets=table_asset(...))`` runs once per partition (Airflow
-    3.3+; before, one asset event whose ``extra`` holds the partitions: ``version_compat``).
+    again); the operator emits an asset event for the table asset keyed by each committed
+    partition's time (``2026-11-20T03:00:00``: the key of the run that commits it, and what
+    Airflow's temporal partition mappers read; ``core.partition.partition_key``), with the
+    partition paths and commit facts in ``extra["partitions"]`` (or skips when nothing new
+    was committed), so a DAG scheduled with ``PartitionedAssetTimetable(assets=
+    table_asset(...))`` runs once per partition time (Airflow 3.3+; before, one asset event
+    whose ``extra`` holds the partitions: ``version_compat``).
 
     :param table: the table spec (Python names or Flink keys, or a TableSpec); templated.
     :param partitions: partition(s) to commit, as paths (``dt=2026-11-20/hour=03``) or
@@ -113,9 +115,10 @@ class PartitionCommitOperator(BaseOperator):
                 f"nothing new to commit in {len(outcomes)} partition(s): "
                 + ", ".join(f"{o.partition} {o.state}" for o in outcomes[:5])
             )
+        keys = {spec.partition_time_key(partition) for partition in committed}
         announce_partitions(
             context["outlet_events"][self.asset],
-            sorted(committed),
+            sorted(key for key in keys if key is not None),
             {"table_path": spec.table_path, "partitions": committed},
         )
 

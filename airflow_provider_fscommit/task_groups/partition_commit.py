@@ -17,31 +17,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from datetime import timedelta
 from typing import Any
-from zoneinfo import ZoneInfo
 
-import pendulum
 from airflow.sdk import TaskGroup
 
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
-from airflow_provider_fscommit.core.partition.commit_trigger import parse_time_zone
 from airflow_provider_fscommit.operators.commit import PartitionCommitOperator, table_asset
 from airflow_provider_fscommit.operators.committable_partitions import CommittablePartitionsOperator
 from airflow_provider_fscommit.operators.compact import PartitionCompactOperator
 from airflow_provider_fscommit.sensors.watermark import PartitionWatermarkSensor
-
-
-def partition_time_zone(table: Mapping[str, Any] | TableSpec) -> pendulum.Timezone:
-    """The table's watermark time zone as Airflow takes it (timetables, ``in_timezone``).
-
-    Flink writes a fixed offset ``GMT+08:00``, a name pendulum does not know: it becomes
-    pendulum's fixed zone of that offset, while a TZDB id stays itself.
-    """
-    spec = table if isinstance(table, TableSpec) else TableSpec.from_options(table)
-    zone = parse_time_zone(spec.watermark_time_zone)
-    if isinstance(zone, ZoneInfo):
-        return pendulum.timezone(zone.key)
-    offset = zone.utcoffset(None)
-    return pendulum.timezone(int(offset.total_seconds()) if offset else "UTC")
 
 
 def partition_commit_group(

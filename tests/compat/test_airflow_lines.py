@@ -10,7 +10,9 @@ info is valid for that Airflow's schema, the plugin loads, the example DAGs pars
 hourly DAG runs for real (``airflow dags test``: the deferrable sensor waits in its
 trigger until a real stream's watermark moves, the compaction runs through a
 spark-submit, the metastore and success-file commit, the asset event), and so do the
-manual, sweep and expire DAGs.
+manual, sweep and expire DAGs. On 3.2, whose partitioned runs the main suite (3.3) does
+not run, a factory DAG runs under the line's own scheduler, api-server, dag-processor and
+triggerer too: catch-up, ``airflow backfill create`` and a cleared run.
 
 The compaction application runs on the main environment's Spark and Python (``SPARK_HOME``
 and ``PYSPARK_PYTHON``), as a deployment's worker submits to its cluster's.
@@ -22,6 +24,7 @@ import configparser
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -29,11 +32,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+import yaml
 
 from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
 from fscommit_dev.airflow_env import AirflowEnv
 from fscommit_dev.metastore.client import create_table, hive_sql
 from fscommit_dev.streams import StreamingTable, hourly_batches
+from tests.support.airflow_services import running_services, services_airflow_env
 from tests.support.example_dags import (
     DAY,
     SECRET,
@@ -75,6 +80,9 @@ class AirflowLine:
     # What Airflow's constraints file for the release pins and a bare install would not
     # (these machines cannot fetch the official files): a newer release breaks Airflow.
     pins: tuple[str, ...] = ()
+    # Its scheduler, api-server and triggerer run too: PostgreSQL's drivers (sync and
+    # async), as a deployment with a PostgreSQL metadata database has them.
+    services_database: bool = False
 
     def __str__(self) -> str:
         return f"airflow{self.airflow}-py{self.python}"
@@ -94,6 +102,7 @@ class AirflowLine:
             f"apache-airflow=={self.airflow}",
             "apache-airflow-providers-apache-spark",
             "apache-airflow-providers-apache-hive",
+            *(["psycopg2-binary", "asyncpg"] if self.services_database else []),
             *self.pins,
         ]
 
@@ -104,7 +113,7 @@ LINES = [
     AirflowLine("3.1.8", "3.11"),
     # Airflow 3.2.2's in-process execution API (`dags test`, the task SDK) fails with
     # FastAPI 0.165 (a pydantic discriminator) and with svcs 26 (no registry in its state).
-    AirflowLine("3.2.2", "3.12", pins=("fastapi==0.136.3", "svcs==25.1.0")),
+    AirflowLine("3.2.2", "3.12", pins=("fastapi==0.136.3", "svcs==25.1.0"), services_database=True),
     AirflowLine("3.3.2", "3.13"),
 ]
 
@@ -251,12 +260,14 @@ def test_the_example_dags_parse_and_run_on_a_real_stream(deployment, spark, meta
     assert CommitLedger(str(table)).read(f"{DAY}/hour=04").policies_current
     assert (table / DAY / "hour=04" / "_SUCCESS").exists()
 
-    # The asset event: one per partition from 3.3, else one listing them in its extra.
+    # The asset event: keyed by the hour from 3.3 (the run `dags test` makes has no key,
+    # so before there is none), the partition in its extra on every line.
     ((extra,),) = airflow.query("SELECT extra FROM asset_event")
     extra = extra if isinstance(extra, dict) else json.loads(extra)
     assert list(extra["partitions"]) == [f"{DAY}/hour=04"]
-    if deployment.line.minor >= (3, 3):
-        assert airflow.query("SELECT partition_key FROM asset_event") == [(f"{DAY}/hour=04",)]
+    if deployment.line.minor >= (3, 2):  # events have keys
+        ((key,),) = airflow.query("SELECT partition_key FROM asset_event")
+        assert key == ("2026-11-20T04:00:00" if deployment.line.minor >= (3, 3) else None)
 
     # The other three example DAGs: manual (validated Params) for hour 00, the sweep for
     # every other committable hour (a mapped commit each), then expiration of them all.
@@ -286,6 +297,87 @@ def test_the_example_dags_parse_and_run_on_a_real_stream(deployment, spark, meta
     assert not [p for p in table.glob(f"{DAY}/*") if p.is_dir()]
     for result in (manual, sweep, expire):
         assert SECRET not in result.stdout + result.stderr
+
+
+def test_partitioned_runs_catch_up_backfill_and_clear_under_the_services(
+    deployment, spark, metastore, postgres, tmp_path
+):
+    """Airflow 3.2's partitioned runs under its own scheduler, api-server, dag-processor
+    and triggerer (3.3's are tests/dags/test_services.py's). Two factory DAGs of one
+    stream: one catches up hours 00 to 02 (03 waits for the stream), the other, without
+    catch-up, gets them from ``airflow backfill create`` (3.2's form: the runs' due times).
+    Each hour is committed once per table, its asset event keyed by its run's key; a
+    cleared run runs again and commits nothing new."""
+    if not deployment.line.services_database:
+        pytest.skip("the services run on the line without a test of its own: 3.2")
+    stream = StreamingTable(tmp_path / "stream")
+    stream.add_batches(*hourly_batches("2026-11-20", range(5)))
+    stream.run(spark)  # watermark 03:10: hours 00 to 02 committable, 03 pending
+    home = tmp_path / "airflow"
+    (home / "dags" / "specs").mkdir(parents=True)
+    shutil.copy(ROOT / "dags" / "fscommit_tables.py", home / "dags")
+    tables = {}
+    for dag_id, catchup in (("caught_up", True), ("backfilled", False)):
+        name = re.sub(r"\W", "_", f"{deployment.line}_{dag_id}")
+        tables[dag_id] = (tmp_path / dag_id, name)
+        create_table(metastore, name, tmp_path / dag_id)
+        spec = example_spec(stream, tmp_path / dag_id, name) | {
+            "dag": {
+                "dag_id": dag_id,
+                "start_date": "2026-11-20T00:00:00",
+                "catchup": catchup,
+                "poke_interval": "5 s",
+            }
+        }
+        (home / "dags" / "specs" / f"{dag_id}.yaml").write_text(yaml.safe_dump(spec))
+    extra_env = example_airflow_extra_env(tmp_path, spec, metastore) | _spark_of_the_main_env()
+    extra_env["AIRFLOW__CORE__DAGS_FOLDER"] = str(home / "dags")
+    airflow = services_airflow_env(home, extra_env, postgres, bin=deployment.bin)
+    assert airflow.run("dags", "reserialize").returncode == 0
+    hours = ("00", "01", "02")
+    keys = [(f"2026-11-20T{h}:00:00",) for h in hours]
+
+    with running_services(airflow) as services:
+        for dag_id in tables:
+            assert airflow.run("dags", "unpause", dag_id).returncode == 0
+        backfill = services.backfill(
+            "backfilled", "--from-date", "2026-11-20T01:00:00+00:00",
+            "--to-date", "2026-11-20T03:00:00+00:00",
+        )  # fmt: skip
+        services.wait_for_backfill(backfill)
+        assert services.backfill_run_states(backfill) == ["success"] * 3
+        assert (
+            airflow.query(
+                f"SELECT partition_key FROM dag_run WHERE backfill_id = {backfill} ORDER BY 1"
+            )
+            == keys
+        )
+        caught_up = "run_type = 'scheduled' AND partition_key <= '2026-11-20T02:00:00'"
+        assert set(services.wait_for_runs("caught_up", 3, where=caught_up).values()) == {"success"}
+        for dag_id, (table, name) in tables.items():
+            ledger = CommitLedger(str(table))
+            records = {h: ledger.read(f"{DAY}/hour={h}") for h in hours}
+            assert {h: (len(r.commits), len(r.policy_commits)) for h, r in records.items()} == {
+                h: (1, 1) for h in hours
+            }, dag_id
+            assert not ledger.read(f"{DAY}/hour=03").commits, dag_id
+            rows = hive_sql(
+                metastore,
+                f"SELECT hour, count(*) AS n FROM fscommit.{name} GROUP BY hour ORDER BY hour",
+            )
+            assert {r["hour"]: r["n"] for r in rows} == {h: 3 for h in hours}, dag_id
+        events = (
+            "SELECT partition_key FROM asset_event WHERE source_dag_id = 'backfilled' ORDER BY 1"
+        )
+        assert airflow.query(events) == keys
+
+        # Clearing hour 01's backfill run runs it again: nothing new committed or announced.
+        ledger = CommitLedger(str(tables["backfilled"][0]))
+        before = ledger.read(f"{DAY}/hour=01")
+        states = services.rerun_cleared("backfilled", "2026-11-20T01:00:00")
+        assert states["partition_commit.commit"] == "skipped"
+        assert ledger.read(f"{DAY}/hour=01") == before
+        assert airflow.query(events) == keys
 
 
 def json_output(stdout: str) -> object:

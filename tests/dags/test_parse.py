@@ -7,6 +7,8 @@ from pathlib import Path
 import pendulum
 import pytest
 
+from tests.support.dag_runs import dag_run, scheduled
+
 DAGS_DIR = Path(__file__).resolve().parents[2] / "dags"
 
 
@@ -113,19 +115,20 @@ def test_the_readme_dag_parses(tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize(
-    ("zone", "dt", "hour"),
+    ("zone", "interval_hour", "due_utc", "keyed_hour"),
     [
-        ("UTC", "2026-11-20", "16"),
-        ("Asia/Shanghai", "2026-11-21", "00"),
-        ("GMT-05:30", "2026-11-20", "10"),
+        ("UTC", ("2026-11-20", "16"), (16, 0), ("2026-11-20", "15")),
+        ("Asia/Shanghai", ("2026-11-21", "00"), (16, 0), ("2026-11-20", "23")),
+        ("GMT-05:30", ("2026-11-20", "10"), (16, 30), ("2026-11-20", "10")),
     ],
 )
 def test_the_hourly_dag_names_the_hour_on_the_tables_wall_clock(
-    tmp_path, monkeypatch, zone, dt, hour
+    tmp_path, monkeypatch, zone, interval_hour, due_utc, keyed_hour
 ):
     """A TZDB id or Flink's fixed offset ('GMT-05:30', unknown to pendulum) alike."""
     import yaml
     from airflow.dag_processing.dagbag import DagBag
+    from airflow.timetables.base import TimeRestriction
 
     spec = yaml.safe_load((DAGS_DIR / "fscommit_table.yaml").read_text())
     (tmp_path / "table.yaml").write_text(
@@ -137,17 +140,21 @@ def test_the_hourly_dag_names_the_hour_on_the_tables_wall_clock(
     assert bag.import_errors == {}
     dag = bag.dags["fscommit_hourly"]
     wait = dag.get_task("partition_commit.wait")
-    start = pendulum.datetime(2026, 11, 20, 16, tz="UTC")
-    rendered = wait.render_template(
-        wait.partition,
-        {"data_interval_start": start},
-        dag.get_template_env(),  # holds the DAG's macros, as in a task's rendering
-    )
-    assert rendered == {"dt": dt, "hour": hour}
-    # The scheduler's (serialized) timetable cuts hours on the same wall clock.
-    from airflow.serialization.serialized_objects import DagSerialization
 
-    timetable = DagSerialization.from_dict(DagSerialization.to_dict(dag)).timetable
-    interval = timetable.infer_manual_data_interval(run_after=start)
-    assert interval.end - interval.start == pendulum.duration(hours=1)
-    assert interval.start.in_timezone(dag.user_defined_macros["partition_zone"]).minute == 0
+    def partition(run: object) -> dict[str, str]:
+        # The DAG's template environment holds its macros, as in a task's rendering.
+        return wait.render_template(wait.partition, {"dag_run": run}, dag.get_template_env())
+
+    # A run with a data interval (Airflow 3.0 and 3.1): the hour of its start.
+    start = pendulum.datetime(2026, 11, 20, 16, tz="UTC")
+    dt, hour = interval_hour
+    assert partition(dag_run(interval=(start, start.add(hours=1)))) == {"dt": dt, "hour": hour}
+    # The scheduler's (serialized) timetable cuts hours on the same wall clock: the first
+    # run due from 16:00 UTC on commits the hour before it, named by its key.
+    timetable = scheduled(dag.timetable, dag.start_date)
+    info = timetable.next_dagrun_info_v2(
+        last_dagrun_info=None, restriction=TimeRestriction(start, None, catchup=True)
+    )
+    assert info.run_after == start.replace(hour=due_utc[0], minute=due_utc[1])
+    dt, hour = keyed_hour
+    assert partition(dag_run(key=info.partition_key)) == {"dt": dt, "hour": hour}

@@ -4,8 +4,10 @@ How users work: trigger the manual DAG from the UI's *Trigger Dag* form in a rea
 (a bad value is refused in the form; a dry run plans only; a run commits), backfill past
 hours of the hourly DAG (twice: the second time changes nothing), and let catchup runs
 wait in the triggerer until the stream's watermark moves past their hour: it jumps eight
-hours at once, and the catch-up and the sweep commit each of them once. Airflow's
-metadata database is PostgreSQL, as in production.
+hours at once, and the catch-up and the sweep commit each of them once; a cleared run
+runs again and commits nothing new. The hourly DAG's runs are partitioned runs (Airflow
+3.2+), keyed by the hour they commit, as are its asset events. Airflow's metadata
+database is PostgreSQL, as in production.
 """
 
 from __future__ import annotations
@@ -109,13 +111,18 @@ def test_ui_trigger_backfills_and_the_triggerer_commit_each_partition_once(
             "01": 1,
             "02": 1,
         }
-        # Asset events of the backfilled runs (catchup runs of later hours may add theirs).
-        backfill_events = (
-            "SELECT source_run_id FROM asset_event WHERE source_dag_id = 'fscommit_hourly' "
-            "AND source_run_id LIKE 'backfill__%' ORDER BY id"
+        # Each published hour announced once, keyed by its hour as its run is (catch-up runs
+        # of the same hours, partitioned runs the scheduler makes beside the backfill's,
+        # found them committed); 00 was committed already, by the manual DAG.
+        hours_events = (
+            "SELECT partition_key FROM asset_event WHERE source_dag_id = 'fscommit_hourly' "
+            "AND partition_key <= '2026-11-20T02:00:00' ORDER BY partition_key"
         )
-        events = airflow.query(backfill_events)
-        assert len(events) == 2  # hours 01 and 02 published; 00 was committed already
+        events = airflow.query(hours_events)
+        assert events == [("2026-11-20T01:00:00",), ("2026-11-20T02:00:00",)]
+        assert airflow.query(
+            f"SELECT partition_key FROM dag_run WHERE backfill_id = {first} ORDER BY 1"
+        ) == [(f"2026-11-20T0{h}:00:00",) for h in range(3)]
 
         # The same backfill again, re-running completed hours: nothing changes.
         again = services.backfill("fscommit_hourly", *BACKFILL, "--reprocess-behavior", "completed")
@@ -123,14 +130,20 @@ def test_ui_trigger_backfills_and_the_triggerer_commit_each_partition_once(
         services.wait_for_backfill(again)
         assert services.backfill_run_states(again) == ["success"] * 3
         assert {h: ledger.read(f"{DAY}/hour={h}") for h in records} == records
-        assert airflow.query(backfill_events) == events
+        assert airflow.query(hours_events) == events
+        # Clearing hour 01's run runs it again: it commits nothing new, announces nothing.
+        states = services.rerun_cleared("fscommit_hourly", "2026-11-20T01:00:00")
+        assert states["partition_commit.commit"] == "skipped"
+        assert {h: ledger.read(f"{DAY}/hour={h}") for h in records} == records
+        assert airflow.query(hours_events) == events
 
         # Catchup reached hour 04: its sensor waits in the triggerer ...
         hour_04 = (
             "SELECT 1 FROM task_instance ti JOIN dag_run r ON ti.dag_id = r.dag_id "
             "AND ti.run_id = r.run_id WHERE ti.dag_id = 'fscommit_hourly' "
             "AND ti.task_id = 'partition_commit.wait' "
-            "AND r.logical_date = '2026-11-20 04:00:00+00' AND ti.state = '{}'"
+            "AND r.partition_key = '2026-11-20T04:00:00' AND r.run_type = 'scheduled' "
+            "AND ti.state = '{}'"
         )
         services.wait_for_state(hour_04.format("deferred"))
         assert not ledger.read(f"{DAY}/hour=04").commits
@@ -142,7 +155,7 @@ def test_ui_trigger_backfills_and_the_triggerer_commit_each_partition_once(
         stream.run(spark)
         assert services.rest("PATCH", "/dags/fscommit_sweep", json={"is_paused": False}).ok
         services.wait_for_state(hour_04.format("success"))
-        caught_up = "logical_date BETWEEN '2026-11-20 04:00:00+00' AND '2026-11-20 11:00:00+00'"
+        caught_up = "partition_key BETWEEN '2026-11-20T04:00:00' AND '2026-11-20T11:00:00'"
         assert set(services.wait_for_runs("fscommit_hourly", 8, where=caught_up).values()) == {
             "success"
         }
@@ -157,7 +170,8 @@ def test_ui_trigger_backfills_and_the_triggerer_commit_each_partition_once(
         log = "".join(
             path.read_text()
             for path in (airflow.home / "logs" / "dag_id=fscommit_hourly").glob(
-                "run_id=scheduled__2026-11-20T05:00:00+00:00/task_id=partition_commit.wait/*trigger*"
+                "run_id=scheduled__2026-11-20T05:00:00+00:00__2026-11-20T04:00:00__*"
+                "/task_id=partition_commit.wait/*trigger*"
             )
         )
         assert "hour=04: waiting: watermark 2026-11-20T04:10:00" in log

@@ -40,6 +40,7 @@ def test_execute_commits_through_the_hook_announces_and_skips_once_nothing_is_ne
         "checkpoint_path": str(tmp_path / "checkpoint"),
         "table_path": str(tmp_path / "table"),
         "partition_keys": "dt,hour",
+        "partition.time-extractor.timestamp-pattern": "$dt $hour:00:00",
         "sink.partition-commit.policy.kind": "success-file",
     }
     published_ledger(TableSpec.from_options(options), "dt=2026-11-20/hour=03", rows=4)
@@ -51,6 +52,7 @@ def test_execute_commits_through_the_hook_announces_and_skips_once_nothing_is_ne
     context = {"ti": ti, "outlet_events": {operator.asset: event}}
     (outcome,) = operator.execute(context)
     assert outcome["partition"] == "dt=2026-11-20/hour=03" and outcome["state"] == "committed"
+    assert event.partitions == ["2026-11-20T03:00:00"]  # what Airflow 3.3 keys the event by
     assert event.extra["table_path"] == options["table_path"]
     assert event.extra["partitions"]["dt=2026-11-20/hour=03"]["rows"] == 4
     assert (tmp_path / "table" / "dt=2026-11-20" / "hour=03" / "_SUCCESS").exists()
@@ -87,7 +89,7 @@ with DAG(
 
 
 @pytest.mark.slow
-def test_commit_operator_emits_one_partitioned_asset_event_per_partition(
+def test_commit_operator_emits_one_partitioned_asset_event_per_partition_keyed_by_its_time(
     hourly_stream, metastore, tmp_path
 ):
     table = tmp_path / "table"
@@ -121,11 +123,16 @@ def test_commit_operator_emits_one_partitioned_asset_event_per_partition(
     assert airflow.run("dags", "unpause", "fscommit_downstream").returncode == 0
     run = airflow.run("dags", "test", "fscommit_commit")
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    # One event per partition, keyed by its time (2026-11-20T03:00:00), its path and
+    # commit facts in extra.
+    keys = {TableSpec.from_options(options).partition_time_key(p): p for p in [*ready, empty]}
     events = airflow.query("SELECT partition_key, extra FROM asset_event ORDER BY partition_key")
-    assert [key for key, _ in events] == sorted([*ready, empty])
+    assert [key for key, _ in events] == sorted(keys)
+    for key, extra in events:
+        assert list(json.loads(extra)["partitions"]) == [keys[key]]
     extra = json.loads(events[0][1])
-    assert extra["partitions"][ready[0]]["rows"] > 0
-    assert extra["partitions"][empty]["rows"] == 0
+    assert extra["partitions"][empty]["rows"] == 0  # the earliest: 2026-11-19T23:00:00
+    assert json.loads(events[1][1])["partitions"][ready[0]]["rows"] > 0
     assert (table / "dt=2026-11-19" / "hour=23" / "_SUCCESS").exists()
     # The ledger records which run committed, for the status page's link to it.
     ((run_id,),) = airflow.query("SELECT run_id FROM dag_run WHERE dag_id = 'fscommit_commit'")
@@ -154,7 +161,7 @@ def test_commit_operator_emits_one_partitioned_asset_event_per_partition(
             "SELECT partition_key FROM dag_run WHERE dag_id = 'fscommit_downstream'"
         )
         time.sleep(1)
-    assert sorted(r[0] for r in runs) == sorted([*ready, empty]), scheduler.stdout[-2000:]
+    assert sorted(r[0] for r in runs) == sorted(keys), scheduler.stdout[-2000:]
     assert Path(table).exists()
 
 

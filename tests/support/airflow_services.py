@@ -21,7 +21,7 @@ from pathlib import Path
 
 import requests
 
-from fscommit_dev.airflow_env import AIRFLOW, AirflowEnv
+from fscommit_dev.airflow_env import AirflowEnv
 from fscommit_dev.listeners import free_port
 from tests.support.postgres import PostgresServer
 
@@ -157,6 +157,28 @@ class Services:
             timeout,
         )
 
+    def rerun_cleared(self, dag_id: str, key: str) -> dict[str, str]:
+        """Clear the (latest) backfill run of partition ``key`` as the UI's *Clear* does,
+        wait until it has run again, and return its tasks' states.
+
+        A backfill's run, not a catch-up one: catch-up fills the DAG's ``max_active_runs``
+        with runs of hours still to come, waiting for the stream, and a cleared scheduled
+        run would queue behind them; a backfill's runs have their own limit.
+        """
+        ((run_id,),) = self.airflow.query(
+            f"SELECT run_id FROM dag_run WHERE dag_id = '{dag_id}' AND partition_key = '{key}' "
+            "AND run_type = 'backfill' ORDER BY id DESC LIMIT 1"
+        )
+        cleared = self.rest(
+            "POST", f"/dags/{dag_id}/dagRuns/{run_id}/clear", json={"dry_run": False}
+        )
+        assert cleared.ok, cleared.text
+        self.wait_for_state(
+            f"SELECT 1 FROM dag_run WHERE run_id = '{run_id}' AND clear_number = 1 "
+            "AND state = 'success'"
+        )
+        return self.airflow.task_states(dag_id, run_id)
+
     def wait_for_state(self, sql: str, timeout: float = 300) -> None:
         """Wait until ``sql`` returns a row (e.g. a task instance reaching a state)."""
         self._wait(sql, lambda: self.airflow.query(sql), timeout)
@@ -173,7 +195,7 @@ class Services:
         for name, args in COMMANDS.items():
             with open(self.airflow.home / f"{name}.log", "ab") as log:
                 self.processes[name] = subprocess.Popen(
-                    [AIRFLOW, *args(self.port)],
+                    [str(self.airflow.bin / "airflow"), *args(self.port)],
                     env=self.airflow.env(),
                     stdout=log,
                     stderr=subprocess.STDOUT,
@@ -219,15 +241,19 @@ def running_services(
 
 
 def services_airflow_env(
-    home: Path, extra_env: dict[str, str], postgres: PostgresServer
+    home: Path, extra_env: dict[str, str], postgres: PostgresServer, bin: Path | None = None
 ) -> AirflowEnv:
     """An :class:`AirflowEnv` (migrated) set up to run :func:`running_services`.
 
     Its metadata database is a new database on ``postgres``: the services write to it
-    concurrently, as in production (SQLite lets one process write at a time).
+    concurrently, as in production (SQLite lets one process write at a time). ``bin``: the
+    scripts of another Airflow installation (a compatibility line's), default this one's.
     """
     database = postgres.create_database(f"airflow_{uuid.uuid4().hex[:12]}")
-    return AirflowEnv(home, services_env(free_port()) | extra_env, database).setup()
+    env = services_env(free_port()) | extra_env
+    if bin is None:
+        return AirflowEnv(home, env, database).setup()
+    return AirflowEnv(home, env, database, bin=bin).setup()
 
 
 def _stop(process: subprocess.Popen, grace: float = 20) -> None:

@@ -5,14 +5,12 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pendulum
-import pytest
 from airflow.sdk import DAG
 
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.operators.commit import table_asset
 from airflow_provider_fscommit.task_groups.partition_commit import (
     partition_commit_group,
-    partition_time_zone,
     time_commit_group,
 )
 from fscommit_dev.tables import hourly_table
@@ -85,22 +83,3 @@ def test_the_time_group_finds_the_times_partitions_then_compacts_once_and_commit
     # One commit per discovered partition, each announcing it on the table asset.
     assert commit.is_mapped and commit.outlets == [table_asset(str(tmp_path / "t"))]
     assert {t.aws_conn_id for t in (wait, discover, compact)} == {"aws_lake"}
-
-
-@pytest.mark.parametrize(
-    ("zone", "offset_hours", "name"),
-    [("UTC", 0, "UTC"), ("Asia/Shanghai", 8, "Asia/Shanghai"), ("GMT+08:00", 8, "+08:00")],
-)
-def test_the_time_zone_is_the_tables_watermark_zone_as_pendulum_knows_it(
-    tmp_path, zone, offset_hours, name
-):
-    """Flink's fixed offsets ('GMT+08:00') are no TZDB names: a fixed zone stands in."""
-    options = hourly_table(
-        str(tmp_path / "staging"),
-        str(tmp_path / "checkpoint"),
-        **{"sink.partition-commit.watermark-time-zone": zone},
-    )
-    timezone = partition_time_zone(options)
-    assert timezone.name == name
-    noon = pendulum.datetime(2026, 11, 20, 12, tz="UTC").in_timezone(timezone)
-    assert noon.utcoffset() == timedelta(hours=offset_hours)

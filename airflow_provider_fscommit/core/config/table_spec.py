@@ -18,7 +18,11 @@ from typing import Any
 
 from airflow_provider_fscommit.core.config import options as o
 from airflow_provider_fscommit.core.config.quantities import format_duration
-from airflow_provider_fscommit.core.errors import ConfigError
+from airflow_provider_fscommit.core.errors import (
+    ConfigError,
+    PartitionPathError,
+    PartitionTimeError,
+)
 from airflow_provider_fscommit.core.formats.file_format import FileFormat
 from airflow_provider_fscommit.core.partition.commit_trigger import (
     IdleTimeCommitTrigger,
@@ -28,6 +32,7 @@ from airflow_provider_fscommit.core.partition.commit_trigger import (
     at_zone_epoch_ms,
     parse_time_zone,
 )
+from airflow_provider_fscommit.core.partition.partition_key import partition_key
 from airflow_provider_fscommit.core.partition.partition_spec import PartitionSpec
 from airflow_provider_fscommit.core.partition.time_extractor import (
     PartitionTimeExtractor,
@@ -346,6 +351,18 @@ class TableSpec:
         """
         values = PartitionSpec.parse(partition, self.partition_keys, self.partition_default_name)
         return self.time_extractor.extract(values.keys, values.values)
+
+    def partition_time_key(self, partition: str) -> str | None:
+        """The key Airflow knows ``partition`` by (its time), or None when it has no time.
+
+        Runs and asset events name partitions by time (``core.partition.partition_key``);
+        a partition the time extractor cannot read (a custom extractor's failure, a path
+        of other keys) has no such key.
+        """
+        try:
+            return partition_key(self.partition_local_time(partition))
+        except (PartitionPathError, PartitionTimeError):
+            return None
 
     @cached_property
     def time_extractor(self) -> PartitionTimeExtractor:

@@ -58,6 +58,14 @@ class TimePartitioning:
         """The time keys' values of the partitions starting at ``start`` (its wall clock)."""
         return {key: start.strftime(fmt) for key, fmt in self.key_formats.items()}
 
+    def last_ended_at(self, moment: datetime) -> datetime:
+        """The start of the last partition that ended at or before ``moment`` (wall clock).
+
+        What a run triggered at ``moment`` without naming its partition commits, as a
+        manual run of a data-interval DAG covers the last whole interval.
+        """
+        return _truncate(moment, self.interval) - self.interval
+
 
 def time_partitioning(
     keys: Sequence[str], extractor: PartitionTimeExtractor, interval: timedelta | None = None

@@ -1,0 +1,1 @@
+"""Timetables: when a table's DAG runs, and which partition a run commits."""
