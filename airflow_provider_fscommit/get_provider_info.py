@@ -36,8 +36,8 @@ def get_provider_info() -> dict[str, Any]:
             "compact",
             "partition_expire",
         ),
-        "sensors": _modules("sensors", "watermark"),
-        "triggers": _modules("triggers", "watermark"),
+        "sensors": _modules("sensors", "completeness", "watermark"),
+        "triggers": _modules("triggers", "completeness", "watermark"),
         "plugins": [
             {
                 "name": "fscommit",

@@ -17,6 +17,8 @@ newer line adds degrades to what the older line offers:
 - partitioned asset events: one event per committed partition's key (``add_partitions``)
   from 3.3 on; before, one plain asset event whose ``extra`` lists the partitions (on 3.2
   it carries the run's key);
+- a downstream DAG scheduled on a rollup of the table's partitioned asset events
+  (``RollupMapper``, ``DayWindow``) from 3.3 on; before, none (``daily_rollup_timetable``);
 - the commit-status page's entry in the UI's *Browse* menu (``external_views``) from 3.1
   on; on 3.0 the page is reached by its URL, ``/fscommit/``.
 """
@@ -58,6 +60,8 @@ except ImportError:  # 3.0.0 to 3.0.5
 PARTITIONED_ASSET_EVENTS = AIRFLOW_V_3_3_PLUS
 #: Whether a DAG can run once per partition key (``CronPartitionTimetable``).
 PARTITIONED_RUNS = AIRFLOW_V_3_2_PLUS
+#: Whether a DAG can be scheduled on a rollup of partitioned asset events.
+PARTITION_ROLLUPS = AIRFLOW_V_3_3_PLUS
 #: Whether plugins can add entries to the UI's navigation (``external_views``).
 UI_MENU_ENTRIES = AIRFLOW_V_3_1_PLUS
 
@@ -101,6 +105,21 @@ def announce_partitions(outlet_event: Any, keys: Sequence[str], extra: Mapping[s
     outlet_event.extra = dict(extra)
 
 
+def daily_rollup_timetable(asset: Any, zone: pendulum.Timezone) -> Any | None:
+    """One run a day once all 24 hourly partitions of ``asset`` are announced (3.3+), else None.
+
+    The events' keys are the hours' starts on the partitions' clock in Airflow's default
+    form (``core.partition.partition_key``), which ``StartOfDayMapper`` reads as they are;
+    ``DayWindow`` holds the day's run until its 24th hour is announced.
+    """
+    if not PARTITION_ROLLUPS:
+        return None
+    from airflow.sdk import DayWindow, PartitionedAssetTimetable, RollupMapper, StartOfDayMapper
+
+    rollup = RollupMapper(upstream_mapper=StartOfDayMapper(timezone=zone), window=DayWindow())
+    return PartitionedAssetTimetable(assets=asset, default_partition_mapper=rollup)
+
+
 def ui_menu_entries(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """A plugin's ``external_views``: ``entries`` where the UI shows them, else none."""
     return entries if UI_MENU_ENTRIES else []
@@ -113,12 +132,14 @@ __all__ = [
     "AIRFLOW_V_3_3_PLUS",
     "PARTITIONED_ASSET_EVENTS",
     "PARTITIONED_RUNS",
+    "PARTITION_ROLLUPS",
     "UI_MENU_ENTRIES",
     "AirflowException",
     "AirflowSkipException",
     "BaseHook",
     "CronDataIntervalTimetable",
     "announce_partitions",
+    "daily_rollup_timetable",
     "mask_secret",
     "partition_key_zone",
     "partition_timetable",

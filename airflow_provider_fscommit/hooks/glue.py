@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from airflow_provider_fscommit.core.commit.glue_policy import GlueClientFactory
+from airflow_provider_fscommit.core.commit.glue_policy import GlueClientFactory, GlueCommitPolicy
 from airflow_provider_fscommit.core.errors import FsCommitError
 from airflow_provider_fscommit.version_compat import BaseHook
 
@@ -59,6 +59,15 @@ class GlueHook(BaseHook):
                 "airflow-provider-fscommit[glue]"
             ) from None
         return AwsBaseHook(aws_conn_id=self.aws_conn_id, client_type="glue", config=config).conn
+
+    def get_table_parameters(
+        self, database: str, table: str, catalog_id: str | None = None
+    ) -> dict[str, str]:
+        """``database.table``'s parameters in the catalog of ``catalog_id`` (None: the
+        identity's own account), e.g. the completeness a commit run published; one error
+        naming the table, or the refused credentials."""
+        policy = GlueCommitPolicy(self.get_conn, database, table, catalog_id)
+        return policy.read_table_parameters()
 
 
 def glue_client_factory(aws_conn_id: str | None) -> GlueClientFactory:

@@ -15,7 +15,10 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlsplit
 
-from airflow_provider_fscommit.core.commit.metastore_policy import ClientFactory
+from airflow_provider_fscommit.core.commit.metastore_policy import (
+    ClientFactory,
+    MetastoreTablePolicy,
+)
 from airflow_provider_fscommit.core.errors import ConfigError
 from airflow_provider_fscommit.version_compat import BaseHook
 
@@ -68,6 +71,11 @@ class MetastoreHook(BaseHook):
                 return Connection(conn_id=conn_id, conn_type="hive_metastore", host=host, port=port)
 
         return UriMetastoreHook(metastore_conn_id=self.metastore_conn_id).metastore
+
+    def get_table_parameters(self, database: str, table: str) -> dict[str, str]:
+        """``database.table``'s parameters (one connection, closed again), e.g. the
+        completeness a commit run published; one error naming the table if it is missing."""
+        return MetastoreTablePolicy(self.get_conn, database, table).read_table_parameters()
 
 
 def connection_metastore_client(metastore_conn_id: str) -> ClientFactory:

@@ -35,8 +35,8 @@ def test_hourly_manual_and_sweep_dags_commit_a_real_stream(gap_stream, metastore
     ).setup()
     ledger = CommitLedger(str(table))
 
-    # Hourly: hour 01, then the empty hour 02. A manual run at T covers the hour that ended
-    # at T (scheduled and backfill runs at T cover the hour that starts at T).
+    # Hourly: hour 01, then the empty hour 02. A run dated T without a partition key covers
+    # the hour that ended at T (scheduled and backfill runs are keyed by their hour).
     for hour, run_at in (("01", "02"), ("02", "03")):
         run = airflow.run("dags", "test", "fscommit_hourly", f"2026-11-20T{run_at}:00:00+00:00")
         assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
@@ -197,3 +197,46 @@ def test_the_sweep_dag_compacts_on_a_spark_connect_server(
         "SELECT hour, count(*) AS n FROM fscommit.connect_examples GROUP BY hour ORDER BY hour",
     )
     assert {r["hour"]: r["n"] for r in rows} == {"00": 3, "01": 3, "03": 3}
+
+
+@pytest.mark.slow
+def test_the_daily_rollup_runs_once_after_the_days_24th_hourly_commit(spark, metastore, tmp_path):
+    """The downstream example on Airflow 3.3: 22 hours committed make no run of the day,
+    the 23rd and 24th make exactly one, keyed by the day, holding all 24 partitions."""
+    stream = StreamingTable(tmp_path / "stream")
+    stream.add_batches(*hourly_batches("2026-11-20", range(24)))
+    stream.run(spark)  # watermark 22:10: hours 00 to 21 committable
+    table = tmp_path / "table"
+    create_table(metastore, "rollup", table)
+    spec = example_spec(stream, table, "rollup")
+    airflow = AirflowEnv(
+        tmp_path / "airflow", example_airflow_extra_env(tmp_path, spec, metastore)
+    ).setup()
+    # The consumer must be known (serialized, unpaused) when the events happen.
+    assert airflow.run("dags", "reserialize").returncode == 0
+    assert airflow.run("dags", "unpause", "fscommit_daily_rollup").returncode == 0
+    rollups = "SELECT partition_key FROM dag_run WHERE dag_id = 'fscommit_daily_rollup'"
+    hour_keys = (
+        "SELECT DISTINCT partition_key FROM asset_event WHERE partition_key LIKE '2026-11-20T%'"
+    )
+
+    def sweep_then_schedule() -> None:
+        sweep = airflow.run("dags", "test", "fscommit_sweep")
+        assert sweep.returncode == 0, sweep.stdout[-3000:]
+        # --skip-serve-logs: the log server would listen on every interface.
+        scheduler = airflow.run("scheduler", "--num-runs", "5", "--skip-serve-logs", timeout=300)
+        assert scheduler.returncode == 0, scheduler.stdout[-3000:]
+
+    sweep_then_schedule()
+    assert len(airflow.query(hour_keys)) == 22
+    assert airflow.query(rollups) == []  # 22 of the day's 24 hours: no run yet
+    stream.add_batches(*hourly_batches("2026-11-21", [0, 1], start_id=1000))
+    stream.run(spark)  # watermark 00:10 on the 21st: hours 22 and 23 committable
+    sweep_then_schedule()
+    assert len(airflow.query(hour_keys)) == 24
+    assert airflow.query(rollups) == [("2026-11-20",)]
+    ((consumed,),) = airflow.query(
+        "SELECT count(*) FROM dagrun_asset_event c JOIN dag_run r ON c.dag_run_id = r.id "
+        "WHERE r.dag_id = 'fscommit_daily_rollup'"
+    )
+    assert consumed == 24  # every hour's event, each once

@@ -149,7 +149,7 @@ class Services:
 
     def wait_for_backfill(self, backfill_id: int, timeout: float = 600) -> None:
         """Wait until the scheduler marks a backfill complete (all its runs finished)."""
-        self._wait(
+        self.wait_until(
             f"backfill {backfill_id}",
             lambda: self.airflow.query(
                 f"SELECT 1 FROM backfill WHERE id = {backfill_id} AND completed_at IS NOT NULL"
@@ -181,9 +181,10 @@ class Services:
 
     def wait_for_state(self, sql: str, timeout: float = 300) -> None:
         """Wait until ``sql`` returns a row (e.g. a task instance reaching a state)."""
-        self._wait(sql, lambda: self.airflow.query(sql), timeout)
+        self.wait_until(sql, lambda: self.airflow.query(sql), timeout)
 
-    def _wait(self, what: str, done, timeout: float) -> None:
+    def wait_until(self, what: str, done, timeout: float = 300) -> None:
+        """Wait until ``done()`` is true; fail naming ``what``, with the services' logs."""
         deadline = time.monotonic() + timeout
         while not done():
             if time.monotonic() > deadline:

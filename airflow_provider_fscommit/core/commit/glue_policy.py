@@ -241,6 +241,20 @@ class GlueCommitPolicy(CatalogPolicy):
                 f"{self._where} refused {what} of {self.name} ({listed}); {then}"
             )
 
+    def read_table_parameters(self) -> dict[str, str]:
+        """The table's parameters, as readers of its published completeness see them."""
+        client = self._client()
+        try:
+            table = self._call(client, "get_table", Name=self.table)["Table"]
+        except _ClientError as exc:
+            if exc.code != "EntityNotFoundException":
+                raise
+            raise GlueCatalogError(
+                f"table {self.name} does not exist in {self._where}; fix the database or table "
+                "name, or the region and catalog id (glue_catalog_id) if it is elsewhere"
+            ) from None
+        return dict(table.get("Parameters") or {})
+
     def _client(self) -> Any:
         """A client, or the one error a user fixes by configuring AWS."""
         try:

@@ -76,6 +76,21 @@ class MetastoreTablePolicy(PartitionCommitPolicy):
                 f"{doing} failed ({type(exc).__name__}: {exc}); {then}"
             ) from exc
 
+    def read_table_parameters(self) -> dict[str, str]:
+        """The table's parameters, as readers of its published completeness see them."""
+        with self._session(
+            f"reading the table parameters of {self.name} from the metastore",
+            "nothing was changed, and a retry is safe",
+        ) as client:
+            try:
+                table = client.get_table(self.database, self.table)
+            except ttypes.NoSuchObjectException:
+                raise MetastoreError(
+                    f"table {self.name} does not exist in the metastore; fix the database or "
+                    "table name (or the metastore connection, if it is another metastore's)"
+                ) from None
+        return dict(table.parameters or {})
+
     def _connect(self) -> AbstractContextManager[Any]:
         """A client connection, or the one error a user fixes by starting or pointing it."""
         try:

@@ -143,3 +143,17 @@ def iso_ms(epoch_ms: int | None) -> str | None:
     if epoch_ms is None:
         return None
     return datetime.fromtimestamp(epoch_ms / 1000, timezone.utc).isoformat(timespec="milliseconds")
+
+
+def epoch_ms(value: datetime | str, option: str = "time") -> int:
+    """An ISO-8601 time (or a datetime) as epoch milliseconds, the inverse of :func:`iso_ms`;
+    a time without an offset is UTC, as the catalogs' parameters are written."""
+    try:
+        moment = value if isinstance(value, datetime) else datetime.fromisoformat(value)
+    except (TypeError, ValueError):
+        raise ConfigError(
+            f"{option}: {value!r} is not an ISO-8601 time such as 2026-11-20T23:00:00+00:00"
+        ) from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return round(moment.timestamp() * 1000)

@@ -29,11 +29,12 @@ reader may conclude, per trigger.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from airflow_provider_fscommit.core.config.options import TriggerKind
-from airflow_provider_fscommit.core.config.quantities import iso_ms
+from airflow_provider_fscommit.core.config.quantities import epoch_ms, iso_ms
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.errors import ConfigError, LedgerError, PartitionTimeError
 from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
@@ -100,6 +101,31 @@ class Completeness:
         }
 
     @classmethod
+    def from_table_parameters(cls, parameters: Mapping[str, str], table: str) -> Completeness:
+        """What catalog ``table``'s parameters publish (the inverse of
+        :meth:`table_parameters`): what readers without the stream's files can know."""
+        return cls(
+            _parameter_ms(parameters, WATERMARK_PARAMETER, table),
+            _parameter_ms(parameters, COMPLETE_THROUGH_PARAMETER, table),
+            _parameter_ms(parameters, COMMITTED_AT_PARAMETER, table),
+        )
+
+    def reaches(self, through_ms: int, table: str) -> tuple[bool, str]:
+        """Whether ``table`` is complete through the partition time ``through_ms``, and
+        what a waiting reader is told."""
+        wanted = iso_ms(through_ms)
+        if self.complete_through_ms is None:
+            return False, (
+                f"{table} has no {COMPLETE_THROUGH_PARAMETER} yet: no commit run has published "
+                f"its completeness (a table commits it with the metastore or glue policy); "
+                f"waiting for {wanted}"
+            )
+        through = iso_ms(self.complete_through_ms)
+        if self.complete_through_ms < through_ms:
+            return False, f"{table} is complete through {through}; waiting for {wanted}"
+        return True, f"{table} is complete through {through}, at or after {wanted}"
+
+    @classmethod
     def from_record(cls, record: dict[str, Any]) -> Completeness:
         return cls(
             record.get("watermark_ms"),
@@ -150,6 +176,19 @@ def read_completeness(report: TableReport) -> TableCompleteness:
     except LedgerError as exc:
         return TableCompleteness(None, current, str(exc))
     return TableCompleteness(published, current)
+
+
+def _parameter_ms(parameters: Mapping[str, str], key: str, table: str) -> int | None:
+    text = parameters.get(key)
+    if text is None:
+        return None
+    try:
+        return epoch_ms(text)
+    except ConfigError:
+        raise ConfigError(
+            f"{table}: its table parameter {key} is {text!r}, not an ISO-8601 time as fscommit "
+            "writes it; remove it and let the next commit run publish it"
+        ) from None
 
 
 def published_completeness(ledger: CommitLedger) -> Completeness | None:

@@ -1,11 +1,13 @@
 """Durations and sizes are written as Flink users write them."""
 
-from datetime import timedelta
+from datetime import datetime, timedelta, timezone
 
 import pytest
 
 from airflow_provider_fscommit.core.config.quantities import (
+    epoch_ms,
     format_duration,
+    iso_ms,
     parse_duration,
     parse_memory_size,
 )
@@ -205,3 +207,22 @@ def test_sizes_past_a_java_long_are_rejected_as_in_flink():
 )
 def test_format_duration_round_trips(value):
     assert parse_duration(format_duration(value)) == value
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "2026-11-20T03:00:00.000+00:00",  # as iso_ms writes it
+        "2026-11-20T03:00:00",  # no offset: UTC
+        "2026-11-20 11:00:00+08:00",
+        datetime(2026, 11, 20, 3, tzinfo=timezone.utc),
+    ],
+)
+def test_an_iso_time_is_the_epoch_ms_iso_ms_wrote(value):
+    assert epoch_ms(value) == 1795143600000
+    assert iso_ms(epoch_ms(value)) == "2026-11-20T03:00:00.000+00:00"
+
+
+def test_a_time_that_is_not_iso_names_the_option():
+    with pytest.raises(ConfigError, match=r"through: 'tomorrow' is not an ISO-8601 time"):
+        epoch_ms("tomorrow", "through")

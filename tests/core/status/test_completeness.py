@@ -10,7 +10,10 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from pathlib import Path
 
+import pytest
+
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
+from airflow_provider_fscommit.core.errors import ConfigError
 from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
 from airflow_provider_fscommit.core.maintenance.quarantine import quarantine
 from airflow_provider_fscommit.core.status.completeness import (
@@ -242,3 +245,29 @@ def test_without_partition_times_or_a_watermark_it_is_unknown_not_guessed(
     assert read_completeness(read_table_report(just_started)).current == Completeness(
         None, None, reason="the stream's watermark has not advanced yet: no partition is complete"
     )
+
+
+def test_a_catalog_tables_parameters_read_back_as_what_was_published():
+    """The completeness sensor's view: the catalog parameters, and nothing else."""
+    published = Completeness(1795154400000, 1795143600000, 1795154500000)
+    read = Completeness.from_table_parameters(published.table_parameters(), "db.events")
+    assert read == published
+    assert read.reaches(1795143600000, "db.events") == (
+        True,
+        "db.events is complete through 2026-11-20T03:00:00.000+00:00, at or after "
+        "2026-11-20T03:00:00.000+00:00",
+    )
+    assert read.reaches(1795147200000, "db.events") == (
+        False,
+        "db.events is complete through 2026-11-20T03:00:00.000+00:00; waiting for "
+        "2026-11-20T04:00:00.000+00:00",
+    )
+    none = Completeness.from_table_parameters({"EXTERNAL": "TRUE"}, "db.events")
+    assert none == Completeness(None, None, None)
+    done, said = none.reaches(1795143600000, "db.events")
+    assert not done and said.startswith("db.events has no fscommit.complete-through yet")
+
+
+def test_a_parameter_fscommit_did_not_write_is_refused_naming_it():
+    with pytest.raises(ConfigError, match=r"db\.events: its table parameter fscommit\.complete"):
+        Completeness.from_table_parameters({"fscommit.complete-through": "soon"}, "db.events")
