@@ -173,16 +173,16 @@ def test_the_default_time_is_the_last_partition_of_the_runs_interval(
     monkeypatch.setenv(
         "AIRFLOW_CONN_METASTORE_COMPLETE", f"hive-metastore://127.0.0.1:{metastore.port}"
     )
-    create_table(metastore, "daily", tmp_path / "table")
+    create_table(metastore, "complete_daily", tmp_path / "table")
     policy = MetastoreCommitPolicy(
-        uri_metastore_client(f"thrift://127.0.0.1:{metastore.port}"), "fscommit", "daily"
+        uri_metastore_client(f"thrift://127.0.0.1:{metastore.port}"), "fscommit", "complete_daily"
     )
     day = pendulum.datetime(2026, 11, 20, tz="UTC")
     interval = {"data_interval_start": day, "data_interval_end": day.add(days=1)}
 
     def sensor(**kwargs) -> TableCompletenessSensor:
         return TableCompletenessSensor(
-            task_id="day", catalog="metastore", database="fscommit", table_name="daily",
+            task_id="day", catalog="metastore", database="fscommit", table_name="complete_daily",
             metastore_conn_id="metastore_complete", **kwargs,
         )  # fmt: skip
 
