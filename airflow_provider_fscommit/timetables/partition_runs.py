@@ -112,7 +112,6 @@ class PartitionRuns:
         """The DAG's ``user_defined_macros`` the templates below use."""
         return {
             "partition_start": self.start,
-            "partition_zone": self.zone,
             "partition_value": escape_path_name,
         }
 
