@@ -4,7 +4,7 @@
 * ``committed-files``: ``StagingTable.committed_files`` of every committable partition of
   that log, the step compaction and discovery take right after the first read;
 * ``compaction``: the compaction protocol of workload (a) run in one process
-  (``CompactionPublisher.run`` with ``compact_unit`` called in-process instead of on
+  (``CompactionPublisher.run`` with ``compact_units`` called in-process instead of on
   Spark executors): planning, footers, the pyarrow rewrite, ledger, publishing.
 
 Each report keeps the stage's wall time and the functions with the most own time, so a
@@ -86,11 +86,11 @@ def _reader(log: SyntheticLog) -> Any:
 
 def _compaction(staged: WorkloadInput, table: Path) -> Any:
     from airflow_provider_fscommit.core.commit.publisher import CompactionPublisher
-    from airflow_provider_fscommit.core.compaction.compactor import compact_unit
+    from airflow_provider_fscommit.core.compaction.compactor import compact_units
 
     shutil.rmtree(table, ignore_errors=True)
     publisher = CompactionPublisher(staged.table_spec(str(table)))
-    return lambda: publisher.run(lambda tasks: [compact_unit(t) for t in tasks])
+    return lambda: publisher.run(compact_units)
 
 
 def main() -> None:

@@ -22,7 +22,7 @@ from pyspark.sql import functions as F
 
 from airflow_provider_fscommit.cli.main import main
 from airflow_provider_fscommit.core.commit.publisher import CompactionPublisher
-from airflow_provider_fscommit.core.compaction.compactor import compact_unit
+from airflow_provider_fscommit.core.compaction.compactor import compact_units
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
 from fscommit_dev.metastore.client import hive_sql, thrift_client
@@ -339,7 +339,7 @@ def test_on_s3_each_format_is_published_with_exactly_its_logged_rows(
     bucket = s3_env.create_bucket(f"formats-{sink.file_format}")
     s3 = place_on_s3(stream, s3_env, bucket, "events")
     publisher = CompactionPublisher(TableSpec.from_options(s3.spec()))
-    summary = publisher.run(lambda tasks: [compact_unit(t) for t in tasks])
+    summary = publisher.run(compact_units)
     assert {o.partition: o.state for o in summary.outcomes} == {
         f"dt={DAY}/hour=00": "published",
         f"dt={DAY}/hour=01": "published",

@@ -26,6 +26,8 @@ TABLE_FLAGS: tuple[tuple[str, o.ConfigOption], ...] = (
     ("--partition-keys", o.PARTITION_KEYS),
     ("--table", o.TABLE_PATH),
     ("--target-file-size", o.COMPACTION_FILE_SIZE),
+    ("--sort-by", o.COMPACTION_SORT_BY),
+    ("--z-order-by", o.COMPACTION_Z_ORDER_BY),
     ("--trigger", o.SINK_PARTITION_COMMIT_TRIGGER),
     ("--delay", o.SINK_PARTITION_COMMIT_DELAY),
     ("--time-zone", o.SINK_PARTITION_COMMIT_WATERMARK_TIME_ZONE),
@@ -120,12 +122,7 @@ def table_options(args: argparse.Namespace) -> dict[str, Any]:
         value = getattr(args, option.name)
         if value is not None:
             overrides[option.name] = value
-    for name, value in overrides.items():
-        option = o.lookup(name)
-        # An option given under another name (Flink key vs Python name) is replaced.
-        values = {k: v for k, v in values.items() if o.lookup(k) is not option}
-        values[name] = value
-    return values
+    return TableSpec.with_overrides(values, overrides)
 
 
 def missing_table_flags(args: argparse.Namespace, optional: Sequence[str] = ()) -> list[str]:

@@ -16,6 +16,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 if sys.version_info >= (3, 11):
     from enum import StrEnum
@@ -56,6 +57,20 @@ S3_DELAYED_OPEN = PYARROW_VERSION >= (21, 0)
 #: wrap them around silently.
 ORC_READER_REFUSES_FAR_TIMESTAMPS = PYARROW_VERSION >= (25, 0)
 
+#: ``ParquetWriter(bloom_filter_options=)`` (pyarrow 24): Parquet bloom filters.
+PARQUET_BLOOM_FILTERS = PYARROW_VERSION >= (24, 0)
+#: Sort keys that carry their own null placement (pyarrow 25, which deprecates the global one).
+SORT_KEYS_PLACE_NULLS = PYARROW_VERSION >= (25, 0)
+
+
+def sort_indices_nulls_first(table: pa.Table, names: list[str]) -> pa.Array:
+    """The row order of ``table`` by ``names`` ascending, nulls first (Spark's ``ASC``)."""
+    if SORT_KEYS_PLACE_NULLS:
+        return pc.sort_indices(table, sort_keys=[(name, "ascending", "at_start") for name in names])
+    return pc.sort_indices(
+        table, sort_keys=[(name, "ascending") for name in names], null_placement="at_start"
+    )
+
 
 def concat_batches(batches: list[pa.RecordBatch]) -> pa.RecordBatch:
     """``pa.concat_batches`` (pyarrow 19): record batches of one schema as one batch."""
@@ -67,10 +82,12 @@ def concat_batches(batches: list[pa.RecordBatch]) -> pa.RecordBatch:
 
 __all__ = [
     "ORC_READER_REFUSES_FAR_TIMESTAMPS",
+    "PARQUET_BLOOM_FILTERS",
     "PARQUET_DECIMALS_AS_INTEGERS",
     "PYARROW_VERSION",
     "S3_DELAYED_OPEN",
     "StrEnum",
     "concat_batches",
+    "sort_indices_nulls_first",
     "strict_zip",
 ]

@@ -6,7 +6,7 @@ inputs' footers while its Spark session starts. The units of all
 plans are balanced by input bytes over a few Spark tasks per core (a task costs tens of
 milliseconds of overhead, which hundreds of small units would pay each), so the work
 spreads over a cluster. The driver runs the core's :class:`CompactionPublisher`;
-executors run :func:`compact_unit` with pyarrow.
+executors run :func:`compact_units` with pyarrow.
 
 It prints ``FSCOMMIT_PLANNED`` once its plans are made, one ``FSCOMMIT_PROGRESS <json>``
 line per partition as it is done and, at its end, the run's :class:`CompactionSummary` as
@@ -29,7 +29,7 @@ from typing import Any
 from airflow_provider_fscommit.console import messages_to_stderr
 from airflow_provider_fscommit.core.commit.publisher import CompactionPublisher
 from airflow_provider_fscommit.core.compaction.bin_packing import balance
-from airflow_provider_fscommit.core.compaction.compactor import UnitResult, UnitTask, compact_unit
+from airflow_provider_fscommit.core.compaction.compactor import UnitResult, UnitTask, compact_units
 from airflow_provider_fscommit.core.compaction.plan import CompactionPlan
 from airflow_provider_fscommit.core.compaction.summary import CompactionSummary, PartitionResult
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
@@ -134,7 +134,7 @@ def unit_groups(tasks: list[UnitTask], parallelism: int) -> list[list[UnitTask]]
 
 def run_group(group: list[UnitTask]) -> list[UnitResult]:
     """One Spark task's work: its units, one after the other."""
-    return [compact_unit(task) for task in group]
+    return compact_units(group)
 
 
 def run_and_record(

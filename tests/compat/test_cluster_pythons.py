@@ -32,11 +32,11 @@ CLUSTERS = [("3.9", "pyarrow==15.0.0", "numpy<2"), ("3.13", "pyarrow", "numpy")]
 
 RUNNER = """
 import pickle, sys
-from airflow_provider_fscommit.core.compaction.compactor import compact_unit
+from airflow_provider_fscommit.core.compaction.compactor import compact_units
 from airflow_provider_fscommit.jobs.floors import refusal, runtime
 assert refusal("executors", runtime()) is None, runtime()
 tasks = pickle.load(open(sys.argv[1], "rb"))
-results = [compact_unit(task) for task in tasks]
+results = compact_units(tasks)
 pickle.dump(results, open(sys.argv[2], "wb"))
 """
 

@@ -5,10 +5,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from pyspark.sql import functions as F
 
+from airflow_provider_fscommit.core.compaction.sort_order import SortOrder
 from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
 from fscommit_dev.streams import StreamingTable, TypedTable, row
 from tests.support.compaction import check_exactly_once, committable, compact, visible_data_files
@@ -284,3 +286,75 @@ def test_three_runs_of_one_partition_at_once_publish_and_commit_it_once(
     assert len(records.commits) == 1 and len(records.policy_commits) == 1
     assert not records.open_plans
     check_exactly_once(spark, hourly_stream.staging, table, complete={("2026-11-20", "01")})
+
+
+def _partition_rows(table: str, hour: str, columns: list[str]) -> tuple[list[Path], pa.Table]:
+    """A published partition's files in their order (unit by unit), and their rows' columns
+    read one file after the other."""
+    files = sorted(Path(table, "dt=2026-11-20", f"hour={hour}").glob("*.parquet"))
+    return files, pa.concat_tables(pq.read_table(f, columns=columns) for f in files)
+
+
+def test_a_sorted_table_orders_each_partition_across_its_files_for_readers(
+    spark, typed_table, tmp_path
+):
+    table = str(tmp_path / "sorted")
+    result = compact(
+        typed_table.staging,
+        typed_table.checkpoint,
+        table,
+        "--sort-by",
+        "s,id",
+        "--option",
+        "parquet.bloom.filter.enabled#s=true",
+        "--option",
+        "parquet.block.size=1KB",
+        target="2KB",  # several outputs per partition
+    )
+    assert result.returncode == 0, result.stderr
+    staged = spark.read.option("mergeSchema", "true").parquet(typed_table.staging)
+    published = spark.read.option("mergeSchema", "true").parquet(table)
+    assert published.schema == staged.schema
+    for hour in ("00", "01", "02"):
+        theirs = staged.where(f"hour = '{hour}'")
+        mine = published.where(f"hour = '{hour}'")
+        assert comparable(mine).exceptAll(comparable(theirs)).count() == 0
+        assert comparable(theirs).exceptAll(comparable(mine)).count() == 0
+        # In Spark's ORDER BY s, id (nulls first) across the files, read one after the other.
+        expected = [(r.s, r.id) for r in theirs.orderBy("s", "id").select("s", "id").collect()]
+        files, rows = _partition_rows(table, hour, ["s", "id"])
+        assert [(r["s"], r["id"]) for r in rows.to_pylist()] == expected
+        if hour == "01":
+            assert len(files) > 1
+        for output in files:
+            metadata = pq.read_metadata(output)
+            assert metadata.num_row_groups > 1  # 1 KB row groups, not one per input batch
+            group = metadata.row_group(0)
+            assert [c.column_index for c in group.sorting_columns] == [10, 0]  # s, id
+            chunks = {
+                group.column(i).path_in_schema: group.column(i) for i in range(group.num_columns)
+            }
+            # The page index: offsets for every column, min/max for every column with an
+            # order (Parquet gives INT96 none, so neither Spark nor pyarrow keeps its stats).
+            assert all(c.has_offset_index for c in chunks.values())
+            assert all(c.has_column_index == (c.physical_type != "INT96") for c in chunks.values())
+            assert chunks["s"].bloom_filter_offset and not chunks["id"].bloom_filter_offset
+            assert pq.read_metadata(output).schema.column(1).physical_type == "INT96"
+
+    z_table = str(tmp_path / "z")
+    result = compact(
+        typed_table.staging,
+        typed_table.checkpoint,
+        z_table,
+        "--option",
+        "compaction.z-order-by=ts,id",
+        target="128MB",
+    )
+    assert result.returncode == 0, result.stderr
+    z_published = spark.read.option("mergeSchema", "true").parquet(z_table)
+    assert comparable(z_published).exceptAll(comparable(published)).count() == 0
+    assert z_published.count() == published.count()
+    _, frame = _partition_rows(z_table, "01", ["ts", "id"])
+    key = SortOrder(("ts", "id"), z_order=True).keyed(frame)  # the partition fits in memory
+    z = key.route(frame, 0).to_pylist()
+    assert z == sorted(z) and len(set(z)) > 1

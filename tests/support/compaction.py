@@ -15,7 +15,7 @@ from pathlib import Path
 from airflow_provider_fscommit.core.commit.committer import PartitionCommitter
 from airflow_provider_fscommit.core.commit.policy_factory import create_policies
 from airflow_provider_fscommit.core.commit.publisher import CompactionPublisher
-from airflow_provider_fscommit.core.compaction.compactor import compact_unit
+from airflow_provider_fscommit.core.compaction.compactor import compact_units
 from airflow_provider_fscommit.core.compaction.planner import plan_partition
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
@@ -179,7 +179,7 @@ def publish_and_commit(
 ) -> PartitionCommitter:
     """Compact ``partitions`` in this process (the core's units, no Spark) and commit them
     with the spec's policy chain, as a run does; the committer, for its completeness."""
-    CompactionPublisher(spec).run(lambda tasks: [compact_unit(t) for t in tasks], partitions)
+    CompactionPublisher(spec).run(compact_units, partitions)
     committer = PartitionCommitter(spec, create_policies(spec))
     committer.commit(partitions, origin=origin)
     return committer

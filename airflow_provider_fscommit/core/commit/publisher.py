@@ -41,6 +41,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from airflow_provider_fscommit.core.compaction.compactor import (
+    OutputLayout,
     PlanSchema,
     UnitResult,
     UnitTask,
@@ -261,6 +262,10 @@ class CompactionPublisher:
                 state_of = CompactionState.EMPTY if empty else CompactionState.UP_TO_DATE
                 settled.append(PartitionOutcome(partition, state_of))
                 continue
+            refused = self._layout_refusal(plan)
+            if refused is not None:  # before the plan is written: nothing is planned
+                settled.append(PartitionOutcome(partition, CompactionState.FAILED, error=refused))
+                continue
             if not dry_run and not self.ledger.write_plan(plan):
                 settled.append(
                     PartitionOutcome(partition, CompactionState.FAILED, error=_CONCURRENT)
@@ -274,6 +279,30 @@ class CompactionPublisher:
             self.ledger.record(p.partition for p in plans)
             fault_point("after-plan")
         return plans, sorted(settled, key=lambda o: o.partition)
+
+    def _layout_refusal(self, plan: CompactionPlan) -> str | None:
+        """Why the table's sort order cannot lay out ``plan``'s rows, or None.
+
+        Its columns are checked against the plan's merged schema (the footers are read
+        once: the plan's tasks take them from here).
+        """
+        order = OutputLayout.of(self.spec).sort
+        if order is None:
+            return None
+        if plan.format.is_lines:
+            return (
+                f"{order.option} is set but the files of partition {plan.partition} are "
+                f"{plan.format.value.upper()}, whose lines are concatenated, not rewritten; "
+                "sorting applies to Parquet and ORC. Drop the option for this table"
+            )
+        inputs = tuple(f.uri for f in plan.inputs)
+        try:
+            if inputs not in self._read_ahead:
+                self._read_ahead[inputs] = read_plan_schema(list(inputs), plan.format)
+            order.check(self._read_ahead[inputs].schema, plan.partition)
+        except FsCommitError as exc:
+            return str(exc)
+        return None
 
     def _csv_header(self, partition: str, uris: list[str]) -> bool:
         """Whether the partition's CSV files merge as files with a header (``csv_header``),
@@ -298,6 +327,8 @@ class CompactionPublisher:
         with contextlib.suppress(FsCommitError):
             for plan in self.preview(partitions).plans:
                 inputs = tuple(f.uri for f in plan.inputs)
+                if inputs in self._read_ahead:  # read while planning (a sorted table's)
+                    continue
                 with contextlib.suppress(FsCommitError):
                     self._read_ahead[inputs] = read_plan_schema(list(inputs), plan.format)
         self._read_ahead_seconds = time.monotonic() - started
@@ -364,25 +395,32 @@ class CompactionPublisher:
         header = plan.format is FileFormat.CSV and (
             decided[1] if decided else self._csv_header(plan.partition, list(inputs))
         )
+        counts = plan_schema.rows or {}
+        layout = OutputLayout.of(self.spec)
+        # A sorted partition is one task: its rows are ordered across all its outputs.
+        units = [plan.units] if layout.sort is not None else [(unit,) for unit in plan.units]
         tasks = [
             UnitTask(
                 table_path=self.table_path,
                 partition=plan.partition,
                 plan_id=plan.plan_id,
-                unit=unit.index,
-                inputs=tuple(f.uri for f in unit.inputs),
-                output=unit.output,
+                unit=group[0].index,
+                inputs=tuple(f.uri for unit in group for f in unit.inputs),
+                output=group[0].output,
                 codec=plan.codec,
                 schema=schema,
                 int96=plan_schema.int96,
-                bytes=unit.bytes,
-                input_sizes=tuple(f.size for f in unit.inputs),
+                bytes=sum(unit.bytes for unit in group),
+                input_sizes=tuple(f.size for unit in group for f in unit.inputs),
                 s3=s3,
                 format=plan.format,
                 header=header,
                 dictionary_columns=plan_schema.dictionary_columns,
+                rows=sum(counts.get(f.uri, 0) for unit in group for f in unit.inputs),
+                layout=layout,
+                more_outputs=tuple((unit.index, unit.output) for unit in group[1:]),
             )
-            for unit in plan.units
+            for group in units
         ]
         rows = plan_schema.rows
         return tasks, None if rows is None else sum(rows.values())

@@ -16,8 +16,16 @@ ORC is rewritten the same way, stripe by stripe, with the inputs' compression, S
 type attributes and its user metadata (:mod:`orc_user_metadata`). JSON, CSV and text are
 concatenated (:mod:`line_files`), which is exact for every codec Spark writes them with.
 
-Memory is bounded: inputs are streamed batch by batch into row groups of about 64 MB.
-The output is written under a hidden name; the publisher renames it after the commit point.
+Outputs are laid out for readers (:class:`OutputLayout`): Parquet row groups of about
+``parquet.block.size`` on disk (rows per group estimated from the inputs' bytes per row),
+statistics and the page index, optional bloom filters; ORC stripes, row index and bloom
+filters as ORC's keys say. A table with a sort order (:mod:`.sort_order`) has each
+partition's rows sorted across all its outputs in one task (:mod:`.external_sort`), so
+files and row groups cover disjoint ranges.
+
+Memory is bounded: inputs are streamed batch by batch; a writer holds one row group, a
+sort at most ``compaction.sort-memory``. Outputs are written under hidden names; the
+publisher renames them after the commit point.
 """
 
 from __future__ import annotations
@@ -26,19 +34,23 @@ import contextlib
 import contextvars
 import json
 from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
-from typing import Any, Union
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, Union
 
 import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.orc as po
 import pyarrow.parquet as pq
 
+from airflow_provider_fscommit.core.compaction.external_sort import sorted_tables
+from airflow_provider_fscommit.core.compaction.sort_order import SortOrder
 from airflow_provider_fscommit.core.compat import (
     ORC_READER_REFUSES_FAR_TIMESTAMPS,
+    PARQUET_BLOOM_FILTERS,
     PARQUET_DECIMALS_AS_INTEGERS,
+    PYARROW_VERSION,
     concat_batches,
     strict_zip,
 )
@@ -56,9 +68,13 @@ from airflow_provider_fscommit.core.formats.orc_user_metadata import OrcUserMeta
 from airflow_provider_fscommit.core.storage.filesystem import renames_atomically, resolve_filesystem
 from airflow_provider_fscommit.core.storage.object_store import S3Settings, explain, use_s3_settings
 
+if TYPE_CHECKING:
+    from airflow_provider_fscommit.core.config.table_spec import TableSpec
+
 SPARK_SCHEMA_KEY = b"org.apache.spark.sql.parquet.row.metadata"
-_ROW_GROUP_BYTES = 64 * 1024 * 1024
 _BATCH_ROWS = 64 * 1024
+# Spark's (parquet-mr's) default false positive probability of a Parquet bloom filter.
+_BLOOM_FPP = 0.01
 # Object stores: inputs fetched ahead per unit, and the size up to which one is read whole.
 _PREFETCH_FILES = 8
 _WHOLE_FILE_BYTES = 8 * 1024 * 1024
@@ -83,6 +99,49 @@ class PlanSchema:
 
 
 @dataclass(frozen=True)
+class OutputLayout:
+    """How outputs are laid out for readers: the table spec's format and sort options, as
+    plain values a Spark task takes."""
+
+    parquet_block_size: int = 128 * 1024 * 1024
+    # (column, expected distinct values or None: the output's rows)
+    parquet_bloom_filters: tuple[tuple[str, int | None], ...] = ()
+    orc_stripe_size: int = 64 * 1024 * 1024
+    orc_row_index_stride: int = 10000
+    orc_bloom_filter_columns: tuple[str, ...] = ()
+    orc_bloom_filter_fpp: float = 0.05
+    sort: SortOrder | None = None
+    sort_memory: int = 256 * 1024 * 1024
+
+    @classmethod
+    def of(cls, spec: TableSpec) -> OutputLayout:
+        order = (
+            SortOrder(spec.sort_columns, z_order=bool(spec.compaction_z_order_by))
+            if spec.sort_columns
+            else None
+        )
+        return cls(
+            parquet_block_size=spec.parquet_block_size,
+            parquet_bloom_filters=tuple(spec.parquet_bloom_filters.items()),
+            orc_stripe_size=spec.orc_stripe_size,
+            orc_row_index_stride=spec.orc_row_index_stride,
+            orc_bloom_filter_columns=spec.orc_bloom_filter_columns,
+            orc_bloom_filter_fpp=spec.orc_bloom_filter_fpp,
+            sort=order,
+            sort_memory=spec.compaction_sort_memory,
+        )
+
+    def rewrites(self, file_format: FileFormat) -> bool:
+        """Whether every output must be written row by row (no byte copy of an input):
+        its rows are sorted, or it carries bloom filters an input may lack."""
+        if self.sort is not None:
+            return True
+        if file_format is FileFormat.ORC:
+            return bool(self.orc_bloom_filter_columns)
+        return bool(self.parquet_bloom_filters)
+
+
+@dataclass(frozen=True)
 class UnitTask:
     """Everything a Spark task needs to execute one unit (plain, picklable values)."""
 
@@ -103,6 +162,15 @@ class UnitTask:
     format: FileFormat = FileFormat.PARQUET
     header: bool = False  # CSV files that each start with a header line
     dictionary_columns: tuple[str, ...] = ()  # Parquet: PlanSchema.dictionary_columns
+    rows: int = 0  # the inputs' rows, as their footers count them (0: unknown, line files)
+    layout: OutputLayout = field(default_factory=OutputLayout)
+    # A sorted partition is one task writing every unit's output: (unit, output) after this
+    # task's own, in order; its rows are sorted across all of them.
+    more_outputs: tuple[tuple[int, str], ...] = ()
+
+    @property
+    def outputs(self) -> tuple[tuple[int, str], ...]:
+        return ((self.unit, self.output), *self.more_outputs)
 
 
 @dataclass(frozen=True)
@@ -217,34 +285,63 @@ def _merged_metadata(
     return metadata
 
 
-def compact_unit(task: UnitTask) -> UnitResult:
-    """Execute one unit; failures are returned (not raised) so other units go on."""
+def compact_units(tasks: Iterable[UnitTask]) -> list[UnitResult]:
+    """Execute tasks one after the other (what a Spark task does with its share)."""
+    return [result for task in tasks for result in compact_task(task)]
+
+
+def compact_task(task: UnitTask) -> list[UnitResult]:
+    """Execute one task: its unit's output, or a sorted partition's outputs. Failures are
+    returned (not raised) so other tasks go on."""
     settings = use_s3_settings(task.s3) if task.s3 is not None else contextlib.nullcontext()
     try:
         with settings:
             return _compact(task)
     except FsCommitError as exc:
-        return UnitResult(task.partition, task.plan_id, task.unit, error=str(exc))
+        return _failed(task, str(exc))
     except (OSError, pa.ArrowException) as exc:
         # e.g. a full or read-only disk, a denied prefix: name the file this unit was writing.
         explained = explain(exc) if isinstance(exc, OSError) else None
-        error = f"compacting into {task.partition}/{task.output}: {explained or exc}"
-        return UnitResult(task.partition, task.plan_id, task.unit, error=error)
+        return _failed(task, f"compacting into {task.partition}/{task.output}: {explained or exc}")
 
 
-def _compact(task: UnitTask) -> UnitResult:
-    """The unit's output: lines concatenated, one input of the plan's schema copied, or
-    the inputs rewritten into that schema (the module docstring says why each)."""
-    table_fs, target = _target(task)
+def _failed(task: UnitTask, error: str) -> list[UnitResult]:
+    return [UnitResult(task.partition, task.plan_id, unit, error=error) for unit, _ in task.outputs]
+
+
+def _compact(task: UnitTask) -> list[UnitResult]:
+    """The task's outputs: lines concatenated, one input of the plan's schema copied, the
+    inputs rewritten into that schema, or sorted across outputs (the module docstring
+    says why each)."""
+    table_fs, target = _target(task, task.output)
     if task.format.is_lines:
-        return _merge(task, table_fs, target)
+        return [_merge(task, table_fs, target)]
     schema = pa.ipc.read_schema(pa.py_buffer(task.schema))
-    copied = _copied(task, table_fs, target, schema) if len(task.inputs) == 1 else None
-    return copied or _rewrite(task, table_fs, target, schema)
+    _refuse_unsupported(task.layout, task.format)
+    if task.layout.sort is not None:
+        return _sorted(task, table_fs, schema)
+    copied = None
+    if len(task.inputs) == 1 and not task.layout.rewrites(task.format):
+        copied = _copied(task, table_fs, target, schema)
+    return [copied or _rewrite(task, table_fs, target, schema)]
 
 
-def _target(task: UnitTask) -> tuple[pafs.FileSystem, str]:
-    """The table's filesystem and the output's hidden path in the partition directory.
+def _refuse_unsupported(layout: OutputLayout, file_format: FileFormat) -> None:
+    if (
+        file_format is FileFormat.PARQUET
+        and layout.parquet_bloom_filters
+        and not PARQUET_BLOOM_FILTERS
+    ):
+        raise FsCommitError(
+            "parquet.bloom.filter.enabled is set but the executors run pyarrow "
+            f"{'.'.join(map(str, PYARROW_VERSION))}, which writes Parquet bloom filters from "
+            "24.0 on; install pyarrow 24+ on the cluster's Python, or drop the bloom filter "
+            "keys. Nothing of the partition was published"
+        )
+
+
+def _target(task: UnitTask, output: str) -> tuple[pafs.FileSystem, str]:
+    """The table's filesystem and an output's hidden path in the partition directory.
 
     The directory is created first where directories exist; object stores have none.
     """
@@ -252,7 +349,7 @@ def _target(task: UnitTask) -> tuple[pafs.FileSystem, str]:
     directory = f"{root.rstrip('/')}/{task.partition}"
     if renames_atomically(table_fs):
         table_fs.create_dir(directory, recursive=True)
-    return table_fs, f"{directory}/{hidden_name(task.output)}"
+    return table_fs, f"{directory}/{hidden_name(output)}"
 
 
 def _copied(
@@ -277,30 +374,124 @@ def _copied(
 def _rewrite(
     task: UnitTask, table_fs: pafs.FileSystem, target: str, schema: pa.Schema
 ) -> UnitResult:
-    """The inputs streamed into row groups of about ``_ROW_GROUP_BYTES`` of the plan's schema.
-
-    Batches are collected until a row group's worth is pending, so memory stays bounded
-    by one row group whatever the unit's size.
-    """
-    rows = 0
-    with (
-        table_fs.open_output_stream(target, compression=None) as sink,
-        _writer(task, sink, schema) as writer,
-    ):
-        pending: list[pa.RecordBatch] = []
-        pending_bytes = 0
+    """The inputs streamed, in input order, into row groups of the plan's schema."""
+    with _RowGroups(task, table_fs, target, schema) as output:
         for batch in _coalesced(_input_rows(task, schema), _BATCH_ROWS):
-            pending.append(batch)
-            pending_bytes += batch.nbytes
-            rows += batch.num_rows
-            if pending_bytes >= _ROW_GROUP_BYTES:
-                writer.write(pa.Table.from_batches(pending, schema))
-                pending, pending_bytes = [], 0
+            output.add(batch)
+    return _written(task, table_fs, target, output.rows)
+
+
+def _sorted(task: UnitTask, table_fs: pafs.FileSystem, schema: pa.Schema) -> list[UnitResult]:
+    """A sorted partition: all its inputs sorted (in bounded memory) and dealt out to its
+    outputs in order, the same number of rows to each, so files and their row groups
+    cover disjoint ranges of the order."""
+    layout = task.layout
+    assert layout.sort is not None
+    per_output = -(-task.rows // len(task.outputs))  # ceil: the last output may hold fewer
+    rows = _coalesced(_input_rows(task, schema), _BATCH_ROWS)
+    ordered = _Rows(sorted_tables(rows, layout.sort, layout.sort_memory))
+    results = []
+    for unit, output in task.outputs:
+        target = _target(task, output)[1]
+        with _RowGroups(task, table_fs, target, schema, sorting=True) as group:
+            while group.rows < per_output:
+                piece = ordered.take(per_output - group.rows)
+                if piece is None:
+                    break
+                group.add(piece)
+        results.append(replace(_written(task, table_fs, target, group.rows), unit=unit))
+    if ordered.take(1) is not None:
+        raise FsCommitError(
+            f"the staged files of {task.partition} hold more rows than their footers count "
+            f"({task.rows}); nothing of the partition was published. Rerun it"
+        )
+    return results
+
+
+class _Rows:
+    """Rows of consecutive tables, taken a given number at a time."""
+
+    def __init__(self, tables: Iterable[pa.Table]) -> None:
+        self._batches = (batch for table in tables for batch in table.to_batches())
+        self._current: pa.RecordBatch | None = None
+
+    def take(self, count: int) -> pa.RecordBatch | None:
+        """The next at most ``count`` rows (fewer at a table's end); None when none are left."""
+        while self._current is None or self._current.num_rows == 0:
+            self._current = next(self._batches, None)
+            if self._current is None:
+                return None
+        piece = self._current.slice(0, count)
+        self._current = self._current.slice(piece.num_rows)
+        return piece
+
+
+class _RowGroups:
+    """One output: batches collected into row groups and written by the format's writer.
+
+    Parquet: a row group is written once it holds ``parquet.block.size`` bytes as the
+    inputs store them (their bytes per row), so memory holds one row group at most; ORC's
+    writer cuts stripes by ``orc.stripe.size`` itself.
+    """
+
+    def __init__(
+        self,
+        task: UnitTask,
+        table_fs: pafs.FileSystem,
+        target: str,
+        schema: pa.Schema,
+        sorting: bool = False,
+    ) -> None:
+        self.task, self.schema, self.rows = task, schema, 0
+        self._stack = contextlib.ExitStack()
+        sink = self._stack.enter_context(table_fs.open_output_stream(target, compression=None))
+        self._writer = self._stack.enter_context(_writer(task, sink, schema, sorting))
+        self._group_rows = _row_group_rows(task)
+        self._pending: list[pa.RecordBatch] = []
+        self._pending_rows = 0
+
+    def __enter__(self) -> _RowGroups:
+        return self
+
+    def add(self, batch: pa.RecordBatch) -> None:
+        self._pending.append(batch)
+        self._pending_rows += batch.num_rows
+        self.rows += batch.num_rows
+        if self._pending_rows >= self._group_rows:
+            self._flush()
+            fault_point("during-unit")
+
+    def _flush(self) -> None:
+        if self._pending:
+            table = pa.Table.from_batches(self._pending, self.schema)
+            self._writer.write(table, **self._group_size())
+            self._pending, self._pending_rows = [], 0
+
+    def _group_size(self) -> dict[str, int]:
+        return {} if self.task.format is FileFormat.ORC else {"row_group_size": self._group_rows}
+
+    def __exit__(self, *exc: Any) -> None:
+        """The last row group written and the file closed; on an error, the writers see it
+        (ORC's sink then adds no metadata to a file it never finished)."""
+        if exc[0] is None:
+            try:
+                self._flush()
                 fault_point("during-unit")
-        if pending:
-            writer.write(pa.Table.from_batches(pending, schema))
-        fault_point("during-unit")
-    return _written(task, table_fs, target, rows)
+            except BaseException as failure:
+                if not self._stack.__exit__(type(failure), failure, failure.__traceback__):
+                    raise
+                return
+        self._stack.__exit__(*exc)
+
+
+def _row_group_rows(task: UnitTask) -> int:
+    """Rows per Parquet row group: ``parquet.block.size`` at the inputs' bytes per row
+    (sorted rows compress better, so a group comes out somewhat smaller)."""
+    if task.format is FileFormat.ORC:
+        return _BATCH_ROWS * 16  # batches handed to ORC's writer, which cuts the stripes
+    if not task.rows or not task.bytes:
+        return 1024 * 1024  # pyarrow's default
+    return max(1, task.layout.parquet_block_size * task.rows // task.bytes)
 
 
 def _written(
@@ -407,24 +598,51 @@ Reader = Union[pq.ParquetFile, po.ORCFile, pa.NativeFile]
 
 
 @contextlib.contextmanager
-def _writer(task: UnitTask, sink: pa.NativeFile, schema: pa.Schema) -> Iterator[Any]:
-    """The format's writer into ``sink``, with what Spark's reader needs of the file."""
+def _writer(
+    task: UnitTask, sink: pa.NativeFile, schema: pa.Schema, sorting: bool = False
+) -> Iterator[Any]:
+    """The format's writer into ``sink``, with what Spark's reader needs of the file and
+    what the layout asks for readers (``sorting``: the rows are in the layout's order)."""
+    layout = task.layout
     if task.format is FileFormat.ORC:
         with OrcUserMetadataSink(sink, schema.metadata or {}) as patched:
-            writer = po.ORCWriter(patched, compression=task.codec, stripe_size=_ROW_GROUP_BYTES)
+            writer = po.ORCWriter(
+                patched,
+                compression=task.codec,
+                stripe_size=layout.orc_stripe_size,
+                row_index_stride=layout.orc_row_index_stride,
+                bloom_filter_columns=[
+                    schema.get_field_index(name) for name in layout.orc_bloom_filter_columns
+                ]
+                or None,
+                bloom_filter_fpp=layout.orc_bloom_filter_fpp,
+            )
             try:
                 yield writer
             finally:
                 writer.close()
         return
-    decimals = {"store_decimal_as_integer": True} if PARQUET_DECIMALS_AS_INTEGERS else {}
+    options: dict[str, Any] = (
+        {"store_decimal_as_integer": True} if PARQUET_DECIMALS_AS_INTEGERS else {}
+    )
+    if layout.parquet_bloom_filters:
+        options["bloom_filter_options"] = {
+            name: {"ndv": ndv or max(task.rows, 1), "fpp": _BLOOM_FPP}
+            for name, ndv in layout.parquet_bloom_filters
+        }
+    if sorting and layout.sort is not None and not layout.sort.z_order:
+        order = [(name, "ascending") for name in layout.sort.columns]
+        options["sorting_columns"] = pq.SortingColumn.from_ordering(
+            schema, order, null_placement="at_start"
+        )
     with pq.ParquetWriter(
         sink,
         schema,
         compression=task.codec,
         use_dictionary=list(task.dictionary_columns),
         use_deprecated_int96_timestamps=task.int96,
-        **decimals,
+        write_page_index=True,
+        **options,
     ) as writer:
         yield writer
 

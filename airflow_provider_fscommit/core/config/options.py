@@ -84,6 +84,74 @@ def _choice(*allowed: str) -> Callable[[Any, str], str]:
     return parse
 
 
+def _positive_int(value: Any, option: str) -> int:
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value.strip())
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise ConfigError(f"{option}: expected a positive whole number, got {value!r}")
+    return value
+
+
+def _probability(value: Any, option: str) -> float:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        number = -1.0
+    if isinstance(value, bool) or not 0.0 < number < 1.0:
+        raise ConfigError(f"{option}: expected a probability between 0 and 1, got {value!r}")
+    return number
+
+
+# Spark's (parquet-mr's) per-column bloom filter keys: '<prefix>#<column>'.
+BLOOM_ENABLED_PREFIX = "parquet.bloom.filter.enabled#"
+BLOOM_NDV_PREFIX = "parquet.bloom.filter.expected.ndv#"
+
+
+def _bloom_filters(value: Any, option: str) -> dict[str, int | None]:
+    """Columns with a Parquet bloom filter, each with its expected distinct values (None:
+    the partition's rows); :func:`fold_bloom_filter_keys` builds it from Spark's keys."""
+    if value is None or value == "":
+        return {}
+    if not isinstance(value, Mapping):
+        raise ConfigError(
+            f"{option}: expected a mapping of column to expected distinct values, got "
+            f"{value!r}; or use Spark's keys {BLOOM_ENABLED_PREFIX}<column>: true"
+        )
+    return {
+        _text(column, option): None if ndv is None else _positive_int(ndv, option)
+        for column, ndv in value.items()
+    }
+
+
+def fold_bloom_filter_keys(options: Mapping[str, Any]) -> dict[str, Any]:
+    """``options`` with Spark's per-column bloom filter keys folded into
+    ``parquet_bloom_filters``: ``parquet.bloom.filter.enabled#user_id: true`` and
+    ``parquet.bloom.filter.expected.ndv#user_id: 1000000`` become ``{"user_id": 1000000}``.
+    """
+    enabled: dict[str, bool] = {}
+    ndv: dict[str, Any] = {}
+    rest: dict[str, Any] = {}
+    for key, value in options.items():
+        if key.startswith(BLOOM_ENABLED_PREFIX):
+            enabled[key.removeprefix(BLOOM_ENABLED_PREFIX)] = _boolean(value, key)
+        elif key.startswith(BLOOM_NDV_PREFIX):
+            ndv[key.removeprefix(BLOOM_NDV_PREFIX)] = _positive_int(value, key)
+        else:
+            rest[key] = value
+    if not enabled and not ndv:
+        return rest
+    orphans = sorted(set(ndv) - {column for column, on in enabled.items() if on})
+    if orphans:
+        raise ConfigError(
+            f"{BLOOM_NDV_PREFIX}{orphans[0]} is set but {BLOOM_ENABLED_PREFIX}{orphans[0]} is "
+            "not true: enable the column's bloom filter, or drop its expected.ndv"
+        )
+    folded = dict(_bloom_filters(rest.get(PARQUET_BLOOM_FILTERS.name), PARQUET_BLOOM_FILTERS.name))
+    folded.update({column: ndv.get(column) for column, on in enabled.items() if on})
+    rest[PARQUET_BLOOM_FILTERS.name] = folded
+    return rest
+
+
 class TriggerKind(StrEnum):
     """When a partition is complete (``sink.partition-commit.trigger``)."""
 
@@ -434,6 +502,78 @@ COMPACTION_FILE_SIZE = ConfigOption(
     parse_memory_size,
     description="Target size of compacted files, e.g. '128MB'.",
 )
+COMPACTION_SORT_BY = ConfigOption(
+    "compaction_sort_by",
+    "compaction.sort-by",
+    (),
+    _names,
+    description="Columns to sort each compacted partition by, e.g. 'user_id,ts' (ascending, "
+    "nulls first, as Spark's ORDER BY): its files and row groups then cover disjoint ranges "
+    "of the first column, so a reader's filter on it skips the rest. Parquet and ORC.",
+)
+COMPACTION_Z_ORDER_BY = ConfigOption(
+    "compaction_z_order_by",
+    "compaction.z-order-by",
+    (),
+    _names,
+    description="2 to 4 columns to cluster each compacted partition by in Z-order, e.g. "
+    "'user_id,event_type': a filter on any of them skips most row groups (instead of "
+    "compaction.sort-by, which favours its first column). Parquet and ORC.",
+)
+COMPACTION_SORT_MEMORY = ConfigOption(
+    "compaction_sort_memory",
+    "compaction.sort-memory",
+    256 * 1024 * 1024,
+    parse_memory_size,
+    description="Rows a sorting compaction holds in a task's memory (Arrow bytes); a larger "
+    "partition is sorted in ranges spilled to the executor's local disk.",
+)
+PARQUET_BLOCK_SIZE = ConfigOption(
+    "parquet_block_size",
+    "parquet.block.size",
+    128 * 1024 * 1024,
+    parse_memory_size,
+    description="Row group size of Parquet outputs, as Spark's key (estimated from the "
+    "inputs' bytes per row; a row group is held in memory while it is written).",
+)
+PARQUET_BLOOM_FILTERS = ConfigOption(
+    "parquet_bloom_filters",
+    None,
+    {},
+    _bloom_filters,
+    description="Parquet bloom filters per column: Spark's keys "
+    "'parquet.bloom.filter.enabled#<column>: true' and, optionally, "
+    "'parquet.bloom.filter.expected.ndv#<column>: <distinct values>' (default: the "
+    "partition's rows). Needs pyarrow 24 on the executors.",
+)
+ORC_STRIPE_SIZE = ConfigOption(
+    "orc_stripe_size",
+    "orc.stripe.size",
+    64 * 1024 * 1024,
+    parse_memory_size,
+    description="Stripe size of ORC outputs, as ORC's key.",
+)
+ORC_ROW_INDEX_STRIDE = ConfigOption(
+    "orc_row_index_stride",
+    "orc.row.index.stride",
+    10000,
+    _positive_int,
+    description="Rows per entry of an ORC output's row index (its min/max per stride).",
+)
+ORC_BLOOM_FILTER_COLUMNS = ConfigOption(
+    "orc_bloom_filter_columns",
+    "orc.bloom.filter.columns",
+    (),
+    _names,
+    description="Columns an ORC output keeps bloom filters for, e.g. 'user_id' (ORC's key).",
+)
+ORC_BLOOM_FILTER_FPP = ConfigOption(
+    "orc_bloom_filter_fpp",
+    "orc.bloom.filter.fpp",
+    0.05,
+    _probability,
+    description="False positive probability of the ORC bloom filters (ORC's key).",
+)
 PARTITION_DEFAULT_NAME = ConfigOption(
     "partition_default_name",
     "partition.default-name",
@@ -499,6 +639,15 @@ OPTIONS: tuple[ConfigOption, ...] = (
     PARTITION_TIME_EXTRACTOR_TIMESTAMP_FORMATTER,
     AUTO_COMPACTION,
     COMPACTION_FILE_SIZE,
+    COMPACTION_SORT_BY,
+    COMPACTION_Z_ORDER_BY,
+    COMPACTION_SORT_MEMORY,
+    PARQUET_BLOCK_SIZE,
+    PARQUET_BLOOM_FILTERS,
+    ORC_STRIPE_SIZE,
+    ORC_ROW_INDEX_STRIDE,
+    ORC_BLOOM_FILTER_COLUMNS,
+    ORC_BLOOM_FILTER_FPP,
     PARTITION_DEFAULT_NAME,
     FORMAT,
     CSV_HEADER,
@@ -557,7 +706,10 @@ _BY_ANY_NAME: dict[str, ConfigOption] = (
 
 
 def lookup(name: str) -> ConfigOption:
-    """Find an option by its Python name or its Flink key."""
+    """Find an option by its Python name or its Flink key (Spark's per-column bloom filter
+    keys, ``parquet.bloom.filter.enabled#<column>``, are ``parquet_bloom_filters``)."""
+    if name.startswith((BLOOM_ENABLED_PREFIX, BLOOM_NDV_PREFIX)):
+        return PARQUET_BLOOM_FILTERS
     try:
         return _BY_ANY_NAME[name]
     except KeyError:

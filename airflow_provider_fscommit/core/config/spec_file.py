@@ -275,6 +275,10 @@ def _read_table(
 ) -> tuple[TableSpec | None, list[SpecProblem]]:
     """The table as :meth:`TableSpec.from_options` reads it, each bad option its problem."""
     problems = []
+    try:
+        options = o.fold_bloom_filter_keys(options)
+    except ConfigError as exc:
+        return None, [problem(_option_named_in(str(exc), "table"), exc)]
     ignored = o.flink_only(options)
     for key, raw in options.items():
         if key in ignored:

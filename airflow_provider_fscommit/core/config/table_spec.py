@@ -11,7 +11,7 @@ import enum
 import json
 import logging
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from datetime import datetime, timedelta
 from functools import cached_property
 from typing import Any
@@ -86,6 +86,16 @@ class TableSpec:
     timestamp_formatter: str | None = o.PARTITION_TIME_EXTRACTOR_TIMESTAMP_FORMATTER.default
     auto_compaction: bool = o.AUTO_COMPACTION.default
     compaction_file_size: int = o.COMPACTION_FILE_SIZE.default
+    compaction_sort_by: tuple[str, ...] = o.COMPACTION_SORT_BY.default
+    compaction_z_order_by: tuple[str, ...] = o.COMPACTION_Z_ORDER_BY.default
+    compaction_sort_memory: int = o.COMPACTION_SORT_MEMORY.default
+    parquet_block_size: int = o.PARQUET_BLOCK_SIZE.default
+    # Column -> expected distinct values (None: the partition's rows); compared, not hashed.
+    parquet_bloom_filters: Mapping[str, int | None] = field(default_factory=dict, hash=False)
+    orc_stripe_size: int = o.ORC_STRIPE_SIZE.default
+    orc_row_index_stride: int = o.ORC_ROW_INDEX_STRIDE.default
+    orc_bloom_filter_columns: tuple[str, ...] = o.ORC_BLOOM_FILTER_COLUMNS.default
+    orc_bloom_filter_fpp: float = o.ORC_BLOOM_FILTER_FPP.default
     partition_default_name: str = o.PARTITION_DEFAULT_NAME.default
     format: FileFormat | None = o.FORMAT.default
     csv_header: bool | None = o.CSV_HEADER.default
@@ -107,6 +117,7 @@ class TableSpec:
         Flink keys that mean nothing here (``connector``, ``sink.rolling-policy.*``, ...)
         are left out with one warning naming them; :meth:`to_dict` does not carry them.
         """
+        options = o.fold_bloom_filter_keys(options)
         ignored = o.flink_only(options)
         if ignored:
             log.warning(
@@ -135,6 +146,18 @@ class TableSpec:
         spec = cls(**values)
         spec.validate()
         return spec
+
+    @staticmethod
+    def with_overrides(options: Mapping[str, Any], overrides: Mapping[str, Any]) -> dict[str, Any]:
+        """``options`` with ``overrides`` applied (later ones win), unchecked: an option
+        given under another name (Flink key vs Python name) is replaced, not doubled; so
+        are a spec's bloom filter columns by the overrides' (Spark's per-column keys)."""
+        values = o.fold_bloom_filter_keys(options)
+        for name, value in o.fold_bloom_filter_keys(overrides).items():
+            option = o.lookup(name)
+            values = {k: v for k, v in values.items() if o.lookup(k) is not option}
+            values[name] = value
+        return values
 
     @classmethod
     def options_of(cls, table: Mapping[str, Any] | TableSpec) -> dict[str, Any]:
@@ -276,6 +299,39 @@ class TableSpec:
                 "sink.partition-commit.policy.class is not set"
             )
 
+    def _validate_layout(self) -> None:
+        """A sorted layout names one order of plain column names, on compacted files."""
+        if self.compaction_sort_by and self.compaction_z_order_by:
+            raise ConfigError(
+                "compaction.sort-by and compaction.z-order-by are both set; a partition is "
+                "laid out in one order: keep one of them"
+            )
+        if self.compaction_z_order_by and not 2 <= len(self.compaction_z_order_by) <= 4:
+            raise ConfigError(
+                f"compaction.z-order-by names {len(self.compaction_z_order_by)} column(s); "
+                "Z-order interleaves 2 to 4 (for one column, use compaction.sort-by)"
+            )
+        if self.sort_columns and not self.auto_compaction:
+            raise ConfigError(
+                "compaction.sort-by/z-order-by is set but auto-compaction is false: files "
+                "published as they are cannot be sorted; drop one of them"
+            )
+        for key, names in (
+            ("compaction.sort-by", self.compaction_sort_by),
+            ("compaction.z-order-by", self.compaction_z_order_by),
+        ):
+            keys = [name for name in names if name in self.partition_keys]
+            if keys:
+                raise ConfigError(
+                    f"{key} names the partition key {keys[0]!r}, which is the same in every "
+                    "row of a partition; name data columns"
+                )
+
+    @property
+    def sort_columns(self) -> tuple[str, ...]:
+        """The columns a compacted partition is laid out by (sorted or Z-ordered)."""
+        return self.compaction_sort_by or self.compaction_z_order_by
+
     def validate(self) -> None:
         """Cross-option checks, done once so every later step can rely on them."""
         parse_time_zone(self.watermark_time_zone)
@@ -286,6 +342,7 @@ class TableSpec:
             self.time_extractor.validate(self.partition_keys)
         self._validate_trigger()
         self._validate_policies()
+        self._validate_layout()
         if self.csv_header and self.format not in (None, "csv"):
             raise ConfigError(
                 f"csv.header is set but the format is {self.format}; it only applies to CSV "

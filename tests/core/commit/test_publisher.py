@@ -6,14 +6,14 @@ from pathlib import Path
 
 from airflow_provider_fscommit.core.commit import publisher as publisher_module
 from airflow_provider_fscommit.core.commit.publisher import CompactionPublisher
-from airflow_provider_fscommit.core.compaction.compactor import compact_unit
+from airflow_provider_fscommit.core.compaction.compactor import compact_units
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from fscommit_dev.streams import row
 from tests.support.compaction import check_exactly_once, committable, table_options
 
 
 def in_process(tasks):
-    return [compact_unit(task) for task in tasks]
+    return compact_units(tasks)
 
 
 def footer_reads(monkeypatch, staging: str) -> list[str]:

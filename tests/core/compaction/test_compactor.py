@@ -9,7 +9,7 @@ import pytest
 
 from airflow_provider_fscommit.core.compaction.compactor import (
     UnitTask,
-    compact_unit,
+    compact_task,
     hidden_name,
     read_plan_schema,
 )
@@ -42,7 +42,7 @@ def test_a_column_added_mid_stream_is_merged_with_nulls_for_older_rows(spark, tm
     new = spark_file(
         spark, tmp_path / "b", "SELECT 2L AS id, timestamp'2026-11-20 02:00' AS ts, 'x' AS extra"
     )
-    result = compact_unit(task(tmp_path / "t", [old, new]))
+    result = compact_task(task(tmp_path / "t", [old, new]))[0]
     assert result.error is None and result.rows == 2 and not result.copied
     output = tmp_path / "t" / "dt=1" / hidden_name("part-x.c000.snappy.parquet")
     visible = tmp_path / "visible.parquet"  # Spark will not read a hidden name
@@ -54,7 +54,7 @@ def test_a_column_added_mid_stream_is_merged_with_nulls_for_older_rows(spark, tm
 
 def test_a_single_input_with_the_plan_schema_is_copied_byte_for_byte(spark, tmp_path):
     only = spark_file(spark, tmp_path / "a", "SELECT 1L AS id")
-    result = compact_unit(task(tmp_path / "t", [only]))
+    result = compact_task(task(tmp_path / "t", [only]))[0]
     assert result.copied and result.rows == 1
     output = tmp_path / "t" / "dt=1" / hidden_name("part-x.c000.snappy.parquet")
     assert output.read_bytes() == Path(only.removeprefix("file://")).read_bytes()
@@ -72,10 +72,10 @@ def test_a_truncated_or_missing_input_fails_the_unit_naming_the_file(spark, tmp_
     broken = tmp_path / "broken.parquet"
     broken.write_bytes(Path(good.removeprefix("file://")).read_bytes()[:40])
     unit = task(tmp_path / "t", [good, broken.as_uri()], schema_uris=[good])
-    result = compact_unit(unit)
+    result = compact_task(unit)[0]
     assert "broken.parquet is not a readable Parquet file" in result.error
     missing = task(tmp_path / "t", [good, (tmp_path / "gone.parquet").as_uri()], [good])
-    assert "gone.parquet is in the sink log but missing on disk" in compact_unit(missing).error
+    assert "gone.parquet is in the sink log but missing on disk" in compact_task(missing)[0].error
 
 
 def test_a_file_whose_pages_are_damaged_is_named_though_its_footer_reads(spark, tmp_path):
@@ -86,7 +86,7 @@ def test_a_file_whose_pages_are_damaged_is_named_though_its_footer_reads(spark, 
     data[4 : len(data) // 2] = b"\x07" * (len(data) // 2 - 4)  # pages, not the footer
     damaged.write_bytes(bytes(data))
     unit = task(tmp_path / "t", [good, other])  # the driver reads both footers
-    assert f"{damaged.name} is not a readable Parquet file" in compact_unit(unit).error
+    assert f"{damaged.name} is not a readable Parquet file" in compact_task(unit)[0].error
 
 
 def test_outputs_dictionary_encode_the_columns_spark_dictionary_encoded(spark, tmp_path):
@@ -96,7 +96,7 @@ def test_outputs_dictionary_encode_the_columns_spark_dictionary_encoded(spark, t
     spark_chunks = pq.read_metadata(first.removeprefix("file://")).row_group(0)
     assert [spark_chunks.column(i).has_dictionary_page for i in range(2)] == [False, True]
     assert read_plan_schema([first, second]).dictionary_columns == ("kind",)
-    assert compact_unit(task(tmp_path / "t", [first, second])).rows == 10000
+    assert compact_task(task(tmp_path / "t", [first, second]))[0].rows == 10000
     output = tmp_path / "t" / "dt=1" / hidden_name("part-x.c000.snappy.parquet")
     chunks = pq.read_metadata(output).row_group(0)
     assert [chunks.column(i).has_dictionary_page for i in range(2)] == [False, True]

@@ -7,7 +7,7 @@ from pathlib import Path
 import pyarrow.orc as po
 
 from airflow_provider_fscommit.core.compaction import compactor
-from airflow_provider_fscommit.core.compaction.compactor import UnitTask, compact_unit, hidden_name
+from airflow_provider_fscommit.core.compaction.compactor import UnitTask, compact_task, hidden_name
 from airflow_provider_fscommit.core.formats.file_format import FileFormat
 
 FAR = (
@@ -39,13 +39,13 @@ def test_timestamps_beyond_pyarrows_range_fail_a_merge_clearly_and_copy_byte_for
     inputs = [next((tmp_path / n).glob("part-*.orc")) for n in ("a", "b")]
     table = tmp_path / "table"
 
-    merged = compact_unit(_task(table, inputs, 0))
+    merged = compact_task(_task(table, inputs, 0))[0]
     assert merged.error is not None
     assert f"{inputs[0]} holds a timestamp outside 1677-09-21..2262-04-11" in merged.error
     assert "Set auto-compaction: false" in merged.error
 
     # Without auto-compaction every file is its own unit: copied, its rows never read.
-    copied = compact_unit(_task(table, inputs[:1], 1))
+    copied = compact_task(_task(table, inputs[:1], 1))[0]
     assert copied.error is None and copied.copied and copied.rows == 2
     output = table / "dt=1" / hidden_name("part-1.c000.orc")
     assert output.read_bytes() == inputs[0].read_bytes()
@@ -61,7 +61,7 @@ def test_before_pyarrow_25_the_footer_refuses_what_the_reader_would_wrap_around(
         spark.sql(FAR).coalesce(1).write.orc(str(tmp_path / name))
     inputs = [next((tmp_path / n).glob("part-*.orc")) for n in ("a", "b")]
 
-    merged = compact_unit(_task(tmp_path / "table", inputs, 0))
+    merged = compact_task(_task(tmp_path / "table", inputs, 0))[0]
     assert merged.error is not None
     assert f"{inputs[0]} holds a timestamp outside 1677-09-21..2262-04-11" in merged.error
     assert "its Footer records" in merged.error

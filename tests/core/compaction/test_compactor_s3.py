@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from airflow_provider_fscommit.core.commit.publisher import CompactionPublisher
-from airflow_provider_fscommit.core.compaction.compactor import compact_unit
+from airflow_provider_fscommit.core.compaction.compactor import compact_units
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from fscommit_dev.s3_tables import assert_exactly_once, place_on_s3, staged_ids
 
@@ -20,7 +20,7 @@ def test_a_missing_and_a_corrupt_input_on_s3_fail_their_partitions_only(hourly_s
     client.delete_object(Bucket=bucket, Key=files["00"][0])
     client.put_object(Bucket=bucket, Key=files["01"][0], Body=b"PAR1 not parquet PAR1")
     publisher = CompactionPublisher(TableSpec.from_options(s3.spec(compaction_file_size="1MB")))
-    summary = publisher.run(lambda tasks: [compact_unit(t) for t in tasks])
+    summary = publisher.run(compact_units)
     outcomes = {o.partition: o for o in summary.outcomes}
     missing = outcomes["dt=2026-11-20/hour=00"]
     assert missing.state == "failed" and "missing on disk" in missing.error

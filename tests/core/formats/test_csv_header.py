@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from airflow_provider_fscommit.core.commit.publisher import CompactionPublisher
-from airflow_provider_fscommit.core.compaction.compactor import compact_unit
+from airflow_provider_fscommit.core.compaction.compactor import compact_units
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.errors import CsvHeaderError
 from airflow_provider_fscommit.core.formats.line_files import LINE_CODECS
@@ -66,7 +66,7 @@ def spec_of(stream: StreamingTable, table: Path, **extra) -> TableSpec:
 
 
 def run(spec: TableSpec) -> dict[str, str]:
-    summary = CompactionPublisher(spec).run(lambda tasks: [compact_unit(t) for t in tasks])
+    summary = CompactionPublisher(spec).run(compact_units)
     return {o.partition: o.state for o in summary.outcomes}
 
 

@@ -15,7 +15,7 @@ from airflow_provider_fscommit.core.commit.committer import PartitionCommitter
 from airflow_provider_fscommit.core.commit.policy_factory import create_policies
 from airflow_provider_fscommit.core.commit.publisher import CompactionPublisher
 from airflow_provider_fscommit.core.compaction import compactor
-from airflow_provider_fscommit.core.compaction.compactor import compact_unit
+from airflow_provider_fscommit.core.compaction.compactor import compact_units
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.errors import LedgerError
 from airflow_provider_fscommit.core.faults import FAULT_ENV
@@ -43,7 +43,7 @@ SLACK = 5
 
 
 def run_units(tasks):
-    return [compact_unit(t) for t in tasks]
+    return compact_units(tasks)
 
 
 def commit_run(spec, partitions=None):

@@ -1,7 +1,7 @@
 """The table's completeness on real streams: complete-through never passes a partition
 that is not committed, and what the committer publishes never moves back.
 
-The streams are real Spark queries; compaction runs the real ``compact_unit`` in this
+The streams are real Spark queries; compaction runs the real ``compact_units`` in this
 process and the real committer writes the ledger and the completeness record.
 """
 

@@ -1,6 +1,6 @@
 """The table report on a real stream and a real ledger: every state a partition goes through.
 
-The stream is a real Spark query; compaction runs the real ``compact_unit`` in this process
+The stream is a real Spark query; compaction runs the real ``compact_units`` in this process
 (the unit Spark's executors run) and the real committer writes the ledger, with and
 without an Airflow origin. ``fscommit status`` must say the same as the report.
 """
