@@ -30,6 +30,7 @@ from fscommit_dev.s3_tables import place_on_s3
 from fscommit_dev.streams import StreamingTable, TypedTable, killed_mid_batch, row, spark_env
 from fscommit_dev.tables import status_args
 from tests.support.compaction import FSCOMMIT, commit, compact
+from tests.support.orc_streams import BLOOM_FILTER_KINDS, ROW_INDEX, stripe_streams
 
 pytestmark = pytest.mark.slow
 
@@ -221,6 +222,42 @@ def test_orc_reads_back_in_spark_with_the_identical_schema_and_rows(spark, typed
     zone, staged_instants, published_instants = json.loads(seen.stdout.splitlines()[-1])
     assert zone == "America/New_York"
     assert published_instants == staged_instants and len(staged_instants) > 4
+
+
+def test_a_sorted_orc_table_orders_each_partition_with_row_indexes_and_bloom_filters(
+    spark, typed_orc, tmp_path
+):
+    table = str(tmp_path / "table")
+    result = compact(
+        typed_orc.staging,
+        typed_orc.checkpoint,
+        table,
+        "--sort-by",
+        "s,id",
+        "--option",
+        "orc.bloom.filter.columns=s",
+        target="2KB",  # several outputs per partition
+    )
+    assert result.returncode == 0, result.stderr
+    staged = spark.read.option("mergeSchema", "true").orc(typed_orc.staging)
+    published = spark.read.option("mergeSchema", "true").orc(table)
+    assert published.schema == staged.schema
+    for hour in ("00", "01"):
+        mine = published.where(f"hour = '{hour}'").withColumn("m", F.map_entries("m"))
+        theirs = staged.where(f"hour = '{hour}'").withColumn("m", F.map_entries("m"))
+        assert mine.exceptAll(theirs).count() == 0 and theirs.exceptAll(mine).count() == 0
+        expected = [(r.s, r.id) for r in theirs.orderBy("s", "id").select("s", "id").collect()]
+        files = sorted(Path(table, f"dt={DAY}", f"hour={hour}").glob("*.orc"))
+        read = [po.ORCFile(str(f)).read(columns=["s", "id"]).to_pylist() for f in files]
+        assert [(r["s"], r["id"]) for rows in read for r in rows] == expected
+        names = po.ORCFile(str(files[0])).schema.names
+        s_column = 1 + names.index("s")  # ORC numbers columns in pre-order; all before are flat
+        for output in files:
+            for streams in stripe_streams(output):
+                assert (ROW_INDEX, s_column) in streams
+                assert {(kind, s_column) for kind in BLOOM_FILTER_KINDS} & streams
+                assert not {(kind, 1) for kind in BLOOM_FILTER_KINDS} & streams  # id: none
+    assert len(list(Path(table, f"dt={DAY}", "hour=01").glob("*.orc"))) > 1
 
 
 _READ_IN_NEW_YORK = """

@@ -118,11 +118,13 @@ def table_options(args: argparse.Namespace) -> dict[str, Any]:
     """The options of ``--spec``, ``--option`` pairs and flags, unchecked (later ones win)."""
     values: dict[str, Any] = TableSpec.options_from_file(args.spec) if args.spec else {}
     overrides = pairs(args.option, "--option")
+    ordering = (o.COMPACTION_SORT_BY, o.COMPACTION_Z_ORDER_BY)
     for _, option in TABLE_FLAGS:
         value = getattr(args, option.name)
-        if value is not None:
+        if value is not None and option not in ordering:
             overrides[option.name] = value
-    return TableSpec.with_overrides(values, overrides)
+    order = [getattr(args, option.name) for option in ordering]
+    return TableSpec.with_overrides(values, overrides | TableSpec.order_overrides(*order))
 
 
 def missing_table_flags(args: argparse.Namespace, optional: Sequence[str] = ()) -> list[str]:

@@ -31,6 +31,10 @@ class PartitionCompactOperator(BaseOperator):
         cluster's Python (the driver's too, unless ``spark.pyspark.driver.python`` is set).
     :param codec: Parquet codec of the outputs (snappy, zstd, gzip, lz4, none); ORC outputs
         keep their inputs' compression, JSON/CSV/text their codec.
+    :param sort_by: columns to sort each partition by (``"user_id,ts"`` or a list); replaces
+        the spec's order (``compaction.sort-by`` or ``compaction.z-order-by``).
+    :param z_order_by: 2 to 4 columns to cluster each partition by in Z-order; replaces the
+        spec's order too.
     :param dry_run: only log the plan; templated (``"{{ params.dry_run }}"``).
     :param aws_conn_id: AWS connection for tables on S3 (None: the standard AWS chain); its
         credentials reach a local or standalone Spark application through spark-submit's
@@ -53,13 +57,17 @@ class PartitionCompactOperator(BaseOperator):
         spark_binary: str | None = None,
         conf: dict[str, Any] | None = None,
         codec: str = "snappy",
+        sort_by: str | Sequence[str] | None = None,
+        z_order_by: str | Sequence[str] | None = None,
         dry_run: bool | str = False,
         aws_conn_id: str | None = None,
         submit_kwargs: dict[str, Any] | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
-        self.table = TableSpec.options_of(table)
+        self.table = TableSpec.with_overrides(
+            TableSpec.options_of(table), TableSpec.order_overrides(sort_by, z_order_by)
+        )
         self.partitions = partitions
         self.conn_id = conn_id
         self.spark_binary = spark_binary

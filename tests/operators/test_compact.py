@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pyarrow.parquet as pq
 import pytest
 
 from airflow_provider_fscommit.core.errors import ConfigError, FsCommitError
@@ -52,6 +53,30 @@ def test_dry_run_plans_and_writes_nothing(hourly_stream, tmp_path):
     assert not (tmp_path / "table").exists()
 
 
+@pytest.mark.usefixtures("spark_connection")
+def test_a_sort_column_the_files_lack_is_refused_before_anything_is_planned(
+    hourly_stream, tmp_path
+):
+    table = tmp_path / "table"
+    operator = PartitionCompactOperator(
+        task_id="compact",
+        table=table_options(hourly_stream, str(table)) | {"compaction.sort-by": "k"},
+        z_order_by="id,user_id",  # the argument wins over the spec's order
+        dry_run=True,
+    )
+    preview = operator.execute(context={})
+    failed = preview["refused"]
+    assert (
+        not preview["plans"]
+        and failed
+        and all(
+            p["error"].startswith("compaction.z-order-by names column 'user_id', which the files")
+            for p in failed
+        )
+    )
+    assert not table.exists()
+
+
 def test_a_table_spec_without_table_path_is_refused(hourly_stream):
     options = table_options(hourly_stream, "x")
     del options["table_path"]
@@ -70,12 +95,21 @@ def test_a_spark_connect_connection_runs_the_units_on_that_server(
     monkeypatch.setenv("AIRFLOW_HOME", str(tmp_path / "airflow-home"))
     table = str(tmp_path / "table")
     operator = PartitionCompactOperator(
-        task_id="compact", table=table_options(hourly_stream, table), conn_id="spark_connect_test"
+        task_id="compact",
+        table=table_options(hourly_stream, table),
+        conn_id="spark_connect_test",
+        sort_by=["k", "id"],  # sorted partitions are one task each, with all their outputs
     )
     result = operator.execute(context={})
     ready = committable(hourly_stream.staging, hourly_stream.checkpoint)
     assert {p["partition"] for p in result["partitions"]} == {f"dt={d}/hour={h}" for d, h in ready}
     assert result["rows"] == check_exactly_once(spark, hourly_stream.staging, table, ready)
+    for output in visible_data_files(table):
+        group = pq.read_metadata(output).row_group(0)
+        assert [group.column(c.column_index).path_in_schema for c in group.sorting_columns] == [
+            "k",
+            "id",
+        ]
     runs = list((tmp_path / "table").rglob("runs/*.json"))
     assert [json.loads(run.read_text()) for run in runs] == [result]
 

@@ -96,7 +96,13 @@ class CompactionPreview:
     def to_dict(self) -> dict[str, Any]:
         return {
             "plans": [p.to_dict() for p in self.plans],
-            "up_to_date": [o.partition for o in self.settled],
+            "up_to_date": [o.partition for o in self.settled if o.error is None],
+            # Expired partitions, and those the run would refuse (e.g. a missing sort column)
+            "refused": [
+                {"partition": o.partition, "state": o.state.value, "error": o.error}
+                for o in self.settled
+                if o.error is not None
+            ],
         }
 
 
@@ -281,17 +287,20 @@ class CompactionPublisher:
         return plans, sorted(settled, key=lambda o: o.partition)
 
     def _layout_refusal(self, plan: CompactionPlan) -> str | None:
-        """Why the table's sort order cannot lay out ``plan``'s rows, or None.
+        """Why the table's layout (sort order, bloom filters) cannot lay out ``plan``'s
+        rows, or None.
 
         Its columns are checked against the plan's merged schema (the footers are read
         once: the plan's tasks take them from here).
         """
-        order = OutputLayout.of(self.spec).sort
-        if order is None:
+        layout = OutputLayout.of(self.spec)
+        if not layout.names_columns:
             return None
         if plan.format.is_lines:
+            if layout.sort is None:
+                return None  # bloom filters are the columnar formats' own keys
             return (
-                f"{order.option} is set but the files of partition {plan.partition} are "
+                f"{layout.sort.option} is set but the files of partition {plan.partition} are "
                 f"{plan.format.value.upper()}, whose lines are concatenated, not rewritten; "
                 "sorting applies to Parquet and ORC. Drop the option for this table"
             )
@@ -299,7 +308,7 @@ class CompactionPublisher:
         try:
             if inputs not in self._read_ahead:
                 self._read_ahead[inputs] = read_plan_schema(list(inputs), plan.format)
-            order.check(self._read_ahead[inputs].schema, plan.partition)
+            layout.check(self._read_ahead[inputs].schema, plan.partition, plan.format)
         except FsCommitError as exc:
             return str(exc)
         return None

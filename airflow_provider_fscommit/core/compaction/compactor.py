@@ -54,7 +54,9 @@ from airflow_provider_fscommit.core.compat import (
     concat_batches,
     strict_zip,
 )
+from airflow_provider_fscommit.core.config import options as o
 from airflow_provider_fscommit.core.errors import (
+    ConfigError,
     FsCommitError,
     OrcTailError,
     SchemaMismatchError,
@@ -130,6 +132,28 @@ class OutputLayout:
             sort=order,
             sort_memory=spec.compaction_sort_memory,
         )
+
+    @property
+    def names_columns(self) -> bool:
+        """Whether it names columns of the table (to check against its files)."""
+        return bool(self.sort or self.parquet_bloom_filters or self.orc_bloom_filter_columns)
+
+    def check(self, schema: pa.Schema, partition: str, file_format: FileFormat) -> None:
+        """Refuse what names a column the partition's files lack, before anything runs."""
+        if self.sort is not None:
+            self.sort.check(schema, partition)
+        bloom = (
+            (o.ORC_BLOOM_FILTER_COLUMNS.key, self.orc_bloom_filter_columns)
+            if file_format is FileFormat.ORC
+            else (o.BLOOM_ENABLED_PREFIX + "<column>", [c for c, _ in self.parquet_bloom_filters])
+        )
+        missing = [name for name in bloom[1] if name not in schema.names]
+        if missing:
+            raise ConfigError(
+                f"{bloom[0]} names column {missing[0]!r}, which the files of partition "
+                f"{partition} do not have (their columns: {', '.join(schema.names)}); "
+                "nothing was planned. Fix the table spec"
+            )
 
     def rewrites(self, file_format: FileFormat) -> bool:
         """Whether every output must be written row by row (no byte copy of an input):
@@ -611,9 +635,7 @@ def _writer(
                 compression=task.codec,
                 stripe_size=layout.orc_stripe_size,
                 row_index_stride=layout.orc_row_index_stride,
-                bloom_filter_columns=[
-                    schema.get_field_index(name) for name in layout.orc_bloom_filter_columns
-                ]
+                bloom_filter_columns=_orc_column_ids(schema, layout.orc_bloom_filter_columns)
                 or None,
                 bloom_filter_fpp=layout.orc_bloom_filter_fpp,
             )
@@ -645,6 +667,21 @@ def _writer(
         **options,
     ) as writer:
         yield writer
+
+
+def _orc_column_ids(schema: pa.Schema, names: Sequence[str]) -> list[int]:
+    """The ORC column ids of top-level columns: ORC numbers every type in pre-order, the
+    root struct 0, so a column's id counts the nested types before it."""
+    ids, next_id = {}, 1
+    for schema_field in schema:
+        ids[schema_field.name] = next_id
+        next_id += _orc_types(schema_field.type)
+    return [ids[name] for name in names]
+
+
+def _orc_types(kind: pa.DataType) -> int:
+    """How many ORC types ``kind`` is: itself and everything nested in it."""
+    return 1 + sum(_orc_types(kind.field(i).type) for i in range(kind.num_fields))
 
 
 def _schema(reader: Reader) -> pa.Schema:

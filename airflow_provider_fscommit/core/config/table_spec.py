@@ -159,6 +159,20 @@ class TableSpec:
             values[name] = value
         return values
 
+    @staticmethod
+    def order_overrides(sort_by: Any = None, z_order_by: Any = None) -> dict[str, Any]:
+        """Overrides of the rows' order (an operator's arguments, the CLI's flags): the one
+        given replaces the spec's order of either kind; both given are refused later."""
+        overrides: dict[str, Any] = {}
+        if sort_by is not None:
+            overrides[o.COMPACTION_SORT_BY.name] = sort_by
+        if z_order_by is not None:
+            overrides[o.COMPACTION_Z_ORDER_BY.name] = z_order_by
+        if len(overrides) == 1:  # the other kind is cleared
+            other = o.COMPACTION_Z_ORDER_BY if sort_by is not None else o.COMPACTION_SORT_BY
+            overrides[other.name] = ()
+        return overrides
+
     @classmethod
     def options_of(cls, table: Mapping[str, Any] | TableSpec) -> dict[str, Any]:
         """Plain options for a spec given either way (what operators keep and template)."""

@@ -32,7 +32,7 @@ def rows(count: int, seed: int = 7) -> pa.Table:
         {
             "id": list(range(count)),
             "country": [pick.choice(countries) for _ in range(count)],
-            "score": [pick.choice(scores + [pick.uniform(-9, 9)]) for _ in range(count)],
+            "score": [pick.choice([*scores, pick.uniform(-9, 9)]) for _ in range(count)],
             "amount": [
                 None if pick.random() < 0.1 else Decimal(pick.randint(-(10**6), 10**6)) / 1000
                 for _ in range(count)
