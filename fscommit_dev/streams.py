@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -442,6 +443,12 @@ def killed_mid_batch(table: StreamingTable, *then: list[dict]) -> StreamingTable
     finally:
         kill_group(child)
     table.orphans_at_kill = sorted(_part_files(table, "hour=02"))  # type: ignore[attr-defined]
+    # The checkpoint and sink log as the kill left them (an offset without its commit),
+    # kept for the tests of what a query that is still writing looks like.
+    at_kill = table.base / "at-kill"
+    shutil.copytree(table.checkpoint, at_kill / "checkpoint")
+    shutil.copytree(Path(table.staging, "_spark_metadata"), at_kill / "staging" / "_spark_metadata")
+    table.at_kill = at_kill  # type: ignore[attr-defined]
     restarted = table.run_in_child(block=False)
     if restarted.wait(timeout=300) != 0:
         raise RuntimeError(f"the restarted query failed; see {table.base}/child.log")

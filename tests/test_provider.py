@@ -104,3 +104,31 @@ def test_readme_layout_names_every_module_and_package():
             assert f"{entry.name}/" in layout, entry.name
         elif entry.suffix == ".py" and entry.name not in ("__init__.py", "get_provider_info.py"):
             assert entry.name in layout, entry.name
+
+
+def test_the_readme_end_of_input_dag_parses_and_every_task_knows_the_query_ended():
+    readme = (ROOT / "README.md").read_text()
+    (snippet,) = [
+        block.removeprefix("python\n")
+        for block in readme.split("```")
+        if block.startswith("python\n") and "end_of_input=True" in block
+    ]
+    spec = str(ROOT / "dags" / "fscommit_table.yaml")
+    namespace: dict = {}
+    exec(
+        compile(snippet.replace("/opt/airflow/dags/events.yaml", spec), "README.md", "exec"),
+        namespace,
+    )
+    dag = namespace["dag"]
+    fscommit = [t for t in dag.tasks if t.task_id != "load"]
+    assert {t.task_id for t in fscommit} == {
+        "partition_commit.wait",
+        "partition_commit.discover",
+        "partition_commit.compact",
+        "partition_commit.commit",
+    }
+    tables = [
+        t.partial_kwargs["table"] if hasattr(t, "partial_kwargs") else t.table for t in fscommit
+    ]
+    assert all(table["end_of_input"] is True for table in tables)
+    assert dag.get_task("load").downstream_task_ids == {"partition_commit.wait"}

@@ -95,6 +95,13 @@ def add_table_arguments(parser: argparse.ArgumentParser) -> None:
             help=option.description + (f" (default: {shown})" if shown is not None else ""),
         )
     group.add_argument(
+        "--end-of-input",
+        dest=o.SINK_PARTITION_COMMIT_END_INPUT.name,
+        action="store_const",
+        const=True,
+        help=o.SINK_PARTITION_COMMIT_END_INPUT.description,
+    )
+    group.add_argument(
         "--spec",
         metavar="FILE",
         help="a table spec file (YAML or JSON options, as the DAGs read); flags override it",
@@ -119,6 +126,8 @@ def table_options(args: argparse.Namespace) -> dict[str, Any]:
     values: dict[str, Any] = TableSpec.options_from_file(args.spec) if args.spec else {}
     overrides = pairs(args.option, "--option")
     ordering = (o.COMPACTION_SORT_BY, o.COMPACTION_Z_ORDER_BY)
+    if getattr(args, o.SINK_PARTITION_COMMIT_END_INPUT.name, None):
+        overrides[o.SINK_PARTITION_COMMIT_END_INPUT.name] = True
     for _, option in TABLE_FLAGS:
         value = getattr(args, option.name)
         if value is not None and option not in ordering:

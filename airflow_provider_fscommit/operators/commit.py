@@ -49,6 +49,10 @@ class PartitionCommitOperator(BaseOperator):
         (None: the standard AWS chain).
     :param http_conn_id: HTTP connection the ``http-report`` policy posts to (its base URL,
         headers and basic auth); None: the spec's ``partition.mark-done-action.http.url``.
+    :param end_of_input: the streaming query has stopped for good (the task before ran
+        it, e.g. with ``trigger(availableNow=True)``): every partition in its sink log is
+        complete, whatever the watermark (``sink.partition-commit.end-input``); refused
+        while the query is still writing a batch.
     """
 
     template_fields: Sequence[str] = ("table", "partitions")
@@ -65,9 +69,10 @@ class PartitionCommitOperator(BaseOperator):
         asset: Asset | None = None,
         aws_conn_id: str | None = None,
         http_conn_id: str | None = None,
+        end_of_input: bool = False,
         **kwargs: Any,
     ) -> None:
-        table = TableSpec.options_of(table)
+        table = TableSpec.options_of(table, end_of_input)
         # Only the table path is needed now: other options may still be templates.
         table_path = table.get("table_path") or TableSpec.from_options(table).require_table_path()
         self.asset = asset or table_asset(table_path)

@@ -41,6 +41,10 @@ class PartitionCompactOperator(BaseOperator):
         environment, never its command line.
     :param submit_kwargs: e.g. ``num_executors``, ``executor_memory``, ``driver_memory``,
         passed to the Spark provider's ``SparkSubmitHook``.
+    :param end_of_input: the streaming query has stopped for good (the task before ran
+        it, e.g. with ``trigger(availableNow=True)``): every partition in its sink log is
+        complete, whatever the watermark (``sink.partition-commit.end-input``); refused
+        while the query is still writing a batch.
     :return: the run summary (files and bytes in and out, rows, seconds, per partition).
     """
 
@@ -62,11 +66,13 @@ class PartitionCompactOperator(BaseOperator):
         dry_run: bool | str = False,
         aws_conn_id: str | None = None,
         submit_kwargs: dict[str, Any] | None = None,
+        end_of_input: bool = False,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
         self.table = TableSpec.with_overrides(
-            TableSpec.options_of(table), TableSpec.order_overrides(sort_by, z_order_by)
+            TableSpec.options_of(table, end_of_input),
+            TableSpec.order_overrides(sort_by, z_order_by),
         )
         self.partitions = partitions
         self.conn_id = conn_id

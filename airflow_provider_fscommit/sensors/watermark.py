@@ -34,6 +34,10 @@ class PartitionWatermarkSensor(BaseSensorOperator):
     :param process_time_fallback: commit anyway this long after the commit time.
     :param deferrable: wait in the triggerer (default: ``[operators] default_deferrable``).
     :param aws_conn_id: AWS connection for tables on S3 (None: the standard AWS chain).
+    :param end_of_input: the streaming query has stopped for good (the task before ran
+        it, e.g. with ``trigger(availableNow=True)``): every partition in its sink log is
+        complete, whatever the watermark (``sink.partition-commit.end-input``); refused
+        while the query is still writing a batch.
     :return: XCom ``{"partition", "watermark_ms", "batch_id", "commit_time_ms", "reason"}``.
     """
 
@@ -50,10 +54,11 @@ class PartitionWatermarkSensor(BaseSensorOperator):
         process_time_fallback: timedelta | None = None,
         deferrable: bool = conf.getboolean("operators", "default_deferrable", fallback=False),
         aws_conn_id: str | None = None,
+        end_of_input: bool = False,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
-        self.table = TableSpec.options_of(table)
+        self.table = TableSpec.options_of(table, end_of_input)
         self.partition = partition
         self.stall_timeout = stall_timeout
         self.process_time_fallback = process_time_fallback

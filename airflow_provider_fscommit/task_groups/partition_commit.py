@@ -42,6 +42,7 @@ def partition_commit_group(
     sensor_kwargs: Mapping[str, Any] | None = None,
     compact_kwargs: Mapping[str, Any] | None = None,
     commit_kwargs: Mapping[str, Any] | None = None,
+    end_of_input: bool = False,
 ) -> TaskGroup:
     """Add ``wait`` (sensor), ``compact`` and ``commit`` for ``partition`` to the DAG.
 
@@ -62,9 +63,12 @@ def partition_commit_group(
         ``timeout``, ``mode``...).
     :param compact_kwargs: more arguments of :class:`PartitionCompactOperator`.
     :param commit_kwargs: more arguments of :class:`PartitionCommitOperator`.
+    :param end_of_input: the query has stopped for good (the task before the group ran it,
+        e.g. with ``trigger(availableNow=True)``): the partition is complete whatever the
+        watermark (``sink.partition-commit.end-input``, for all three tasks).
     :return: the task group, to chain with ``>>``.
     """
-    options = TableSpec.options_of(table)
+    options = TableSpec.options_of(table, end_of_input)
     with TaskGroup(group_id=group_id, tooltip="wait for the watermark, compact, commit") as group:
         wait = _wait(
             options, partition, stall_timeout, process_time_fallback, aws_conn_id, sensor_kwargs
@@ -98,6 +102,7 @@ def time_commit_group(
     sensor_kwargs: Mapping[str, Any] | None = None,
     compact_kwargs: Mapping[str, Any] | None = None,
     commit_kwargs: Mapping[str, Any] | None = None,
+    end_of_input: bool = False,
 ) -> TaskGroup:
     """Add ``wait`` → ``discover`` → ``compact`` → ``commit`` for every partition of a time.
 
@@ -112,7 +117,7 @@ def time_commit_group(
     :param partitions: the time's glob, e.g. ``region=*/dt={{ ds }}/hour=03``; templated.
     The other parameters are :func:`partition_commit_group`'s.
     """
-    options = TableSpec.options_of(table)
+    options = TableSpec.options_of(table, end_of_input)
     with TaskGroup(
         group_id=group_id, tooltip="wait for the time, find its partitions, compact, commit"
     ) as group:

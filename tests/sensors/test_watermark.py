@@ -50,11 +50,24 @@ with DAG("fscommit_stall", schedule=None, start_date=pendulum.datetime(2026, 11,
         retries=0,
         aws_conn_id=AWS_CONN_ID,
     )
+    # The DAG ran the query to its end (availableNow): the hour the watermark will never
+    # pass is complete, waited for by the trigger.
+    PartitionWatermarkSensor(
+        task_id="ended",
+        table=TABLE,
+        partition="dt=2026-11-20/hour=03",
+        end_of_input=True,
+        deferrable=True,
+        poke_interval=1,
+        timeout=120,
+        aws_conn_id=AWS_CONN_ID,
+    )
 """
 
 
 def run_sensor_dags(airflow: AirflowEnv, table: dict, aws_conn_id: str | None = None) -> None:
-    """Every mode waits for hour 00 and succeeds; a stalled stream fails the sensor."""
+    """Every mode waits for hour 00 and succeeds; a stalled stream fails the sensor, unless
+    the query has ended (end of input)."""
     (airflow.dags_folder / "wait.py").write_text(
         DAG.format(table=json.dumps(table), aws_conn_id=aws_conn_id)
     )
@@ -72,9 +85,12 @@ def run_sensor_dags(airflow: AirflowEnv, table: dict, aws_conn_id: str | None = 
     assert xcoms and all("dt=2026-11-20/hour=00" in str(v) for (v,) in xcoms)
 
     stall = airflow.run("dags", "test", "fscommit_stall")
-    (state,) = airflow.query("SELECT state FROM task_instance WHERE dag_id = 'fscommit_stall'")
-    assert state == ("failed",)
+    states = dict(
+        airflow.query("SELECT task_id, state FROM task_instance WHERE dag_id = 'fscommit_stall'")
+    )
+    assert states == {"stalled": "failed", "ended": "success"}
     assert "stalled or idle" in stall.stdout + stall.stderr
+    assert "end of input: the query stopped after batch" in stall.stdout + stall.stderr
 
 
 @pytest.mark.slow

@@ -328,6 +328,16 @@ SINK_PARTITION_COMMIT_WATERMARK_TIME_ZONE = ConfigOption(
     "TZDB id such as 'Asia/Shanghai' (with its daylight saving time), a fixed offset such "
     "as 'GMT+08:00', or 'UTC'.",
 )
+SINK_PARTITION_COMMIT_END_INPUT = ConfigOption(
+    "end_of_input",
+    "sink.partition-commit.end-input",
+    False,
+    _boolean,
+    description="The query has stopped for good (trigger availableNow or once, or stopped): "
+    "every partition in its sink log is complete, whatever the watermark (Paimon's "
+    "partition.end-input-to-done). Refused while the query is still writing a batch.",
+    aliases=("partition.end-input-to-done",),
+)
 PARTITION_IDLE_TIME_TO_DONE = ConfigOption(
     "idle_time_to_done",
     "partition.idle-time-to-done",
@@ -617,6 +627,7 @@ OPTIONS: tuple[ConfigOption, ...] = (
     SINK_PARTITION_COMMIT_TRIGGER,
     SINK_PARTITION_COMMIT_DELAY,
     SINK_PARTITION_COMMIT_WATERMARK_TIME_ZONE,
+    SINK_PARTITION_COMMIT_END_INPUT,
     PARTITION_IDLE_TIME_TO_DONE,
     PARTITION_TIME_INTERVAL,
     PARTITION_EXPIRATION_TIME,

@@ -67,6 +67,7 @@ class TableSpec:
     expiration_strategy: o.ExpirationStrategy = o.PARTITION_EXPIRATION_STRATEGY.default
     expiration_check_interval: timedelta = o.PARTITION_EXPIRATION_CHECK_INTERVAL.default
     watermark_time_zone: str = o.SINK_PARTITION_COMMIT_WATERMARK_TIME_ZONE.default
+    end_of_input: bool = o.SINK_PARTITION_COMMIT_END_INPUT.default
     policy_kind: tuple[o.PolicyKind, ...] = o.SINK_PARTITION_COMMIT_POLICY_KIND.default
     policy_class: str | None = o.SINK_PARTITION_COMMIT_POLICY_CLASS.default
     policy_class_parameters: tuple[str, ...] = (
@@ -174,9 +175,16 @@ class TableSpec:
         return overrides
 
     @classmethod
-    def options_of(cls, table: Mapping[str, Any] | TableSpec) -> dict[str, Any]:
-        """Plain options for a spec given either way (what operators keep and template)."""
-        return table.to_dict() if isinstance(table, TableSpec) else dict(table)
+    def options_of(
+        cls, table: Mapping[str, Any] | TableSpec, end_of_input: bool = False
+    ) -> dict[str, Any]:
+        """Plain options for a spec given either way (what operators keep and template);
+        ``end_of_input`` (an operator's argument: the DAG ran the query to its end) sets
+        ``sink.partition-commit.end-input``."""
+        options = table.to_dict() if isinstance(table, TableSpec) else dict(table)
+        if not end_of_input:
+            return options
+        return cls.with_overrides(options, {o.SINK_PARTITION_COMMIT_END_INPUT.name: True})
 
     @classmethod
     def from_json(cls, text: str) -> TableSpec:

@@ -195,7 +195,33 @@ def judge_by_time(
             f"{partition} has no single time: it leaves a key the partition time reads to "
             f"any value ({exc}); give every time key's value, '*' only for the others"
         ) from None
-    return commit_time, trigger.is_committable(commit_time, checkpoint.watermark_ms, now_ms)
+    ended = spec.end_of_input  # TableStatusReader.look() checked that the query stopped
+    return commit_time, ended or trigger.is_committable(
+        commit_time, checkpoint.watermark_ms, now_ms
+    )
+
+
+def check_ended(checkpoint: CheckpointState, sink_latest_batch: int | None) -> None:
+    """Refuse end of input on a query that is still writing: a batch planned (an offset)
+    without its commit, or a sink log batch newer than the last commit. Between batches a
+    running query looks like a stopped one; the DAG that ran it knows which it is."""
+    committed = checkpoint.latest_committed_batch
+    planned = checkpoint.latest_planned_batch
+    newer = None
+    if planned is not None and (committed is None or planned > committed):
+        newer = f"batch {planned} is planned (offsets/{planned}) without its commit"
+    elif sink_latest_batch is not None and (committed is None or sink_latest_batch > committed):
+        newer = (
+            f"its sink log has batch {sink_latest_batch}, newer than its last commit {committed}"
+        )
+    if newer is not None:
+        raise CheckpointError(
+            f"sink.partition-commit.end-input is set but the query of {checkpoint.path} is "
+            f"still writing: {newer}. End of input commits every partition once the query "
+            "has stopped: run this after the task that runs the query (e.g. with "
+            "trigger(availableNow=True)) has finished; a killed query must be restarted to "
+            "finish its batch first"
+        )
 
 
 class TableStatusReader:
@@ -253,7 +279,10 @@ class TableStatusReader:
         now_ms = int(time.time() * 1000) if now_ms is None else now_ms
         checkpoint = self.checkpoint.read()
         snapshot = self.staging.snapshot()
-        self._check_watermark(checkpoint, snapshot)
+        if self.spec.end_of_input:
+            check_ended(checkpoint, snapshot.latest_batch)
+        else:
+            self._check_watermark(checkpoint, snapshot)
         return TableLook(checkpoint, snapshot, now_ms)
 
     def judge(self, look: TableLook, partition: str) -> tuple[int | None, bool]:
@@ -351,7 +380,9 @@ class TableStatusReader:
                 )
             except PartitionTimeError as exc:
                 return PartitionStatus(staged, PartitionState.ERROR, error=str(exc))
-        committable = trigger.is_committable(commit_time, checkpoint.watermark_ms, now_ms)
+        committable = self.spec.end_of_input or trigger.is_committable(
+            commit_time, checkpoint.watermark_ms, now_ms
+        )
         state = PartitionState.COMMITTABLE if committable else PartitionState.PENDING
         if previous is not None and previous.staged is staged and previous.state is state:
             return previous

@@ -127,6 +127,15 @@ def check_partition(
         if spec.trigger is TriggerKind.PARTITION_TIME
         else f"wall clock {iso_ms(now_ms)}"
     )
+    if committable and spec.end_of_input:
+        batch = cp.latest_committed_batch
+        ended = f"after batch {batch}" if batch is not None else ""
+        return verdict(
+            True,
+            False,
+            f"end of input: the query stopped {ended or 'before its first batch'}, so every "
+            "partition in its sink log is complete",
+        )
     if committable:
         return verdict(
             True, False, f"{spec.trigger}: {clock} passed the commit time {iso_ms(commit_time)}"

@@ -305,3 +305,39 @@ def test_idle_time_does_not_announce_an_hour_that_went_quiet_before_it_ended(spa
     done = end_ms + 600_001
     assert reader.read(now_ms=done).find(path).state == PartitionState.COMMITTABLE
     assert check_partition(spec, path, now_ms=done).committable
+
+
+def test_end_of_input_makes_an_ended_querys_last_hours_committable(hourly_stream):
+    """An availableNow query has stopped; its watermark will not pass its last hour."""
+    waiting = TableStatusReader(spec_for(hourly_stream)).read()
+    pending = {p.staged.path for p in waiting.in_state(PartitionState.PENDING)}
+    assert "dt=2026-11-20/hour=03" in pending
+    ended = TableStatusReader(spec_for(hourly_stream, end_of_input=True)).read()
+    assert {p.state for p in ended.partitions} == {PartitionState.COMMITTABLE}
+    assert {p.staged.path for p in ended.partitions} == {p.staged.path for p in waiting.partitions}
+    check = check_partition(spec_for(hourly_stream, end_of_input=True), "dt=2026-11-20/hour=03")
+    assert check.committable
+    assert check.reason == (
+        f"end of input: the query stopped after batch {check.batch_id}, so every partition "
+        "in its sink log is complete"
+    )
+
+
+@pytest.mark.slow
+def test_end_of_input_is_refused_on_a_query_killed_mid_batch(killed_stream):
+    """SIGKILLed in a batch, the query left an offset without its commit: not stopped."""
+    at_kill = killed_stream.at_kill
+    spec = TableSpec.from_options(
+        spec_for(killed_stream, end_of_input=True).to_dict()
+        | {"staging_path": str(at_kill / "staging"), "checkpoint_path": str(at_kill / "checkpoint")}
+    )
+    with pytest.raises(CheckpointError) as refused:
+        TableStatusReader(spec).read(find_orphans=False)
+    planned = max(int(p.name) for p in (at_kill / "checkpoint" / "offsets").glob("[0-9]*"))
+    assert str(refused.value).startswith(
+        f"sink.partition-commit.end-input is set but the query of {spec.checkpoint_path} is "
+        f"still writing: batch {planned} is planned (offsets/{planned}) without its commit."
+    )
+    # Restarted, it finished the batch: then every partition is complete.
+    ended = TableStatusReader(spec_for(killed_stream, end_of_input=True)).read()
+    assert {p.state for p in ended.partitions} == {PartitionState.COMMITTABLE}
