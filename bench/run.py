@@ -22,6 +22,7 @@ from bench.checkpoint_scale import run_checkpoint_scale
 from bench.compaction import run_compaction
 from bench.engines import ENGINES
 from bench.factory import run_factory
+from bench.layout import run_layout
 from bench.ledger_scale import run_ledger_scale
 from bench.machine import describe_machine, load_average
 from bench.metastore import run_metastore
@@ -43,6 +44,7 @@ SUITES = (
     "factory",
     "overview",
     "ledger-scale",
+    "layout",
 )
 
 
@@ -105,6 +107,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "factory": lambda: run_factory(settings),
         "overview": lambda: run_overview(settings),
         "ledger-scale": lambda: run_ledger_scale(settings),
+        "layout": lambda: run_layout(settings, args.workloads),
     }
     document = report.load(settings.results)
     document["machine"] = describe_machine()
@@ -119,7 +122,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "load_before": load_before,
             "load_after": load_average(),
         }
-        if suite == "compaction":
+        if suite in ("compaction", "layout"):
             results = _merge_workloads(document["suites"].get(suite), results, ran)
         if suite == "wait":
             results = _merge_runs(document["suites"].get(suite), results, ran)

@@ -45,6 +45,9 @@ def evaluate(suites: dict[str, Any]) -> list[dict[str, Any]]:
     wait = suites.get("wait")
     if wait:
         rows += _wait_targets(wait)
+    layout = suites.get("layout")
+    if layout:
+        rows += _layout_targets(layout)
     poll = suites.get("poll")
     if poll:
         rows += _poll_targets(poll)
@@ -211,3 +214,46 @@ def _poll_targets(poll: dict[str, Any]) -> list[dict[str, Any]]:
 
 def _row(target: str, measured: str, met: bool, scale: float) -> dict[str, Any]:
     return {"target": target, "measured": measured, "met": met, "scale": scale}
+
+
+def _layout_targets(layout: dict[str, Any]) -> list[dict[str, Any]]:
+    """Issue #47: a sorted table's selective query reads <= 10 % of the unsorted one's
+    bytes; compaction with sorting <= 1.3x without; sorted in-job <= DuckDB's ORDER BY."""
+    rows = []
+    for name, result in layout["results"].items():
+        scale = result["settings"]["scale"]
+        compaction, queries = result["compaction"], result["queries"]
+        for reader in ("duckdb", "spark"):
+            unsorted = queries[reader]["fscommit"]["point"]["bytes_read"]
+            ours = queries[reader]["fscommit-sorted"]["point"]["bytes_read"]
+            rows.append(
+                _row(
+                    f"({name}) sorted table's point query by {reader} reads <= 10 % of the "
+                    "unsorted one's bytes",
+                    f"{ours / unsorted:.1%} ({ours / 1e6:.2f} MB of {unsorted / 1e6:.2f} MB)",
+                    ours <= 0.10 * unsorted,
+                    scale,
+                )
+            )
+        base = compaction["fscommit"]["in_job_s"]["min"]
+        for layout_name in ("fscommit-sorted", "fscommit-z"):
+            took = compaction[layout_name]["in_job_s"]["min"]
+            rows.append(
+                _row(
+                    f"({name}) compaction {layout_name.removeprefix('fscommit-')} <= 1.3x unsorted",
+                    f"{took / base:.2f}x ({took:.2f} s vs {base:.2f} s)",
+                    took <= 1.3 * base,
+                    scale,
+                )
+            )
+        duck = compaction["duckdb-sorted"]["in_job_s"]["min"]
+        took = compaction["fscommit-sorted"]["in_job_s"]["min"]
+        rows.append(
+            _row(
+                f"({name}) sorted in-job at least as fast as DuckDB's ORDER BY",
+                f"{took:.2f} s vs {duck:.2f} s",
+                took <= duck,
+                scale,
+            )
+        )
+    return rows

@@ -15,11 +15,17 @@ import pickle
 import shutil
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from airflow_provider_fscommit.core.compaction.compactor import UnitTask, read_plan_schema
+from airflow_provider_fscommit.core.compaction.compactor import (
+    OutputLayout,
+    UnitTask,
+    read_plan_schema,
+)
+from airflow_provider_fscommit.core.compaction.sort_order import SortOrder
 from airflow_provider_fscommit.core.formats.file_format import FileFormat
 from airflow_provider_fscommit.jobs.launch import package_zip
 from fscommit_dev.streams import typed_row, typed_schema
@@ -65,25 +71,39 @@ def _typed_files(spark, directory: Path, file_format: str) -> list[Path]:
 def test_units_run_on_the_cluster_python_and_spark_reads_them_back(
     cluster_python, spark, file_format, tmp_path
 ):
+    """A sorted partition of two outputs, sorted on disk (its memory far too small to hold
+    it), and, for Parquet, a unit with a bloom filter: pyarrow before 24 cannot write one
+    and says so."""
     inputs = _typed_files(spark, tmp_path, str(file_format))
     uris = [p.as_uri() for p in inputs]
     plan = read_plan_schema(uris, file_format)
     table = tmp_path / "table"
-    output = f"part-0.c000.snappy.{file_format}"
-    task = UnitTask(
-        table_path=str(table),
-        partition="dt=1",
-        plan_id="p",
-        unit=0,
-        inputs=tuple(uris),
-        output=output,
-        codec="snappy",
-        schema=plan.schema.serialize().to_pybytes(),
-        int96=plan.int96,
-        format=file_format,
-        dictionary_columns=plan.dictionary_columns,
-    )
-    (tmp_path / "tasks.pickle").write_bytes(pickle.dumps([task]))
+    outputs = [f"part-{i}.c000.snappy.{file_format}" for i in range(3)]
+    bloom = OutputLayout(parquet_bloom_filters=(("s", None),), orc_bloom_filter_columns=("s",))
+    common = {
+        "table_path": str(table),
+        "partition": "dt=1",
+        "plan_id": "p",
+        "inputs": tuple(uris),
+        "codec": "snappy",
+        "schema": plan.schema.serialize().to_pybytes(),
+        "int96": plan.int96,
+        "format": file_format,
+        "dictionary_columns": plan.dictionary_columns,
+        "rows": 8,
+        "bytes": sum(p.stat().st_size for p in inputs),
+    }
+    tasks = [
+        UnitTask(
+            unit=0,
+            output=outputs[0],
+            more_outputs=((1, outputs[1]),),
+            layout=replace(bloom, sort=SortOrder(("s", "id")), sort_memory=1024),
+            **common,
+        ),
+        UnitTask(unit=2, output=outputs[2], layout=bloom, **common),
+    ]
+    (tmp_path / "tasks.pickle").write_bytes(pickle.dumps(tasks))
     ran = subprocess.run(
         [str(cluster_python), "-c", RUNNER, "tasks.pickle", "results.pickle"],
         cwd=tmp_path,
@@ -93,19 +113,45 @@ def test_units_run_on_the_cluster_python_and_spark_reads_them_back(
         timeout=300,
     )
     assert ran.returncode == 0, ran.stderr[-3000:]
-    (result,) = pickle.loads((tmp_path / "results.pickle").read_bytes())
-    assert result.error is None, result.error
-    assert result.rows == 8
+    first, second, third = pickle.loads((tmp_path / "results.pickle").read_bytes())
+    if file_format is FileFormat.PARQUET and _pyarrow_of(cluster_python) < (24, 0):
+        assert (
+            first.error == third.error and "writes Parquet bloom filters from 24.0" in first.error
+        )
+        return
+    assert [r.error for r in (first, second, third)] == [None, None, None]
+    assert (first.unit, second.unit, first.rows + second.rows, third.rows) == (0, 1, 8, 8)
 
-    # The unit's output stays hidden until the publisher renames it: read a visible copy.
-    (written,) = [p for p in (table / "dt=1").iterdir() if p.name.endswith(output)]
-    (tmp_path / "out").mkdir()
-    shutil.copy(written, tmp_path / "out" / output)
+    # The outputs stay hidden until the publisher renames them: read visible copies.
+    visible = tmp_path / "out"
+    visible.mkdir()
+    for index, output in enumerate(outputs):
+        (written,) = [p for p in (table / "dt=1").iterdir() if p.name.endswith(output)]
+        shutil.copy(written, visible / f"{index}-{output}")
     reader = spark.read.format(str(file_format)).option("mergeSchema", "true")
     expected = reader.load([str(p) for p in inputs])
-    got = spark.read.format(str(file_format)).load(str(tmp_path / "out" / output))
-    assert got.schema == expected.schema
-    assert _rows(got) == _rows(expected)
+    for copies in (sorted(visible.glob("[01]-*")), sorted(visible.glob("2-*"))):
+        got = reader.load([str(p) for p in copies])
+        assert got.schema == expected.schema
+        assert _rows(got) == _rows(expected)
+    in_order = [
+        (r.s, r.id)
+        for copy in sorted(visible.glob("[01]-*"))
+        for r in spark.read.format(str(file_format)).load(str(copy)).select("s", "id").collect()
+    ]
+    assert in_order == [
+        (r.s, r.id) for r in expected.orderBy("s", "id").select("s", "id").collect()
+    ]
+
+
+def _pyarrow_of(python: Path) -> tuple[int, int]:
+    version = subprocess.run(
+        [str(python), "-c", "import pyarrow; print(pyarrow.__version__)"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    return tuple(int(part) for part in version.split(".")[:2])  # type: ignore[return-value]
 
 
 def _rows(frame) -> list[str]:

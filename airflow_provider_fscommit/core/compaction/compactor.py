@@ -509,13 +509,14 @@ class _RowGroups:
 
 
 def _row_group_rows(task: UnitTask) -> int:
-    """Rows per Parquet row group: ``parquet.block.size`` at the inputs' bytes per row
-    (sorted rows compress better, so a group comes out somewhat smaller)."""
-    if task.format is FileFormat.ORC:
-        return _BATCH_ROWS * 16  # batches handed to ORC's writer, which cuts the stripes
+    """Rows per Parquet row group (ORC: per write, the writer cuts stripes itself): the
+    group's size (``parquet.block.size``, ``orc.stripe.size``) at the inputs' bytes per row.
+    Sorted rows compress better, so a group comes out somewhat smaller."""
+    layout = task.layout
+    size = layout.orc_stripe_size if task.format is FileFormat.ORC else layout.parquet_block_size
     if not task.rows or not task.bytes:
         return 1024 * 1024  # pyarrow's default
-    return max(1, task.layout.parquet_block_size * task.rows // task.bytes)
+    return max(1, size * task.rows // task.bytes)
 
 
 def _written(
