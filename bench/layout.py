@@ -14,9 +14,9 @@ interleaved as in the compaction suite (the order rotates each repetition):
 ``s`` is a string of hashed entropy, like a user id; ``i`` an integer spread over the
 hour, ``ts`` the event time. Then two selective queries on each of fscommit's published
 tables, by DuckDB (its profiler's bytes read and row groups scanned of all) and by Spark
-(``local[1]``; the input bytes its stages report):
+(``local[1]``; the bytes its JVM read, ``/proc/<pid>/io``):
 
-* ``point``: ``s = <a value> AND ts`` in a 30-minute range, what a user-id lookup does;
+* ``point``: ``s = <a value> AND ts`` within 15 minutes of its row's, a user-id lookup;
 * ``range``: ``i`` in a range of 1 % of its values: the second Z-order column.
 """
 
@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -110,11 +111,13 @@ def _queries(tables: dict[str, Path], logs: Path, reps: int, env: dict[str, str]
         "Spark queries",
         logs / "spark-queries.log",
     )  # fmt: skip
-    return {"predicates": predicates, "duckdb": duckdb.report(), "spark": spark.report()}
+    queries = {"predicates": predicates, "duckdb": duckdb.report(), "spark": spark.report()}
+    _same_answers(queries)
+    return queries
 
 
 def _predicates(table: Path) -> dict[str, str]:
-    """A value of ``s`` and a 30-minute window of its hour; a 1 % range of ``i``."""
+    """A value of ``s`` and 30 minutes around its row's time; a 1 % range of ``i``."""
     import duckdb
 
     files = f"'{table}/**/*.parquet'"
@@ -127,9 +130,22 @@ def _predicates(table: Path) -> dict[str, str]:
         f"SELECT quantile_disc(i, 0.5), quantile_disc(i, 0.51) "
         f"FROM read_parquet({files}, hive_partitioning = false)"
     ).fetchone()
-    start = ts.replace(minute=0, second=0, microsecond=0)
+    window = timedelta(minutes=15)
     return {
-        "point": f"s = '{s}' AND ts BETWEEN TIMESTAMP '{start}' "
-        f"AND TIMESTAMP '{start.replace(minute=30)}'",
+        "point": f"s = '{s}' AND ts BETWEEN TIMESTAMP '{ts - window}' "
+        f"AND TIMESTAMP '{ts + window}'",
         "range": f"i BETWEEN {low} AND {high}",
     }
+
+
+def _same_answers(queries: dict[str, Any]) -> None:
+    """Every table gives every reader the same answer, and the point lookup finds its row:
+    a layout changes no row, and a query that finds nothing would measure nothing."""
+    for query in queries["predicates"]:
+        answers = {
+            json.dumps(queries[reader][table][query]["answer"])
+            for reader in ("duckdb", "spark")
+            for table in LAYOUTS
+        }
+        if len(answers) != 1 or json.loads(next(iter(answers)))[0] == 0:
+            raise RuntimeError(f"the {query} query's answers differ or are empty: {answers}")

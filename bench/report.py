@@ -650,9 +650,12 @@ def _layout(suite: dict[str, Any]) -> list[str]:
         "(`parquet.block.size` 1 MB for all three: about 20 row groups per partition, a "
         "table laid out for lookups) and by DuckDB without and with ORDER BY, "
         "repetitions interleaved; then two selective queries on fscommit's three tables: "
-        "*point* (`s = <value> AND ts` in 30 minutes: a user-id lookup) and *range* (`i` in "
+        "*point* (`s = <value> AND ts` within 15 minutes of its row's: a user-id lookup) "
+        "and *range* (`i` in "
         "1 % of its values: the Z-order's second column), by DuckDB (its profiler's bytes "
-        "read and row groups scanned) and Spark (`local[1]`, its stages' input bytes). "
+        "read and row groups scanned) and Spark (`local[1]`, the bytes its JVM read: "
+        "`/proc/<pid>/io` `rchar`, as Spark's own input metric misses its Parquet reader's "
+        "reads). "
         "Fraction: of the unsorted table's bytes.",
         "",
     ]
