@@ -343,3 +343,16 @@ def test_idle_time_settings_that_cannot_work_are_refused(extra, message):
 def test_policy_configuration_errors(tmp_path, options, message):
     with pytest.raises(ConfigError, match=message):
         metastore_table_spec(tmp_path / "t", "x", **options)
+
+
+def test_overrides_replace_an_option_under_either_name_and_keep_flink_only_keys():
+    options = BASE | {"connector": "filesystem", "compaction.sort-by": "k"}
+    overridden = TableSpec.with_overrides(options, TableSpec.order_overrides(z_order_by="a,b"))
+    assert "compaction.sort-by" not in overridden and overridden["connector"] == "filesystem"
+    spec = TableSpec.from_options(overridden)
+    assert (spec.compaction_sort_by, spec.compaction_z_order_by) == ((), ("a", "b"))
+    assert TableSpec.options_of(options, end_of_input=True)["end_of_input"] is True
+    bloom = {"parquet.bloom.filter.enabled#k": "true", "parquet.bloom.filter.expected.ndv#k": "9"}
+    assert TableSpec.from_options(BASE | bloom).parquet_bloom_filters == {"k": 9}
+    with pytest.raises(ConfigError, match=r"expected.ndv#v is set but .*enabled#v is not true"):
+        TableSpec.from_options(BASE | {"parquet.bloom.filter.expected.ndv#v": 5})
