@@ -159,6 +159,7 @@ class CompactionPublisher:
         self.table_path = spec.require_table_path()
         self.ledger = CommitLedger(self.table_path, spec.single_writer)
         self.reader = TableStatusReader(spec)  # kept: the run's reads after the dry run's
+        self.layout = OutputLayout.of(spec)  # how every output of the table is laid out
         self._lock: TableLock | None = None
         self._read_ahead: dict[tuple[str, ...], PlanSchema] = {}
         self._read_ahead_seconds = 0.0
@@ -293,7 +294,7 @@ class CompactionPublisher:
         Its columns are checked against the plan's merged schema (the footers are read
         once: the plan's tasks take them from here).
         """
-        layout = OutputLayout.of(self.spec)
+        layout = self.layout
         if not layout.names_columns:
             return None
         if plan.format.is_lines:
@@ -405,7 +406,7 @@ class CompactionPublisher:
             decided[1] if decided else self._csv_header(plan.partition, list(inputs))
         )
         counts = plan_schema.rows or {}
-        layout = OutputLayout.of(self.spec)
+        layout = self.layout
         # A sorted partition is one task: its rows are ordered across all its outputs.
         units = [plan.units] if layout.sort is not None else [(unit,) for unit in plan.units]
         tasks = [
