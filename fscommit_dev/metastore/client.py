@@ -1,9 +1,10 @@
 """The tests' and the benchmarks' side of the loopback metastore: reader-side SQL (Spark
-through Hive, in a child process) and direct Thrift calls."""
+through Hive, in a child process that serves a server's requests) and direct Thrift calls."""
 
 from __future__ import annotations
 
 import json
+import select
 import subprocess
 import sys
 from contextlib import contextmanager
@@ -18,24 +19,51 @@ from fscommit_dev.metastore.server import MetastoreServer
 from fscommit_dev.streams import spark_env
 
 
-def hive_sql(server: MetastoreServer, *statements: str) -> list[dict]:
-    """Rows of the last statement, as a Hive-enabled Spark session reads them."""
-    result = subprocess.run(
-        [
-            sys.executable,
-            str(Path(__file__).with_name("hive_sql.py")),
-            server.uri,
-            str(server.state_dir / "warehouse"),
-            json.dumps(list(statements)),
-        ],
-        capture_output=True,
-        text=True,
-        env=spark_env(),
-        timeout=300,
-    )
-    lines = [x for x in result.stdout.splitlines() if x.startswith("HIVE_SQL_RESULT ")]
-    assert lines, result.stderr[-3000:]
-    return json.loads(lines[-1][len("HIVE_SQL_RESULT ") :])
+def hive_sql(server: MetastoreServer, *statements: str, timeout: float = 300) -> list[dict]:
+    """Rows of the last statement, as a Hive-enabled Spark session reads them (a new
+    session of the server's reader, :func:`_reader`)."""
+    reader = _reader(server)
+    reader.stdin.write(json.dumps(list(statements)) + "\n")
+    reader.stdin.flush()
+    if not select.select([reader.stdout], [], [], timeout)[0]:
+        raise AssertionError(f"no answer in {timeout} s to {statements}; {_reader_log(server)}")
+    answer = reader.stdout.readline()
+    kind, _, payload = answer.partition(" ")
+    if kind != "HIVE_SQL_RESULT":
+        error = json.loads(payload) if kind == "HIVE_SQL_ERROR" else "the reader exited"
+        raise AssertionError(f"{statements}: {error}; {_reader_log(server)}")
+    return json.loads(payload)
+
+
+_READERS: dict[Path, subprocess.Popen] = {}
+
+
+def _reader(server: MetastoreServer) -> subprocess.Popen:
+    """The child process that runs :func:`hive_sql`'s requests on ``server`` (started on
+    the first one): it ends with this process, whose end closes its stdin."""
+    reader = _READERS.get(server.state_dir)
+    if reader is None or reader.poll() is not None:
+        with open(server.state_dir / "hive-sql.log", "ab") as log:
+            reader = subprocess.Popen(
+                [
+                    sys.executable,
+                    str(Path(__file__).with_name("hive_sql.py")),
+                    server.uri,
+                    str(server.state_dir / "warehouse"),
+                ],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=log,
+                text=True,
+                env=spark_env(),
+            )
+        _READERS[server.state_dir] = reader
+    return reader
+
+
+def _reader_log(server: MetastoreServer) -> str:
+    log = server.state_dir / "hive-sql.log"
+    return f"its log ({log}) ends:\n{log.read_text(errors='replace')[-3000:]}"
 
 
 @contextmanager

@@ -189,7 +189,7 @@ def spark_statistics(spark, path: str, file_format: str) -> dict[str, tuple]:
     return out
 
 
-@pytest.mark.slow  # a Hive read through the metastore per format: ~40 s each
+@pytest.mark.slow  # a Hive read through the metastore per format: ~20 s each
 def test_the_metastore_policy_writes_partition_column_statistics_that_hive_readers_see(
     spark, varied_stream, metastore, metastore_connection, tmp_path
 ):
