@@ -2,14 +2,19 @@
 
 Its metadata database is a SQLite file in the Airflow home (enough for ``airflow dags
 test``, one process at a time) unless a PostgreSQL database is given, as the tests of the
-real services (scheduler, api-server, triggerer, dag-processor) do.
+real services (scheduler, api-server, triggerer, dag-processor) do. The SQLite file is a
+copy of one ``airflow db migrate`` made for the installation's first home in this
+process (a migration takes seconds; what it writes depends on the installation only).
 """
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -63,9 +68,15 @@ class AirflowEnv:
 
     def setup(self) -> AirflowEnv:
         self.dags_folder.mkdir(parents=True, exist_ok=True)
+        if self.database is None:
+            shutil.copyfile(_migrated_sqlite(self.bin), self.home / "airflow.db")
+        else:
+            self.migrate()
+        return self
+
+    def migrate(self) -> None:
         result = self.run("db", "migrate")
         assert result.returncode == 0, result.stderr[-3000:]
-        return self
 
     @cached_property
     def _engine(self) -> sqlalchemy.Engine:
@@ -83,3 +94,17 @@ class AirflowEnv:
             f"WHERE dag_id = '{dag_id}' AND run_id LIKE '{run_id_like}'"
         )
         return {f"{t}[{i}]" if i >= 0 else t: s for t, i, s in rows}
+
+
+_MIGRATED: dict[Path, Path] = {}  # an installation's scripts: its freshly migrated SQLite file
+
+
+def _migrated_sqlite(bin: Path) -> Path:
+    """A SQLite metadata database ``airflow db migrate`` of ``bin``'s Airflow made, in a
+    directory this process removes when it ends."""
+    if bin not in _MIGRATED:
+        home = Path(tempfile.mkdtemp(prefix="fscommit-airflow-db-"))
+        atexit.register(shutil.rmtree, home, ignore_errors=True)
+        AirflowEnv(home, {}, bin=bin).migrate()
+        _MIGRATED[bin] = home / "airflow.db"
+    return _MIGRATED[bin]
