@@ -15,7 +15,7 @@ import subprocess
 import time
 import uuid
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -205,8 +205,10 @@ class Services:
         self._wait_until_up()
 
     def stop(self) -> None:
-        for process in self.processes.values():
-            _stop(process)
+        """The api-server's clients first, all at once, then the api-server: a task still
+        running finishes against it (with the API gone it retries until it is killed)."""
+        _stop([p for name, p in self.processes.items() if name != "api-server"])
+        _stop([p for name, p in self.processes.items() if name == "api-server"])
 
     def _wait_until_up(self, timeout: float = 120) -> None:
         deadline = time.monotonic() + timeout
@@ -257,14 +259,20 @@ def services_airflow_env(
     return AirflowEnv(home, env, database, bin=bin).setup()
 
 
-def _stop(process: subprocess.Popen, grace: float = 20) -> None:
-    if process.poll() is not None:
-        return
-    try:
-        os.killpg(process.pid, signal.SIGTERM)
-        process.wait(timeout=grace)
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
-        process.wait(timeout=grace)
-    except ProcessLookupError:
-        pass
+def _stop(processes: list[subprocess.Popen], grace: float = 20) -> None:
+    """SIGTERM each process group, and SIGKILL those still running ``grace`` s later."""
+    running = [p for p in processes if p.poll() is None]
+    for process in running:
+        _signal(process, signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    for process in running:
+        try:
+            process.wait(timeout=max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            _signal(process, signal.SIGKILL)
+            process.wait(timeout=grace)
+
+
+def _signal(process: subprocess.Popen, signum: int) -> None:
+    with suppress(ProcessLookupError):  # the group is gone already
+        os.killpg(process.pid, signum)
