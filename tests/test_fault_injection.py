@@ -13,8 +13,6 @@ import json
 import os
 import random
 import signal
-import subprocess
-import sys
 import time
 from collections import Counter
 from pathlib import Path
@@ -24,12 +22,12 @@ import pytest
 
 from airflow_provider_fscommit.core.faults import FAULT_POINTS
 from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
-from fscommit_dev.streams import ROOT, StreamingTable
+from fscommit_dev.streams import StreamingTable
+from tests.support.fault_worker import run_worker
 
 SOAK = os.environ.get("FSCOMMIT_SOAK") == "1"
 RANDOM_TRIALS = 300 if SOAK else 50
 TIME_BUDGET_S = 3600 if SOAK else 600
-WORKER = str(ROOT / "tests" / "support" / "fault_worker.py")
 
 
 def spec_json(stream: StreamingTable, table: Path) -> str:
@@ -45,21 +43,6 @@ def spec_json(stream: StreamingTable, table: Path) -> str:
             "compaction_file_size": "4KB",
         }
     )
-
-
-def run_worker(spec: str, fault: str | None = None, kill_after: float | None = None) -> int:
-    env = {k: v for k, v in os.environ.items() if k != "FSCOMMIT_FAULT"}
-    if fault:
-        env["FSCOMMIT_FAULT"] = fault
-    process = subprocess.Popen(
-        [sys.executable, WORKER, spec], env=env, start_new_session=True, cwd=ROOT
-    )
-    if kill_after is not None:
-        try:
-            return process.wait(timeout=kill_after)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-    return process.wait(timeout=300)
 
 
 def staged_ids(staging: str) -> dict[str, Counter]:

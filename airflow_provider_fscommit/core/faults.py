@@ -30,6 +30,10 @@ FAULT_POINTS = (
     "after-policy",  # the first commit policy ran (e.g. the metastore has the partition)
     "after-policies",  # every policy ran (the success file exists), no ledger record yet
 )
+# A rewrite's own step boundary (the compaction and commit ones above it passes too).
+REWRITE_FAULT_POINTS = (
+    "during-retire",  # the policies committed the rewrite; some replaced files deleted
+)
 # Partition expiration's step boundaries (``fscommit expire --apply``), apart from the
 # compaction and commit ones above that a compaction run passes.
 EXPIRE_FAULT_POINTS = (

@@ -12,6 +12,7 @@ from airflow_provider_fscommit.core.faults import (
     EXPIRE_FAULT_POINTS,
     FAULT_ENV,
     FAULT_POINTS,
+    REWRITE_FAULT_POINTS,
     STALL_ENV,
     fault_point,
 )
@@ -62,5 +63,5 @@ def test_a_stall_waits_at_the_point_instead_of_dying(monkeypatch):
 
 
 def test_point_names_are_unique():
-    points = FAULT_POINTS + EXPIRE_FAULT_POINTS
+    points = FAULT_POINTS + EXPIRE_FAULT_POINTS + REWRITE_FAULT_POINTS
     assert len(set(points)) == len(points)

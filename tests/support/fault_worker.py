@@ -6,12 +6,16 @@ not Spark's scheduling), commit, publish, then run the commit policies. ``FSCOMM
 kills it at a step boundary; the trial loop also kills it at random moments.
 ``FSCOMMIT_TEST_LEASE_TTL_S`` shortens the table lock's lease, so that concurrent runs
 lose it to each other and the commit point alone must keep them apart.
+``FSCOMMIT_TEST_METASTORE_PORT`` is the loopback metastore of a spec's metastore policy.
 """
 
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
 import sys
+from pathlib import Path
 
 from airflow_provider_fscommit.core.commit.committer import PartitionCommitter
 from airflow_provider_fscommit.core.commit.policy_factory import create_policies
@@ -19,6 +23,34 @@ from airflow_provider_fscommit.core.commit.publisher import CompactionPublisher
 from airflow_provider_fscommit.core.compaction.compactor import compact_units
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.ledger import lock
+
+
+def _metastore_client():
+    import hmsclient
+
+    return hmsclient.HMSClient(
+        host="127.0.0.1", port=int(os.environ["FSCOMMIT_TEST_METASTORE_PORT"])
+    )
+
+
+def run_worker(spec: str, fault: str | None = None, kill_after: float | None = None) -> int:
+    """Run this worker on ``spec`` in a process group of its own (killed at ``fault``, or
+    ``kill_after`` seconds in); its exit code."""
+    env = {k: v for k, v in os.environ.items() if k != "FSCOMMIT_FAULT"}
+    if fault:
+        env["FSCOMMIT_FAULT"] = fault
+    process = subprocess.Popen(
+        [sys.executable, __file__, spec],
+        env=env,
+        start_new_session=True,
+        cwd=Path(__file__).resolve().parents[2],  # the repository
+    )
+    if kill_after is not None:
+        try:
+            return process.wait(timeout=kill_after)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+    return process.wait(timeout=300)
 
 
 def main(spec_json: str) -> int:
@@ -30,7 +62,9 @@ def main(spec_json: str) -> int:
     if failed:
         print(f"{failed[0].partition}: {failed[0].error}", file=sys.stderr)
         return 1
-    PartitionCommitter(spec, create_policies(spec)).commit([o.partition for o in summary.outcomes])
+    metastore = _metastore_client if "FSCOMMIT_TEST_METASTORE_PORT" in os.environ else None
+    committer = PartitionCommitter(spec, create_policies(spec, metastore))
+    committer.commit([o.partition for o in summary.outcomes])
     return 0
 
 

@@ -74,7 +74,7 @@ def done_values(values: Sequence[str]) -> list[str]:
 
 def done_location(context: CommitContext) -> str:
     """Where a done partition points: an empty hidden directory (see the module's doc)."""
-    table = context.location[: -len(context.path)].rstrip("/")
+    table = context.spec.require_table_path().rstrip("/")
     *parents, last = context.path.split("/")
     return "/".join([table, LEDGER_DIR, "done", *parents, last + DONE_SUFFIX])
 

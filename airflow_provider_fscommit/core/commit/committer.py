@@ -12,6 +12,12 @@ waits forever (a known Flink gap): with ``commit_empty``, a partition with nothi
 published is committed empty (its directory, metastore partition and success file).
 A partition past its expiration (``status.expiry``) is never committed again.
 
+A rewrite (a fragmented partition compacted again into a directory of its own,
+:mod:`publisher`) is committed as any compaction, with the partition's location moved to
+that directory: the catalog's readers switch over atomically. Then, and only then, the
+files it replaced are deleted, and the ledger records it (a run killed in between
+deletes the rest next time).
+
 Each run ends by moving the table's published completeness (``status.completeness``:
 its watermark and the partition time through which every partition is committed)
 forward, so catalogs can carry it to readers outside Airflow.
@@ -36,7 +42,7 @@ from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.errors import FsCommitError
 from airflow_provider_fscommit.core.faults import fault_point
 from airflow_provider_fscommit.core.formats.file_format import FileFormat
-from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
+from airflow_provider_fscommit.core.ledger.ledger import CommitLedger, PartitionLedger
 from airflow_provider_fscommit.core.ledger.lock import TableLock
 from airflow_provider_fscommit.core.ledger.table_state import PartitionSummary
 from airflow_provider_fscommit.core.partition.partition_spec import PartitionSpec
@@ -49,6 +55,10 @@ from airflow_provider_fscommit.core.status.completeness import (
 )
 from airflow_provider_fscommit.core.status.expiry import expired_reason
 from airflow_provider_fscommit.core.status.table_report import OrphanSearch, read_table_report
+from airflow_provider_fscommit.core.storage.filesystem import (
+    delete_dir_if_exists,
+    delete_if_exists,
+)
 from airflow_provider_fscommit.core.storage.object_store import explain, store_errors
 
 log = logging.getLogger(__name__)
@@ -193,6 +203,7 @@ class PartitionCommitter:
         """
         outcomes: list[CommitOutcome] = []
         pending: list[CommitContext] = []
+        history: dict[str, PartitionLedger] = {}  # the records of the pending partitions
         now_ms = int(time.time() * 1000)
         state = self.ledger.upgrade()
         looked: list[str] = []
@@ -209,7 +220,12 @@ class PartitionCommitter:
                 if recorded.expired_at_ms is not None:
                     outcomes.append(CommitOutcome(path, CommitState.EXPIRED, reason=expired))
                     continue
-                if not expired and recorded.policies_current and recorded.latest_commit is not None:
+                if (
+                    not expired
+                    and recorded.policies_current
+                    and recorded.latest_commit is not None
+                    and not recorded.retire_pending
+                ):
                     summary = _summary(recorded, now_ms)
                     outcomes.append(CommitOutcome(path, CommitState.UP_TO_DATE, summary))
                     continue
@@ -228,11 +244,16 @@ class PartitionCommitter:
             summary = _summary(records.summary(), now_ms)
             if records.policies_current:
                 outcomes.append(CommitOutcome(path, CommitState.UP_TO_DATE, summary))
+                if records.retire_pending:  # a run stopped between its policies and this
+                    self._retire(path, records, lock)
                 continue
-            location = f"{self.table_path.rstrip('/')}/{path}"
+            location = "/".join(
+                x for x in (self.table_path.rstrip("/"), path, records.directory) if x
+            )
             self.ledger.filesystem.create_dir(self.ledger.partition_dir(path), recursive=True)
-            files = tuple(o["name"] for r in records.commits.values() for o in r["outputs"])
+            files = tuple(o["name"] for r in records.live_commits for o in r["outputs"])
             pending.append(CommitContext(self.spec, spec, path, location, summary, origin, files))
+            history[path] = records
         for policy in self.policies:
             policy.commit_all(pending)
             if pending:
@@ -249,8 +270,34 @@ class PartitionCommitter:
                 else CommitState.COMMITTED_EMPTY
             )
             outcomes.append(CommitOutcome(context.path, state_of, context.summary))
+            if history[context.path].superseded:  # the catalog reads the rewrite's files now
+                self._retire(context.path, history[context.path], lock)
         self.ledger.record_done(looked)
         return sorted(outcomes, key=lambda o: o.partition)
+
+    def _retire(self, path: str, records: PartitionLedger, lock: TableLock) -> None:
+        """Delete the files a committed rewrite replaced (and the directories of earlier
+        rewrites they leave empty), then record that they are gone.
+
+        Only after the policies committed the rewrite: readers through the catalog read
+        its directory by then. Idempotent: a run killed in between deletes the rest.
+        """
+        rewrite = records.latest_rewrite
+        assert rewrite is not None
+        files = records.superseded
+        directory = self.ledger.partition_dir(path)
+        filesystem = self.ledger.filesystem
+        for position, name in enumerate(files):
+            delete_if_exists(filesystem, f"{directory}/{name}")
+            if position == 0:
+                fault_point("during-retire")
+        for emptied in sorted(
+            {name.rpartition("/")[0] for name in files} - {"", rewrite.directory}
+        ):
+            delete_dir_if_exists(filesystem, f"{directory}/{emptied}")
+        lock.check()
+        record = {"rewrite_seq": rewrite.seq, "files": files, "retired_ms": int(time.time() * 1000)}
+        self.ledger.write_retirement(path, record)
 
 
 def _staged(reader: TableStatusReader) -> dict[str, int] | None:

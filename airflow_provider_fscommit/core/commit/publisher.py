@@ -21,6 +21,13 @@ A crash anywhere before 4 leaves only hidden files and an open plan, abandoned b
 of the next run, which then plans again with whatever the log holds by then (late rows
 included), so no row can be published twice. A crash after 4 is finished by step 1.
 
+A fragmented partition (:mod:`fragmentation`) is planned as a *rewrite*: its published
+files and its new staged ones into a directory of the plan's own, by the same steps.
+Publishing it leaves the files it replaced where they are: the catalog's readers keep
+reading them until the policies move the partition's location to the new directory,
+and the committer deletes them after that (:mod:`committer`). So rewrites need a catalog
+policy (metastore, glue): a reader that lists directories would see both for a while.
+
 Steps 1 and 4 race for one name, ``commit-<seq>.json``, created once: should two runs
 overlap (a lease lost on a stalled host or a slow store), the one that abandons a plan and
 the one that commits it cannot both succeed. The run that finds its plan abandoned
@@ -48,8 +55,13 @@ from airflow_provider_fscommit.core.compaction.compactor import (
     hidden_name,
     read_plan_schema,
 )
+from airflow_provider_fscommit.core.compaction.fragmentation import Fragmentation
 from airflow_provider_fscommit.core.compaction.plan import CompactionPlan
-from airflow_provider_fscommit.core.compaction.planner import CODEC_EXTENSIONS, plan_partition
+from airflow_provider_fscommit.core.compaction.planner import (
+    CODEC_EXTENSIONS,
+    plan_partition,
+    plan_rewrite,
+)
 from airflow_provider_fscommit.core.compaction.summary import (
     CompactionState,
     CompactionSummary,
@@ -62,10 +74,17 @@ from airflow_provider_fscommit.core.formats.csv_header import partition_header
 from airflow_provider_fscommit.core.formats.file_format import FileFormat, partition_format
 from airflow_provider_fscommit.core.ledger.ledger import CommitLedger, PartitionLedger
 from airflow_provider_fscommit.core.ledger.lock import TableLock
+from airflow_provider_fscommit.core.ledger.table_state import PartitionSummary
 from airflow_provider_fscommit.core.spark.sink_log import SinkLogSnapshot
+from airflow_provider_fscommit.core.spark.staging import StagedFile
 from airflow_provider_fscommit.core.status.committable import PartitionState, TableStatusReader
 from airflow_provider_fscommit.core.status.expiry import expired_reason
-from airflow_provider_fscommit.core.storage.filesystem import delete_if_exists, exists, list_names
+from airflow_provider_fscommit.core.storage.filesystem import (
+    delete_dir_if_exists,
+    delete_if_exists,
+    exists,
+    list_names,
+)
 from airflow_provider_fscommit.core.storage.object_store import is_s3, store_errors, task_settings
 
 _CONCURRENT = (
@@ -160,6 +179,12 @@ class CompactionPublisher:
         self.ledger = CommitLedger(self.table_path, spec.single_writer)
         self.reader = TableStatusReader(spec)  # kept: the run's reads after the dry run's
         self.layout = OutputLayout.of(spec)  # how every output of the table is laid out
+        # Fragmented partitions are compacted again where a catalog switches readers over.
+        self.rewrites = (
+            spec.compaction_rewrite_fragmented
+            and spec.auto_compaction
+            and any(kind.catalog for kind in spec.policy_kind)
+        )
         self._lock: TableLock | None = None
         self._read_ahead: dict[tuple[str, ...], PlanSchema] = {}
         self._read_ahead_seconds = 0.0
@@ -217,7 +242,7 @@ class CompactionPublisher:
         for partition in selection.partitions:
             summary = state.get(partition)
             staged = selection.staged_files[partition]
-            if summary is None or not summary.settles(staged):
+            if summary is None or not summary.settles(staged) or self._fragmented(summary):
                 work.append(partition)
                 continue
             expired = expired_reason(self.spec, partition, summary, now_ms)
@@ -251,19 +276,7 @@ class CompactionPublisher:
             if not dry_run:
                 self.recover(partition)
                 ledger = self.ledger.read(partition)  # recovery may have closed plans
-            plan = plan_partition(
-                partition,
-                files[partition],
-                ledger.settled_inputs,
-                seq=ledger.next_seq,
-                target_file_size=self.spec.compaction_file_size,
-                auto_compaction=self.spec.auto_compaction,
-                codec=self.codec,
-                sink_latest_batch=selection.sink_latest_batch,
-                watermark_ms=selection.watermark_ms,
-                created_ms=now_ms,
-                file_format=formats[partition],
-            )
+            plan = self._plan(partition, files[partition], ledger, selection, now_ms, formats)
             if plan is None:
                 empty = not files[partition] and not ledger.published_inputs
                 state_of = CompactionState.EMPTY if empty else CompactionState.UP_TO_DATE
@@ -286,6 +299,67 @@ class CompactionPublisher:
             self.ledger.record(p.partition for p in plans)
             fault_point("after-plan")
         return plans, sorted(settled, key=lambda o: o.partition)
+
+    def _plan(
+        self,
+        partition: str,
+        committed: list[StagedFile],
+        ledger: PartitionLedger,
+        selection: Selection,
+        now_ms: int,
+        formats: dict[str, FileFormat],
+    ) -> CompactionPlan | None:
+        """The partition's next plan: its new staged files compacted beside what it holds,
+        or, when that would leave it fragmented, all of it compacted again (a rewrite)."""
+        common: dict[str, Any] = {
+            "seq": ledger.next_seq,
+            "target_file_size": self.spec.compaction_file_size,
+            "codec": self.codec,
+            "sink_latest_batch": selection.sink_latest_batch,
+            "watermark_ms": selection.watermark_ms,
+            "created_ms": now_ms,
+            "file_format": formats[partition],
+        }
+        plan = plan_partition(
+            partition,
+            committed,
+            ledger.settled_inputs,
+            auto_compaction=self.spec.auto_compaction,
+            directory=ledger.directory,
+            **common,
+        )
+        if not self.rewrites or formats[partition].is_lines:
+            return plan
+        live = [o for record in ledger.live_commits for o in record.get("outputs", [])]
+        after = Fragmentation(
+            len(live),
+            sum(o.get("bytes", 0) for o in live),
+            len(ledger.live_commits),
+            self.spec.compaction_file_size,
+        )
+        if plan is not None:
+            after = after.with_plan(len(plan.units), plan.bytes)
+        if not after.fragmented(self.layout.sort is not None):
+            return plan
+        directory = self.ledger.files_dir(partition, ledger.directory)
+        published = [StagedFile(f"{directory}/{o['name']}", o.get("bytes", 0)) for o in live]
+        return plan_rewrite(partition, published, committed, ledger.settled_inputs, **common)
+
+    def _fragmented(self, summary: PartitionSummary) -> bool:
+        """Whether a settled partition's summary says it may be fragmented (its records
+        decide; a summary older than rewrites does not count compactions)."""
+        if not self.rewrites or summary.format in ("json", "csv", "text"):
+            return False
+        compactions = summary.published_compactions
+        if compactions is None:
+            compactions = 2 if summary.published_files > 1 else 1
+        fragmentation = Fragmentation(
+            summary.published_files,
+            summary.published_bytes,
+            compactions,
+            self.spec.compaction_file_size,
+        )
+        return fragmentation.fragmented(self.layout.sort is not None)
 
     def _layout_refusal(self, plan: CompactionPlan) -> str | None:
         """Why the table's layout (sort order, bloom filters) cannot lay out ``plan``'s
@@ -351,7 +425,7 @@ class CompactionPublisher:
                 self.ledger.abandon(plan, reason)  # False: its run committed it first
             ledger = self.ledger.read(partition)
         self._sweep(partition, ledger)
-        for plan in ledger.committed_plans:
+        for plan in ledger.live_plans:  # a rewrite replaced the others' outputs
             self.publish(plan)
 
     def _close(self, plan: CompactionPlan, reason: str) -> None:
@@ -371,19 +445,29 @@ class CompactionPublisher:
         """
         if not ledger.abandoned:
             return
-        leftovers = {
-            hidden_name(unit.output)
-            for seq in ledger.abandoned
-            if seq in ledger.plans
-            for unit in ledger.plans[seq].units
-        }
-        directory = self.ledger.partition_dir(partition)
-        for name in leftovers.intersection(list_names(self.ledger.filesystem, directory)):
-            delete_if_exists(self.ledger.filesystem, f"{directory}/{name}")
+        leftovers: dict[str, set[str]] = {}  # directory: hidden names
+        for seq in ledger.abandoned:
+            plan = ledger.plans.get(seq)
+            if plan is None:
+                continue
+            if plan.rewrites:  # its directory holds nothing but what it wrote
+                delete_dir_if_exists(self.ledger.filesystem, self._directory(plan))
+                continue
+            names = leftovers.setdefault(self._directory(plan), set())
+            names.update(hidden_name(unit.output) for unit in plan.units)
+        for directory, names in leftovers.items():
+            for name in names.intersection(list_names(self.ledger.filesystem, directory)):
+                delete_if_exists(self.ledger.filesystem, f"{directory}/{name}")
+
+    def _directory(self, plan: CompactionPlan) -> str:
+        return self.ledger.files_dir(plan.partition, plan.directory)
 
     def _discard_outputs(self, plan: CompactionPlan) -> None:
         """Delete the hidden outputs of a plan that will never be published."""
-        directory = self.ledger.partition_dir(plan.partition)
+        directory = self._directory(plan)
+        if plan.rewrites:
+            delete_dir_if_exists(self.ledger.filesystem, directory)
+            return
         for unit in plan.units:
             delete_if_exists(self.ledger.filesystem, f"{directory}/{hidden_name(unit.output)}")
 
@@ -407,8 +491,10 @@ class CompactionPublisher:
         )
         counts = plan_schema.rows or {}
         layout = self.layout
-        # A sorted partition is one task: its rows are ordered across all its outputs.
-        units = [plan.units] if layout.sort is not None else [(unit,) for unit in plan.units]
+        # A sorted partition, or a rewrite, is one task: its rows are dealt out across all
+        # its outputs (ordered, in a sorted table).
+        one_task = layout.sort is not None or plan.rewrites
+        units = [plan.units] if one_task else [(unit,) for unit in plan.units]
         tasks = [
             UnitTask(
                 table_path=self.table_path,
@@ -429,6 +515,7 @@ class CompactionPublisher:
                 rows=sum(counts.get(f.uri, 0) for unit in group for f in unit.inputs),
                 layout=layout,
                 more_outputs=tuple((unit.index, unit.output) for unit in group[1:]),
+                directory=plan.directory,
             )
             for group in units
         ]
@@ -568,7 +655,7 @@ class CompactionPublisher:
         and the next run copies again (same bytes) and deletes. Two runs publishing the
         same plan at once both succeed.
         """
-        directory = self.ledger.partition_dir(plan.partition)
+        directory = self._directory(plan)
         filesystem = self.ledger.filesystem
         for position, unit in enumerate(plan.units):
             final = f"{directory}/{unit.output}"

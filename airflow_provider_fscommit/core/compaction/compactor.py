@@ -188,9 +188,10 @@ class UnitTask:
     dictionary_columns: tuple[str, ...] = ()  # Parquet: PlanSchema.dictionary_columns
     rows: int = 0  # the inputs' rows, as their footers count them (0: unknown, line files)
     layout: OutputLayout = field(default_factory=OutputLayout)
-    # A sorted partition is one task writing every unit's output: (unit, output) after this
-    # task's own, in order; its rows are sorted across all of them.
+    # A sorted partition, or a rewrite, is one task writing every unit's output: (unit,
+    # output) after this task's own, in order; its rows are dealt out across all of them.
     more_outputs: tuple[tuple[int, str], ...] = ()
+    directory: str = ""  # the outputs' directory under the partition's (a rewrite's own)
 
     @property
     def outputs(self) -> tuple[tuple[int, str], ...]:
@@ -342,8 +343,8 @@ def _compact(task: UnitTask) -> list[UnitResult]:
         return [_merge(task, table_fs, target)]
     schema = pa.ipc.read_schema(pa.py_buffer(task.schema))
     _refuse_unsupported(task.layout, task.format)
-    if task.layout.sort is not None:
-        return _sorted(task, table_fs, schema)
+    if task.layout.sort is not None or task.more_outputs:
+        return _dealt(task, table_fs, schema)
     copied = None
     if len(task.inputs) == 1 and not task.layout.rewrites(task.format):
         copied = _copied(task, table_fs, target, schema)
@@ -365,12 +366,13 @@ def _refuse_unsupported(layout: OutputLayout, file_format: FileFormat) -> None:
 
 
 def _target(task: UnitTask, output: str) -> tuple[pafs.FileSystem, str]:
-    """The table's filesystem and an output's hidden path in the partition directory.
+    """The table's filesystem and an output's hidden path in its directory (the
+    partition's, or a rewrite's under it).
 
     The directory is created first where directories exist; object stores have none.
     """
     table_fs, root = resolve_filesystem(task.table_path)
-    directory = f"{root.rstrip('/')}/{task.partition}"
+    directory = "/".join(p for p in (root.rstrip("/"), task.partition, task.directory) if p)
     if renames_atomically(table_fs):
         table_fs.create_dir(directory, recursive=True)
     return table_fs, f"{directory}/{hidden_name(output)}"
@@ -405,19 +407,23 @@ def _rewrite(
     return _written(task, table_fs, target, output.rows)
 
 
-def _sorted(task: UnitTask, table_fs: pafs.FileSystem, schema: pa.Schema) -> list[UnitResult]:
-    """A sorted partition: all its inputs sorted (in bounded memory) and dealt out to its
-    outputs in order, the same number of rows to each, so files and their row groups
-    cover disjoint ranges of the order."""
+def _dealt(task: UnitTask, table_fs: pafs.FileSystem, schema: pa.Schema) -> list[UnitResult]:
+    """All the task's inputs dealt out to its outputs in order, the same number of rows to
+    each: a sorted partition's sorted first (in bounded memory), so files and their row
+    groups cover disjoint ranges of the order; a rewrite's in input order."""
     layout = task.layout
-    assert layout.sort is not None
     per_output = -(-task.rows // len(task.outputs))  # ceil: the last output may hold fewer
     rows = _coalesced(_input_rows(task, schema), _BATCH_ROWS)
-    ordered = _Rows(sorted_tables(rows, layout.sort, layout.sort_memory))
+    ordered = _Rows(
+        sorted_tables(rows, layout.sort, layout.sort_memory)
+        if layout.sort is not None
+        else (pa.Table.from_batches([batch]) for batch in rows)
+    )
     results = []
     for unit, output in task.outputs:
         target = _target(task, output)[1]
-        with _RowGroups(task, table_fs, target, schema, sorting=True) as group:
+        sorting = layout.sort is not None
+        with _RowGroups(task, table_fs, target, schema, sorting=sorting) as group:
             while group.rows < per_output:
                 piece = ordered.take(per_output - group.rows)
                 if piece is None:
@@ -426,7 +432,7 @@ def _sorted(task: UnitTask, table_fs: pafs.FileSystem, schema: pa.Schema) -> lis
         results.append(replace(_written(task, table_fs, target, group.rows), unit=unit))
     if ordered.take(1) is not None:
         raise FsCommitError(
-            f"the staged files of {task.partition} hold more rows than their footers count "
+            f"the input files of {task.partition} hold more rows than their footers count "
             f"({task.rows}); nothing of the partition was published. Rerun it"
         )
     return results

@@ -42,10 +42,25 @@ class CompactionPlan:
     watermark_ms: int | None
     created_ms: int
     format: FileFormat = FileFormat.PARQUET
+    # Where the outputs go, under the partition's published directory ("": in it).
+    directory: str = ""
+    # A rewrite's inputs that are the partition's published files (their URIs): the plan
+    # replaces them with its outputs, in a directory of its own (see :mod:`.fragmentation`).
+    replaces: tuple[str, ...] = ()
 
     @property
     def inputs(self) -> list[StagedFile]:
         return [f for unit in self.units for f in unit.inputs]
+
+    @property
+    def staged_inputs(self) -> list[StagedFile]:
+        """The inputs the sink log committed (a rewrite's published files left out)."""
+        replaced = set(self.replaces)
+        return [f for f in self.inputs if f.uri not in replaced]
+
+    @property
+    def rewrites(self) -> bool:
+        return bool(self.replaces)
 
     @property
     def bytes(self) -> int:
@@ -69,6 +84,8 @@ class CompactionPlan:
                 }
                 for u in self.units
             ],
+        } | {  # older releases read a plan without them: published in the partition directory
+            k: v for k, v in (("directory", self.directory), ("replaces", list(self.replaces))) if v
         }
 
     @classmethod
@@ -82,6 +99,8 @@ class CompactionPlan:
             watermark_ms=document["watermark_ms"],
             created_ms=document["created_ms"],
             format=FileFormat(document.get("format", "parquet")),  # older ledgers: Parquet
+            directory=document.get("directory", ""),
+            replaces=tuple(document.get("replaces", ())),
             units=tuple(
                 CompactionUnit(
                     index=u["index"],

@@ -33,8 +33,11 @@ def plan_partition(
     watermark_ms: int | None,
     created_ms: int,
     file_format: FileFormat = FileFormat.PARQUET,
+    directory: str = "",
 ) -> CompactionPlan | None:
     """The next plan for ``partition``, or None when everything committed is published.
+
+    Its outputs go to ``directory`` under the partition's (that of its latest rewrite).
 
     Without auto-compaction every input is its own unit (published as it is). ``codec``
     is the Parquet outputs'; ORC outputs keep their inputs' compression, and line files
@@ -79,6 +82,72 @@ def plan_partition(
         watermark_ms=watermark_ms,
         created_ms=created_ms,
         format=file_format,
+        directory=directory,
+    )
+
+
+def rewrite_directory(seq: int) -> str:
+    """The directory a rewrite publishes into, under the partition's: visible (path readers
+    find its files, Spark's partition discovery skips a name without ``=``) and never
+    reused, as sequence numbers are not."""
+    return f"rewrite-{seq:05d}"
+
+
+def plan_rewrite(
+    partition: str,
+    published: list[StagedFile],
+    committed: list[StagedFile],
+    settled: set[str],
+    *,
+    seq: int,
+    target_file_size: int,
+    codec: str,
+    sink_latest_batch: int | None,
+    watermark_ms: int | None,
+    created_ms: int,
+    file_format: FileFormat,
+) -> CompactionPlan:
+    """A fragmented partition compacted again (:mod:`.fragmentation`): its ``published``
+    files and the staged files not yet published, into a directory of the plan's own.
+
+    The outputs are ⌈bytes / target⌉ files with the same number of rows each, written by
+    one task (rows are dealt out, not whole files packed: first-fit packing of files near
+    half the target would leave the partition as fragmented as before); the units divide
+    the inputs in order, by bytes, only so the plan records what each output came from.
+    """
+    new = sorted((f for f in committed if f.uri not in settled), key=lambda f: f.uri)
+    inputs = sorted(published, key=lambda f: f.uri) + new
+    total = sum(f.size for f in inputs)
+    count = min(len(inputs), max(1, -(-total // target_file_size)))
+    groups: list[list[StagedFile]] = [[] for _ in range(count)]
+    done = 0
+    for staged in inputs:
+        # The group whose share of the bytes this file starts in (never past the last).
+        groups[min(count - 1, done * count // max(total, 1))].append(staged)
+        done += staged.size
+    groups = [g for g in groups if g]
+    if file_format is FileFormat.ORC:
+        codec = orc_codec_of(inputs[0].uri)
+    plan_id = uuid.uuid4().hex[:12]
+    return CompactionPlan(
+        partition=partition,
+        seq=seq,
+        plan_id=plan_id,
+        units=tuple(
+            CompactionUnit(
+                index=i,
+                inputs=tuple(group),
+                output=f"part-{seq:05d}-{i:05d}-{plan_id}.c000.{_suffix(file_format, codec)}",
+            )
+            for i, group in enumerate(groups)
+        ),
+        codec=codec,
+        sink_latest_batch=sink_latest_batch,
+        watermark_ms=watermark_ms,
+        created_ms=created_ms,
+        format=file_format,
+        directory=rewrite_directory(seq),
+        replaces=tuple(f.uri for f in published),
     )
 
 

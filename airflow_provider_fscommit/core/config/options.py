@@ -530,6 +530,17 @@ COMPACTION_Z_ORDER_BY = ConfigOption(
     "'user_id,event_type': a filter on any of them skips most row groups (instead of "
     "compaction.sort-by, which favours its first column). Parquet and ORC.",
 )
+COMPACTION_REWRITE_FRAGMENTED = ConfigOption(
+    "compaction_rewrite_fragmented",
+    "compaction.rewrite-fragmented",
+    True,
+    _boolean,
+    description="Compact a published partition again, with its late data, once its files "
+    "are more than one compaction of all its rows would make (⌈bytes / compaction.file-size⌉ "
+    "+ 1), or, in a sorted table, no longer sorted across its files. The new files go to a "
+    "directory of their own that the catalog switches to atomically, so it needs the "
+    "metastore or glue policy; Parquet and ORC.",
+)
 COMPACTION_SORT_MEMORY = ConfigOption(
     "compaction_sort_memory",
     "compaction.sort-memory",
@@ -653,6 +664,7 @@ OPTIONS: tuple[ConfigOption, ...] = (
     COMPACTION_SORT_BY,
     COMPACTION_Z_ORDER_BY,
     COMPACTION_SORT_MEMORY,
+    COMPACTION_REWRITE_FRAGMENTED,
     PARQUET_BLOCK_SIZE,
     PARQUET_BLOOM_FILTERS,
     ORC_STRIPE_SIZE,

@@ -90,6 +90,7 @@ class TableSpec:
     compaction_sort_by: tuple[str, ...] = o.COMPACTION_SORT_BY.default
     compaction_z_order_by: tuple[str, ...] = o.COMPACTION_Z_ORDER_BY.default
     compaction_sort_memory: int = o.COMPACTION_SORT_MEMORY.default
+    compaction_rewrite_fragmented: bool = o.COMPACTION_REWRITE_FRAGMENTED.default
     parquet_block_size: int = o.PARQUET_BLOCK_SIZE.default
     # Column -> expected distinct values (None: the partition's rows); compared, not hashed.
     parquet_bloom_filters: Mapping[str, int | None] = field(default_factory=dict, hash=False)

@@ -21,6 +21,12 @@ deleted its published files (:mod:`expiration`): nothing of it is published agai
 ``clean-<n>.json`` records published staged files that staging retention deleted
 (:mod:`retention`), so that it never looks at them again.
 
+A *rewrite* (a fragmented partition compacted again, :mod:`fragmentation`) publishes into
+a directory of its own under the partition's; later compactions publish there too, and
+the catalog's partition location moves to it when the policies commit it. Only then are
+the files it replaced deleted, and ``retire-<n>.json`` records that they are: until
+then readers through the catalog still read them.
+
 One table-wide record is overwritten rather than created once: ``completeness.json``, the
 table's published completeness (``status.completeness``), which only the committer writes,
 under the table lock, and only ever moves forward.
@@ -70,7 +76,7 @@ LEDGER_DIR = "_fscommit"
 _COMPLETENESS = "completeness.json"
 _EXPIRATION_CHECK = "expiration-check.json"
 _APPEND_ATTEMPTS = 10
-_RECORD = re.compile(r"(plan|commit|policy|quarantine|expire|clean)-(\d{8})\.json")
+_RECORD = re.compile(r"(plan|commit|policy|quarantine|expire|clean|retire)-(\d{8})\.json")
 
 
 @dataclass
@@ -84,6 +90,7 @@ class PartitionLedger:
     quarantines: dict[int, dict[str, Any]] = field(default_factory=dict)
     expirations: dict[int, dict[str, Any]] = field(default_factory=dict)
     cleanings: dict[int, dict[str, Any]] = field(default_factory=dict)
+    retirements: dict[int, dict[str, Any]] = field(default_factory=dict)
 
     @property
     def open_plans(self) -> list[CompactionPlan]:
@@ -97,7 +104,59 @@ class PartitionLedger:
 
     @property
     def published_inputs(self) -> set[str]:
-        return {f.uri for plan in self.committed_plans for f in plan.inputs}
+        """Staged files published (a rewrite's published inputs are not staged ones)."""
+        return {f.uri for plan in self.committed_plans for f in plan.staged_inputs}
+
+    @property
+    def latest_rewrite(self) -> CompactionPlan | None:
+        """The latest committed rewrite: the partition's files are its outputs and later ones."""
+        return next((p for p in reversed(self.committed_plans) if p.rewrites), None)
+
+    @property
+    def directory(self) -> str:
+        """Where the partition's files are, under its directory ("": in it)."""
+        rewrite = self.latest_rewrite
+        return rewrite.directory if rewrite is not None else ""
+
+    @property
+    def live_plans(self) -> list[CompactionPlan]:
+        """The committed plans whose outputs the partition holds (its latest rewrite's on)."""
+        rewrite = self.latest_rewrite
+        first = rewrite.seq if rewrite is not None else -1
+        return [p for p in self.committed_plans if p.seq >= first]
+
+    @property
+    def live_commits(self) -> list[dict[str, Any]]:
+        """The commit records of :attr:`live_plans`."""
+        return [self.commits[plan.seq] for plan in self.live_plans]
+
+    @property
+    def superseded(self) -> list[str]:
+        """Files a committed rewrite replaced that are not deleted yet (paths under the
+        partition's directory)."""
+        rewrite = self.latest_rewrite
+        if rewrite is None:
+            return []
+        retired = {path for r in self.retirements.values() for path in r["files"]}
+        paths = (
+            "/".join(x for x in (self.plans[seq].directory, output["name"]) if x)
+            for seq in sorted(self.commits)
+            if seq < rewrite.seq
+            for output in self.commits[seq].get("outputs", [])
+        )
+        return [path for path in paths if path not in retired]
+
+    @property
+    def retire_pending(self) -> bool:
+        """Whether replaced files wait for deletion and may go: the policies committed the
+        rewrite (the catalog reads its directory)."""
+        rewrite = self.latest_rewrite
+        if rewrite is None:
+            return False
+        committed = (r.get("compaction_seq") for r in self.policy_commits.values())
+        return any(seq is not None and seq >= rewrite.seq for seq in committed) and bool(
+            self.superseded
+        )
 
     @property
     def quarantined_inputs(self) -> set[str]:
@@ -144,7 +203,8 @@ class PartitionLedger:
 
     def summary(self) -> PartitionSummary:
         """What the table state keeps of these records (:class:`PartitionSummary`)."""
-        outputs = [o for r in self.commits.values() for o in r.get("outputs", [])]
+        live = self.live_commits
+        outputs = [o for r in live for o in r.get("outputs", [])]
         policy = [self.policy_commits[seq] for seq in sorted(self.policy_commits)]
         last = max(policy, key=lambda r: r.get("committed_at_ms") or 0, default=None)
         latest = self.latest_commit
@@ -168,6 +228,8 @@ class PartitionLedger:
             watermark_ms=plan.watermark_ms if plan else None,
             max_batch_id=plan.sink_latest_batch if plan else None,
             format=plan.format.value if plan else None,
+            published_compactions=len(live),
+            retire_pending=self.retire_pending,
         )
 
     @property
@@ -200,8 +262,14 @@ class CommitLedger:
         return self._store
 
     def partition_dir(self, partition: str) -> str:
-        """Where the partition's published files live."""
+        """The partition's published directory (its files are in it, or in its latest
+        rewrite's directory under it: :meth:`files_dir`)."""
         return f"{self.root}/{partition}"
+
+    def files_dir(self, partition: str, directory: str) -> str:
+        """Where a partition's files are: ``directory`` (a plan's, or the partition's
+        current one, :attr:`PartitionLedger.directory`) under its published directory."""
+        return "/".join(x for x in (self.partition_dir(partition), directory) if x)
 
     def _records_dir(self, partition: str) -> str:
         return f"{self.ledger_root}/partitions/{partition}"
@@ -233,6 +301,8 @@ class CommitLedger:
                 ledger.expirations[seq] = document
             elif kind == "clean":
                 ledger.cleanings[seq] = document
+            elif kind == "retire":
+                ledger.retirements[seq] = document
             else:
                 ledger.quarantines[seq] = document
         orphaned = sorted(set(ledger.commits) - set(ledger.plans))
@@ -366,6 +436,10 @@ class CommitLedger:
     def write_cleaning(self, partition: str, record: dict[str, Any]) -> None:
         """Record staged files of ``partition`` that retention deleted (under the lock)."""
         self._append(partition, "clean", record, lambda ledger: ledger.cleanings)
+
+    def write_retirement(self, partition: str, record: dict[str, Any]) -> None:
+        """Record files a rewrite replaced as deleted (call under the lock, after the deletes)."""
+        self._append(partition, "retire", record, lambda ledger: ledger.retirements)
 
     def write_expiration(self, partition: str, record: dict[str, Any]) -> None:
         """Record that ``partition`` is expired (call under the lock, after the deletes)."""

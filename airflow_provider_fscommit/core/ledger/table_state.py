@@ -86,6 +86,11 @@ class PartitionSummary:
     watermark_ms: int | None = None
     max_batch_id: int | None = None
     format: str | None = None
+    # The compactions whose outputs the partition holds (None: a summary older than
+    # rewrites, whose files are every compaction's), and whether files a rewrite replaced
+    # wait for deletion (:mod:`.ledger`).
+    published_compactions: int | None = None
+    retire_pending: bool = False
 
     @classmethod
     def from_dict(cls, document: Mapping[str, Any]) -> PartitionSummary:

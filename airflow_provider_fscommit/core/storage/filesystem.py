@@ -143,6 +143,12 @@ def delete_if_exists(filesystem: pafs.FileSystem, path: str) -> None:
         filesystem.delete_file(path)
 
 
+def delete_dir_if_exists(filesystem: pafs.FileSystem, path: str) -> None:
+    """Delete a directory and everything under it (on object stores: the prefix)."""
+    with contextlib.suppress(FileNotFoundError):
+        filesystem.delete_dir(path)
+
+
 def exists(filesystem: pafs.FileSystem, path: str) -> bool:
     return filesystem.get_file_info(path).type != pafs.FileType.NotFound
 
