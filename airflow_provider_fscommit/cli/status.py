@@ -207,6 +207,7 @@ def _partition_table(report: TableReport) -> list[str]:
                 p.state.value,
                 f"{p.staged_files} / {format_size(p.staged_bytes)}",
                 f"{p.published_files} / {format_size(p.published_bytes)}"
+                + (f" (fragmented: {p.one_compaction_files})" if p.fragmented else "")
                 if p.published_files
                 else "-",
                 str(p.published_rows) if p.published_files else "-",
@@ -218,6 +219,13 @@ def _partition_table(report: TableReport) -> list[str]:
     lines = _aligned(rows, _RIGHT_ALIGNED)
     counts = ", ".join(f"{n} {state}" for state, n in report.counts().items())
     lines.append(f"{len(report.partitions)} partition(s): {counts or 'none'}")
+    fragmented = sum(p.fragmented for p in report.partitions)
+    if fragmented:
+        lines.append(
+            f"{fragmented} fragmented: late data left them files of several compactions, more "
+            "than one compaction of their rows makes (in brackets) or not sorted across; "
+            f"{report.fragmented_outlook}."
+        )
     return lines
 
 

@@ -278,7 +278,8 @@ def _partitions(report: TableReport) -> str:
             f'<td><span class="state" style="background:{colour}">{escape(p.state.value)}'
             f"</span>{late}</td>"
             f"<td class=n>{p.staged_files}</td><td class=n>{format_size(p.staged_bytes)}</td>"
-            f"<td class=n>{p.published_files}</td><td class=n>{format_size(p.published_bytes)}</td>"
+            f"<td class=n>{p.published_files}{_fragmented(p, report)}</td>"
+            f"<td class=n>{format_size(p.published_bytes)}</td>"
             f"<td class=n>{p.published_rows}</td>"
             f"<td class=t>{_time(p.commit_time_ms, '')}</td>"
             f"<td class=t>{_time(p.last_commit_ms, '')}"
@@ -286,6 +287,20 @@ def _partitions(report: TableReport) -> str:
             + f"</td><td>{_origin(p.last_origin)}</td></tr>"
         )
     return f"<table>{head}{''.join(rows)}</table>"
+
+
+def _fragmented(partition: PartitionReport, report: TableReport) -> str:
+    """A fragmented partition's mark: the files one compaction makes, and what happens."""
+    if not partition.fragmented:
+        return ""
+    why = (
+        f"late data left files of several compactions; one compaction of their rows makes "
+        f"{partition.one_compaction_files}: {report.fragmented_outlook}"
+    )
+    return (
+        f' <span class="fragmented" title="{escape(why)}">'
+        f"(fragmented: {partition.one_compaction_files})</span>"
+    )
 
 
 def _origin(origin: CommitOrigin | None) -> str:

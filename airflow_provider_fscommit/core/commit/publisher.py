@@ -55,7 +55,6 @@ from airflow_provider_fscommit.core.compaction.compactor import (
     hidden_name,
     read_plan_schema,
 )
-from airflow_provider_fscommit.core.compaction.fragmentation import Fragmentation
 from airflow_provider_fscommit.core.compaction.plan import CompactionPlan
 from airflow_provider_fscommit.core.compaction.planner import (
     CODEC_EXTENSIONS,
@@ -179,12 +178,6 @@ class CompactionPublisher:
         self.ledger = CommitLedger(self.table_path, spec.single_writer)
         self.reader = TableStatusReader(spec)  # kept: the run's reads after the dry run's
         self.layout = OutputLayout.of(spec)  # how every output of the table is laid out
-        # Fragmented partitions are compacted again where a catalog switches readers over.
-        self.rewrites = (
-            spec.compaction_rewrite_fragmented
-            and spec.auto_compaction
-            and any(kind.catalog for kind in spec.policy_kind)
-        )
         self._lock: TableLock | None = None
         self._read_ahead: dict[tuple[str, ...], PlanSchema] = {}
         self._read_ahead_seconds = 0.0
@@ -328,37 +321,25 @@ class CompactionPublisher:
             directory=ledger.directory,
             **common,
         )
-        if not self.rewrites or formats[partition].is_lines:
+        if not self.spec.rewrites_fragmented or formats[partition].is_lines:
             return plan
-        live = [o for record in ledger.live_commits for o in record.get("outputs", [])]
-        after = Fragmentation(
-            len(live),
-            sum(o.get("bytes", 0) for o in live),
-            len(ledger.live_commits),
-            self.spec.compaction_file_size,
-        )
+        after = ledger.summary().fragmentation(self.spec.compaction_file_size)
         if plan is not None:
             after = after.with_plan(len(plan.units), plan.bytes)
         if not after.fragmented(self.layout.sort is not None):
             return plan
         directory = self.ledger.files_dir(partition, ledger.directory)
+        live = [o for record in ledger.live_commits for o in record.get("outputs", [])]
         published = [StagedFile(f"{directory}/{o['name']}", o.get("bytes", 0)) for o in live]
         return plan_rewrite(partition, published, committed, ledger.settled_inputs, **common)
 
     def _fragmented(self, summary: PartitionSummary) -> bool:
         """Whether a settled partition's summary says it may be fragmented (its records
         decide; a summary older than rewrites does not count compactions)."""
-        if not self.rewrites or summary.format in ("json", "csv", "text"):
+        lines = summary.format is not None and FileFormat(summary.format).is_lines
+        if not self.spec.rewrites_fragmented or lines:
             return False
-        compactions = summary.published_compactions
-        if compactions is None:
-            compactions = 2 if summary.published_files > 1 else 1
-        fragmentation = Fragmentation(
-            summary.published_files,
-            summary.published_bytes,
-            compactions,
-            self.spec.compaction_file_size,
-        )
+        fragmentation = summary.fragmentation(self.spec.compaction_file_size)
         return fragmentation.fragmented(self.layout.sort is not None)
 
     def _layout_refusal(self, plan: CompactionPlan) -> str | None:

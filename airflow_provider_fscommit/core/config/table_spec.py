@@ -351,6 +351,16 @@ class TableSpec:
                 )
 
     @property
+    def rewrites_fragmented(self) -> bool:
+        """Whether fragmented partitions are compacted again: asked for, on compacted
+        files, with a catalog whose location switch makes the new files visible at once."""
+        return (
+            self.compaction_rewrite_fragmented
+            and self.auto_compaction
+            and any(kind.catalog for kind in self.policy_kind)
+        )
+
+    @property
     def sort_columns(self) -> tuple[str, ...]:
         """The columns a compacted partition is laid out by (sorted or Z-ordered)."""
         return self.compaction_sort_by or self.compaction_z_order_by

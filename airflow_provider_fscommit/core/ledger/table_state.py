@@ -37,6 +37,7 @@ from typing import Any
 
 import pyarrow.fs as pafs
 
+from airflow_provider_fscommit.core.compaction.fragmentation import Fragmentation
 from airflow_provider_fscommit.core.errors import LedgerError
 from airflow_provider_fscommit.core.storage.conditional_writes import ConditionalStore
 from airflow_provider_fscommit.core.storage.filesystem import (
@@ -104,6 +105,17 @@ class PartitionSummary:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+    def fragmentation(self, target_file_size: int) -> Fragmentation:
+        """The partition's published files against one compaction of their bytes. A
+        summary older than rewrites does not count compactions: two files or more are
+        taken as two compactions' (the records, once looked at, tell)."""
+        compactions = self.published_compactions
+        if compactions is None:
+            compactions = 2 if self.published_files > 1 else 1
+        return Fragmentation(
+            self.published_files, self.published_bytes, compactions, target_file_size
+        )
 
     def settles(self, staged_files: int) -> bool:
         """Whether nothing of ``staged_files`` committed files is left to publish, and no

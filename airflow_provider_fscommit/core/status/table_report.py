@@ -66,6 +66,10 @@ class PartitionReport:
     published_files: int = 0
     published_bytes: int = 0
     published_rows: int = 0
+    # Published files from two or more compactions, more than one compaction of their
+    # bytes makes, or no longer sorted across (:mod:`fragmentation`): how many one makes.
+    fragmented: bool = False
+    one_compaction_files: int = 0
     commits: int = 0
     commit_time_ms: int | None = None
     last_commit_ms: int | None = None
@@ -87,6 +91,8 @@ class PartitionReport:
             "published_files": self.published_files,
             "published_bytes": self.published_bytes,
             "published_rows": self.published_rows,
+            "fragmented": self.fragmented,
+            "one_compaction_files": self.one_compaction_files,
             "commits": self.commits,
             "commit_time_ms": self.commit_time_ms,
             "commit_time": iso_ms(self.commit_time_ms),
@@ -143,6 +149,20 @@ class TableReport:
     def in_state(self, state: PartitionState) -> list[PartitionReport]:
         return [p for p in self.partitions if p.state == state]
 
+    @property
+    def fragmented_outlook(self) -> str:
+        """What becomes of the table's fragmented partitions, and why."""
+        file_format = self.status.file_format[0]
+        if file_format is not None and file_format.is_lines:
+            return "they stay so: line files are concatenated once, not compacted again"
+        if self.spec.rewrites_fragmented:
+            return "the next compaction run compacts them again"
+        return (
+            "they stay so: compacting them again needs compaction.rewrite-fragmented and a "
+            "catalog policy (metastore, glue), whose location switch shows readers the new "
+            "files at once"
+        )
+
     def counts(self) -> dict[str, int]:
         """Partitions per state, in life-cycle order, only states that occur."""
         return {s.value: len(self.in_state(s)) for s in PartitionState if self.in_state(s)}
@@ -156,6 +176,7 @@ class TableReport:
             "progress_since": iso_ms(self.progress_since_ms),
             "states": self.counts(),
             "partitions": [p.to_dict() for p in self.partitions],
+            "fragmented_outlook": self.fragmented_outlook,
             "ledger_error": self.ledger_error,
         }
 
@@ -298,6 +319,10 @@ def _merge(
         state = PartitionState.RECOMMITTED
     else:
         state = PartitionState.COMMITTED
+    fragmentation = recorded.fragmentation(spec.compaction_file_size)
+    fragmented = state != PartitionState.EXPIRED and fragmentation.fragmented(
+        bool(spec.sort_columns)
+    )
     return PartitionReport(
         partition=path,
         values=status.staged.spec.as_dict() if status else _values(spec, path),
@@ -310,6 +335,8 @@ def _merge(
         published_files=published[0],
         published_bytes=published[1],
         published_rows=published[2],
+        fragmented=fragmented,
+        one_compaction_files=fragmentation.one_compaction if fragmented else 0,
         commits=recorded.policy_commits,
         commit_time_ms=status.commit_time_ms if status else None,
         last_commit_ms=recorded.last_commit_ms,

@@ -14,6 +14,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
+from airflow_provider_fscommit.cli.main import main
 from airflow_provider_fscommit.core.commit.committer import PartitionCommitter
 from airflow_provider_fscommit.core.commit.metastore_policy import MetastoreCommitPolicy
 from airflow_provider_fscommit.core.commit.policy_factory import create_policies
@@ -22,9 +23,13 @@ from airflow_provider_fscommit.core.compaction.compactor import compact_units
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.faults import FAULT_POINTS, REWRITE_FAULT_POINTS
 from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
+from airflow_provider_fscommit.core.status.table_overview import TableEntry
+from airflow_provider_fscommit.core.status.table_report import read_table_report
+from airflow_provider_fscommit.plugins.render import render_page
 from fscommit_dev.metastore.client import create_table, hive_sql, thrift_client
 from fscommit_dev.streams import StreamingTable, hourly_batches, row
-from fscommit_dev.tables import hourly_table
+from fscommit_dev.tables import hourly_table, table_flags
+from tests.plugins.test_render import parse
 from tests.support.fault_worker import run_worker
 from tests.support.metastore_calls import context
 from tests.test_fault_injection import staged_ids
@@ -192,3 +197,57 @@ def test_killed_at_every_step_of_a_rewrite_the_catalog_reads_each_row_once_and_t
         assert [p.name for p in (table / HOUR00).iterdir() if p.is_dir()] == [records.directory]
         success = json.loads((table / HOUR00 / "_SUCCESS").read_text())
         assert success["compaction_seq"] == records.latest_commit, point
+
+
+def test_status_and_the_status_page_show_a_fragmented_partition_and_what_becomes_of_it(
+    fragmented, capsys
+):
+    stream, table = fragmented
+    without_catalog = spec_of(stream, table, None)
+    assert main(["status", *table_flags(without_catalog), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    marks = {
+        p["partition"]: (p["fragmented"], p["one_compaction_files"]) for p in out["partitions"]
+    }
+    assert marks[HOUR00] == (True, 1) and marks["dt=2026-11-20/hour=01"] == (False, 0)
+    assert "needs compaction.rewrite-fragmented and a catalog policy" in out["fragmented_outlook"]
+
+    assert main(["status", *table_flags(without_catalog)]) == 0
+    human = capsys.readouterr().out
+    row00 = next(line for line in human.splitlines() if line.startswith(HOUR00))
+    assert "4 / " in row00 and "(fragmented: 1)" in row00
+    assert "1 fragmented: late data left them files of several compactions" in human
+
+    with_catalog = read_table_report(spec_of(stream, table, "status_only"))  # not run: read
+    assert with_catalog.fragmented_outlook == "the next compaction run compacts them again"
+    page = parse(render_page([TableEntry("events", "/specs/e.yaml", report=with_catalog)], 0, ""))
+    titles = [a.get("title") or "" for tag, a in page.tags if a.get("class") == "fragmented"]
+    assert len(titles) == 1 and titles[0].endswith("the next compaction run compacts them again")
+    assert "(fragmented: 1)" in "".join(page.text)
+
+
+def test_a_sorted_tables_rewrite_deals_the_partitions_rows_in_order_across_its_files(
+    fragmented, metastore, tmp_path
+):
+    stream, base = fragmented
+    table = tmp_path / "table"
+    shutil.copytree(base, table)
+    create_table(metastore, "rewrite_sorted", table)
+    spec = spec_of(
+        stream,
+        table,
+        "rewrite_sorted",
+        **{"compaction.sort-by": "id", "compaction.file-size": "2KB"},
+    )
+    run(spec, metastore)
+    records = CommitLedger(str(table)).read(HOUR00)
+    rewrite = records.latest_rewrite
+    assert rewrite is not None and rewrite.seq == records.latest_commit
+    files = [location(metastore, "rewrite_sorted") / unit.output for unit in rewrite.units]
+    assert data_files(location(metastore, "rewrite_sorted"), recursive=False) == sorted(files)
+    replaced = sum(f.size for f in rewrite.inputs)
+    assert 2 <= len(files) <= -(-replaced // 2048) + 1  # rows dealt out, not files packed
+    in_order = [i for f in files for i in pq.read_table(f, columns=["id"])["id"].to_pylist()]
+    assert in_order == sorted(staged_ids(stream.staging)[HOUR00].elements())
+    sorting = pq.ParquetFile(files[0]).metadata.row_group(0).sorting_columns
+    assert [c.column_index for c in sorting] == [pq.read_schema(files[0]).names.index("id")]
