@@ -247,9 +247,7 @@ class PartitionCommitter:
                 if records.retire_pending:  # a run stopped between its policies and this
                     self._retire(path, records, lock)
                 continue
-            location = "/".join(
-                x for x in (self.table_path.rstrip("/"), path, records.directory) if x
-            )
+            location = self.ledger.files_location(path, records.directory)
             self.ledger.filesystem.create_dir(self.ledger.partition_dir(path), recursive=True)
             files = tuple(o["name"] for r in records.live_commits for o in r["outputs"])
             pending.append(CommitContext(self.spec, spec, path, location, summary, origin, files))

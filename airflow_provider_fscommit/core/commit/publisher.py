@@ -328,7 +328,7 @@ class CompactionPublisher:
             after = after.with_plan(len(plan.units), plan.bytes)
         if not after.fragmented(self.layout.sort is not None):
             return plan
-        directory = self.ledger.files_dir(partition, ledger.directory)
+        directory = self.ledger.files_location(partition, ledger.directory)
         live = [o for record in ledger.live_commits for o in record.get("outputs", [])]
         published = [StagedFile(f"{directory}/{o['name']}", o.get("bytes", 0)) for o in live]
         return plan_rewrite(partition, published, committed, ledger.settled_inputs, **common)

@@ -271,6 +271,10 @@ class CommitLedger:
         current one, :attr:`PartitionLedger.directory`) under its published directory."""
         return "/".join(x for x in (self.partition_dir(partition), directory) if x)
 
+    def files_location(self, partition: str, directory: str) -> str:
+        """:meth:`files_dir` as a URI of the table's (what catalogs and readers are given)."""
+        return "/".join(x for x in (self.table_path.rstrip("/"), partition, directory) if x)
+
     def _records_dir(self, partition: str) -> str:
         return f"{self.ledger_root}/partitions/{partition}"
 

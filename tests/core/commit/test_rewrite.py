@@ -31,6 +31,7 @@ from fscommit_dev.streams import StreamingTable, hourly_batches, row
 from fscommit_dev.tables import hourly_table, table_flags
 from tests.plugins.test_render import parse
 from tests.support.fault_worker import run_worker
+from tests.support.glue import create_glue_table, glue_partitions
 from tests.support.metastore_calls import context
 from tests.test_fault_injection import staged_ids
 
@@ -59,12 +60,12 @@ def spec_of(stream: StreamingTable, table: Path, name: str | None, **extra: str)
     return TableSpec.from_options({"compaction.file-size": "1MB"} | options)
 
 
-def run(spec: TableSpec, metastore) -> None:
+def run(spec: TableSpec, metastore, glue=None) -> None:
     """A compaction and commit run in this process, as the fault worker does."""
     summary = CompactionPublisher(spec).run(compact_units)
     assert not [o for o in summary.outcomes if o.state == "failed"], summary.outcomes
     client = (lambda: thrift_client(metastore)) if metastore is not None else None
-    committer = PartitionCommitter(spec, create_policies(spec, client))
+    committer = PartitionCommitter(spec, create_policies(spec, client, glue_client=glue))
     committer.commit([o.partition for o in summary.outcomes])
 
 
@@ -251,3 +252,40 @@ def test_a_sorted_tables_rewrite_deals_the_partitions_rows_in_order_across_its_f
     assert in_order == sorted(staged_ids(stream.staging)[HOUR00].elements())
     sorting = pq.ParquetFile(files[0]).metadata.row_group(0).sorting_columns
     assert [c.column_index for c in sorting] == [pq.read_schema(files[0]).names.index("id")]
+
+
+def test_on_s3_the_rewrite_is_copied_into_place_and_glue_switches_to_it(
+    fragmented, s3_env, tmp_path
+):
+    stream, base = fragmented
+    bucket = s3_env.create_bucket("rewrites")
+    s3 = s3_env.client()
+    for local in base.rglob("*"):  # the fragmented table, as it would be on S3
+        if local.is_file():
+            s3.upload_file(str(local), bucket, f"table/{local.relative_to(base)}")
+    glue = s3_env.client("glue")
+    create_glue_table(glue, "fscommit", "rewritten_on_s3", f"s3://{bucket}/table")
+    options = hourly_table(
+        stream.staging,
+        stream.checkpoint,
+        table_path=f"s3://{bucket}/table",
+        **{
+            "sink.partition-commit.policy.kind": "glue,success-file",
+            "metastore_database": "fscommit",
+            "metastore_table": "rewritten_on_s3",
+            "compaction.file-size": "1MB",
+        },
+    )
+    run(TableSpec.from_options(options), None, glue=lambda: s3_env.client("glue"))
+    rewrite = CommitLedger(f"s3://{bucket}/table").read(HOUR00).latest_rewrite
+    assert rewrite is not None
+    partition = glue_partitions(glue, "fscommit", "rewritten_on_s3")[("2026-11-20", "00")]
+    where = f"s3://{bucket}/table/{HOUR00}/{rewrite.directory}"
+    assert partition["StorageDescriptor"]["Location"] == where
+    listed = s3.list_objects_v2(Bucket=bucket, Prefix=f"table/{HOUR00}/")["Contents"]
+    # pyarrow keeps a directory's marker object (a key ending in "/") once its last file goes
+    keys = sorted(o["Key"].removeprefix(f"table/{HOUR00}/") for o in listed)
+    keys = [k for k in keys if not k.endswith("/") and k]
+    assert keys == ["_SUCCESS", f"{rewrite.directory}/{rewrite.units[0].output}"]
+    read = pq.read_table(f"{where}/{rewrite.units[0].output}", columns=["id"])
+    assert Counter(read["id"].to_pylist()) == staged_ids(stream.staging)[HOUR00]
