@@ -68,9 +68,15 @@ def render_plans(document: dict[str, Any]) -> str:
     for plan in document["plans"]:
         inputs = sum(len(u["inputs"]) for u in plan["units"])
         size = sum(f["size"] for u in plan["units"] for f in u["inputs"])
+        again = (
+            f" in {plan['directory']}/, compacted again: {len(plan['replaces'])} of the "
+            "inputs are its published files, replaced once the catalog reads the new ones"
+            if plan.get("replaces")
+            else ""
+        )
         lines.append(
             f"{plan['partition']}: {inputs} file(s), {size} bytes -> {len(plan['units'])} "
-            "output file(s)"
+            f"output file(s){again}"
         )
     lines += [f"{p}: up to date" for p in document["up_to_date"]]
     return "\n".join(lines) or "nothing committable to compact"

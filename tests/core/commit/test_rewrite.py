@@ -219,7 +219,14 @@ def test_status_and_the_status_page_show_a_fragmented_partition_and_what_becomes
     assert "4 / " in row00 and "(fragmented: 1)" in row00
     assert "1 fragmented: late data left them files of several compactions" in human
 
-    with_catalog = read_table_report(spec_of(stream, table, "status_only"))  # not run: read
+    with_catalog_spec = spec_of(stream, table, "status_only")  # read, never run
+    size = sum(f.stat().st_size for f in data_files(table / HOUR00, recursive=True))
+    assert main(["plan", *table_flags(with_catalog_spec)]) == 0
+    assert capsys.readouterr().out.startswith(
+        f"{HOUR00}: 4 file(s), {size} bytes -> 1 output file(s) in "
+        "rewrite-00004/, compacted again: 4 of the inputs are its published files"
+    )
+    with_catalog = read_table_report(with_catalog_spec)
     assert with_catalog.fragmented_outlook == "the next compaction run compacts them again"
     page = parse(render_page([TableEntry("events", "/specs/e.yaml", report=with_catalog)], 0, ""))
     titles = [a.get("title") or "" for tag, a in page.tags if a.get("class") == "fragmented"]
