@@ -21,7 +21,8 @@ Outputs are laid out for readers (:class:`OutputLayout`): Parquet row groups of 
 statistics and the page index, optional bloom filters; ORC stripes, row index and bloom
 filters as ORC's keys say. A table with a sort order (:mod:`.sort_order`) has each
 partition's rows sorted across all its outputs in one task (:mod:`.external_sort`), so
-files and row groups cover disjoint ranges.
+files and row groups cover disjoint ranges; a rewrite (:mod:`.fragmentation`) deals its
+rows out to its outputs in one task too, the same number to each.
 
 Memory is bounded: inputs are streamed batch by batch; a writer holds one row group, a
 sort at most ``compaction.sort-memory``. Outputs are written under hidden names; the
