@@ -16,7 +16,6 @@ compaction's, so a partition is never rewritten again until new data lands in it
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 
 @dataclass(frozen=True)
@@ -44,11 +43,3 @@ class Fragmentation:
         return Fragmentation(
             self.files + files, self.bytes + bytes_, self.compactions + 1, self.target_file_size
         )
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "files": self.files,
-            "bytes": self.bytes,
-            "compactions": self.compactions,
-            "one_compaction_files": self.one_compaction,
-        }
