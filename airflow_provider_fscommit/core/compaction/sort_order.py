@@ -153,11 +153,22 @@ def quantiles(values: pa.Array | pa.ChunkedArray, count: int) -> pa.Array:
 
 def ranks(values: pa.Array, cuts: pa.Array) -> np.ndarray:
     """Per value, how many of the ascending ``cuts`` are at most it: its range's number
-    (nulls: 0). Counted in one sort of the cuts and the values together: a cut sorts before
-    a value equal to it, so the running count of cuts at a value is that number."""
+    (nulls: 0).
+
+    Numbers and times are looked up among the cuts (numpy's order is this module's: NaN
+    after every number, -0.0 equal to 0.0). Other values (strings, decimals) are counted
+    in one sort of the cuts and the values together: a cut sorts before a value equal to
+    it, so the running count of cuts at a value is that number."""
     if len(cuts) == 0:
         return np.zeros(len(values), np.int64)
-    combined = pa.concat_arrays([cuts.cast(values.type), values])
+    cuts = cuts.cast(values.type)
+    kind = values.type
+    if pa.types.is_timestamp(kind) or pa.types.is_date(kind) or pa.types.is_time(kind):
+        values, cuts = values.view(_INTEGER[kind.bit_width]), cuts.view(_INTEGER[kind.bit_width])
+    if pa.types.is_integer(values.type) or pa.types.is_floating(values.type):
+        found = np.searchsorted(_numbers(cuts), _numbers(values), side="right")
+        return np.where(values.is_null().to_numpy(zero_copy_only=False), 0, found)
+    combined = pa.concat_arrays([cuts, values])
     is_cut = np.zeros(len(combined), np.int64)
     is_cut[: len(cuts)] = 1
     keys, names = _comparable({"v": combined})
@@ -166,6 +177,14 @@ def ranks(values: pa.Array, cuts: pa.Array) -> np.ndarray:
     counted = np.empty(len(combined), np.int64)
     counted[order] = np.cumsum(is_cut[order])
     return counted[len(cuts) :]
+
+
+_INTEGER = {32: pa.int32(), 64: pa.int64()}
+
+
+def _numbers(values: pa.Array) -> np.ndarray:
+    """Numeric values as numpy holds them (a null as 0: its rank is set apart)."""
+    return pc.fill_null(values, 0).to_numpy(zero_copy_only=False)
 
 
 def _interleave(numbers: list[np.ndarray]) -> np.ndarray:

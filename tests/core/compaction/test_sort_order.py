@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import math
 import random
 from decimal import Decimal
 
 import pyarrow as pa
 import pytest
 
-from airflow_provider_fscommit.core.compaction.sort_order import SortOrder
+from airflow_provider_fscommit.core.compaction.sort_order import SortOrder, quantiles, ranks
 from airflow_provider_fscommit.core.errors import ConfigError
 
 SCHEMA = pa.schema(
@@ -108,3 +109,22 @@ def test_a_column_the_files_lack_or_a_nested_one_is_refused_naming_it():
     )
     with pytest.raises(ConfigError, match=r"compaction.z-order-by names column 'st' of type st"):
         SortOrder(("id", "st"), z_order=True).check(schema, "dt=1")
+
+
+@pytest.mark.parametrize("column", SCHEMA.names)
+def test_a_values_range_number_counts_the_cuts_at_most_it_in_this_order(column):
+    """Numbers and times are looked up, other types counted in a sort: one answer."""
+    values = rows(3000).column(column).combine_chunks()
+    cuts = quantiles(values, 15)
+
+    def key(value):  # NaN after every number and equal to NaN, as Spark orders them
+        if isinstance(value, float) and math.isnan(value):
+            return (True, 0.0)
+        return (False, value)
+
+    expected = [
+        0 if v is None else sum(key(c) <= key(v) for c in cuts.to_pylist())
+        for v in values.to_pylist()
+    ]
+    assert ranks(values, cuts).tolist() == expected
+    assert ranks(values, cuts[:0]).tolist() == [0] * len(values)
