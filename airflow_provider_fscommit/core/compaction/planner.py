@@ -61,15 +61,7 @@ def plan_partition(
             else [[f] for f in files]
         )
     ]
-    plan_id = uuid.uuid4().hex[:12]
-    units = tuple(
-        CompactionUnit(
-            index=i,
-            inputs=tuple(group),
-            output=f"part-{seq:05d}-{i:05d}-{plan_id}.c000.{_suffix(file_format, key)}",
-        )
-        for i, (key, group) in enumerate(groups)
-    )
+    plan_id, units = _units(seq, groups, file_format)
     if file_format.is_lines:
         codec = next(iter(by_codec))  # a plan of mixed line codecs names the first
     return CompactionPlan(
@@ -125,22 +117,14 @@ def plan_rewrite(
         # The group whose share of the bytes this file starts in (never past the last).
         groups[min(count - 1, done * count // max(total, 1))].append(staged)
         done += staged.size
-    groups = [g for g in groups if g]
     if file_format is FileFormat.ORC:
         codec = orc_codec_of(inputs[0].uri)
-    plan_id = uuid.uuid4().hex[:12]
+    plan_id, units = _units(seq, [(codec, g) for g in groups if g], file_format)
     return CompactionPlan(
         partition=partition,
         seq=seq,
         plan_id=plan_id,
-        units=tuple(
-            CompactionUnit(
-                index=i,
-                inputs=tuple(group),
-                output=f"part-{seq:05d}-{i:05d}-{plan_id}.c000.{_suffix(file_format, codec)}",
-            )
-            for i, group in enumerate(groups)
-        ),
+        units=units,
         codec=codec,
         sink_latest_batch=sink_latest_batch,
         watermark_ms=watermark_ms,
@@ -149,6 +133,23 @@ def plan_rewrite(
         directory=rewrite_directory(seq),
         replaces=tuple(f.uri for f in published),
     )
+
+
+def _units(
+    seq: int, groups: list[tuple[str, list[StagedFile]]], file_format: FileFormat
+) -> tuple[str, tuple[CompactionUnit, ...]]:
+    """A new plan id and the units of ``groups`` (codec, inputs), their outputs named as
+    Spark names its files, with the plan's sequence number and id in the name."""
+    plan_id = uuid.uuid4().hex[:12]
+    units = tuple(
+        CompactionUnit(
+            index=i,
+            inputs=tuple(group),
+            output=f"part-{seq:05d}-{i:05d}-{plan_id}.c000.{_suffix(file_format, codec)}",
+        )
+        for i, (codec, group) in enumerate(groups)
+    )
+    return plan_id, units
 
 
 def _suffix(file_format: FileFormat, codec: str) -> str:
