@@ -119,9 +119,13 @@ class CompactionRunner:
         (discarding a crashed run's plan, finishing a publish) still happens. Should late
         rows arrive between the two looks, their units run in this process, with the same
         code the executors run. Returns None when there is work for Spark.
+
+        Whether a plan's columns suit the table's sort order is left to the run, which
+        reads the footers while its executors start: a wrong column is refused there,
+        before anything is planned.
         """
         publisher = CompactionPublisher(self.spec, self.codec)
-        if publisher.preview(self.partitions).plans:
+        if publisher.preview(self.partitions, check_layout=False).plans:
             return None
         return publisher.run(run_group, self.partitions)
 

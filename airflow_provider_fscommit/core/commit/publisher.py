@@ -213,13 +213,21 @@ class CompactionPublisher:
             watermark_ms=status.checkpoint.watermark_ms,
         )
 
-    def preview(self, partitions: Sequence[str] | None) -> CompactionPreview:
-        """Plan without recovering or writing anything (a dry run)."""
-        return CompactionPreview(*self.prepare(partitions, dry_run=True))
+    def preview(
+        self, partitions: Sequence[str] | None, check_layout: bool = True
+    ) -> CompactionPreview:
+        """Plan without recovering or writing anything (a dry run).
+
+        ``check_layout=False`` leaves out the check of a sorted or bloom-filtered table's
+        columns, which reads every input's footer: a caller that only asks whether there
+        is work (the launcher's idle check) would read them all once more before the run
+        reads them again (workload (b) sorted: 4.8 s of an 18 s run).
+        """
+        return CompactionPreview(*self.prepare(partitions, dry_run=True, check_layout=check_layout))
 
     @store_errors
     def prepare(
-        self, partitions: Sequence[str] | None, dry_run: bool = False
+        self, partitions: Sequence[str] | None, dry_run: bool = False, check_layout: bool = True
     ) -> tuple[list[CompactionPlan], list[PartitionOutcome]]:
         """Recover, then plan; the plans are durable intents unless ``dry_run``.
 
@@ -275,7 +283,7 @@ class CompactionPublisher:
                 state_of = CompactionState.EMPTY if empty else CompactionState.UP_TO_DATE
                 settled.append(PartitionOutcome(partition, state_of))
                 continue
-            refused = self._layout_refusal(plan)
+            refused = self._layout_refusal(plan) if check_layout else None
             if refused is not None:  # before the plan is written: nothing is planned
                 settled.append(PartitionOutcome(partition, CompactionState.FAILED, error=refused))
                 continue
