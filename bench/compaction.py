@@ -4,7 +4,8 @@ Repetition r runs the engines in an order rotated by r, so no engine always foll
 same neighbour (page cache, CPU frequency, a neighbour's load on this shared machine).
 The input stays in the page cache for everyone, which the floor makes visible. Only the
 last output of each engine is kept, and checked by ``fidelity.py``. An engine that cannot
-write the workload's format is not run, and the reason is recorded under ``skipped``.
+write the workload's format, or is compared on other workloads only, is not run, and the
+reason is recorded under ``skipped``.
 
 Per engine: whole-process and in-job seconds (min and median), MB/s of input compacted
 per in-job second (min), time relative to fscommit's in-job time, peak RSS of the process
@@ -67,9 +68,9 @@ def run_workload(
     shutil.rmtree(runs, ignore_errors=True)
     env = spark_env() | {"PYTHONPATH": str(REPO)}
     skipped = {
-        e.name: {"label": e.label, "reason": e.unsupported[staged.format]}
+        e.name: {"label": e.label, "reason": reason}
         for e in engines
-        if staged.format in e.unsupported
+        if (reason := e.left_out(staged)) is not None
     }
     engines = [e for e in engines if e.name not in skipped]
     samples: dict[str, list[dict[str, float]]] = {e.name: [] for e in engines}

@@ -19,7 +19,9 @@ own (see ``measure.py``):
 * ``fscommit-connect``: the same command with ``--spark-remote``: the protocol in the
   client process, the units on a Spark Connect server (``local[2]``) that the suite starts
   once and keeps running, as a deployment would; the server is not part of the measured
-  process tree (its JVM is shared by every run, like a cluster's).
+  process tree (its JVM is shared by every run, like a cluster's);
+* ``duckdb-sorted`` / ``fscommit-connect-sorted``: the same two with the rows sorted by
+  ``s, ts`` (``ORDER BY``, ``--sort-by``), on workloads (a) and (b) (issue #47).
 
 Hive-style directory names are not turned into columns by pyarrow or DuckDB
 (``partitioning=None``, ``hive_partitioning=false``): the partition values live in the
@@ -60,6 +62,16 @@ class Engine:
     needs_connect_server: bool = False
     # Formats the engine cannot compact, with the reason RESULTS.md gives for leaving it out.
     unsupported: Mapping[str, str] = field(default_factory=dict)
+    # The workloads it is compared on (None: all of them).
+    workloads: frozenset[str] | None = None
+
+    def left_out(self, staged: WorkloadInput) -> str | None:
+        """Why the engine does not run on ``staged`` (RESULTS.md says it), or None."""
+        if staged.format in self.unsupported:
+            return self.unsupported[staged.format]
+        if self.workloads is not None and staged.workload not in self.workloads:
+            return f"compared on workloads {', '.join(sorted(self.workloads))} only (issue #47)"
+        return None
 
 
 def _in_process(name: str) -> Callable[[WorkloadInput, Path], list[str]]:
@@ -88,6 +100,11 @@ def fscommit_command(staging: str, checkpoint: str, table: str) -> list[str]:
     return [fscommit, "compact", *table_flags(options), "--spark-master", SPARK_MASTER, "--json"]
 
 
+# The sorted compactions' order: a user id, then the event time (bench/workloads.py).
+SORTED_BY = "s,ts"
+# Issue #47 compares sorted compaction on these workloads.
+SORTED_WORKLOADS = frozenset({"a", "b"})
+
 # Set by the compaction suite while its Spark Connect server runs.
 REMOTE_ENV = "FSCOMMIT_BENCH_SPARK_REMOTE"
 
@@ -95,6 +112,10 @@ REMOTE_ENV = "FSCOMMIT_BENCH_SPARK_REMOTE"
 def _fscommit_connect_command(staged: WorkloadInput, out: Path) -> list[str]:
     command = fscommit_command(staged.staging, staged.checkpoint, str(out))
     return [*command, "--spark-remote", os.environ[REMOTE_ENV]]
+
+
+def _fscommit_connect_sorted_command(staged: WorkloadInput, out: Path) -> list[str]:
+    return [*_fscommit_connect_command(staged, out), "--sort-by", SORTED_BY]
 
 
 def fscommit_seconds(measurement: Measurement) -> float:
@@ -136,6 +157,12 @@ ENGINES: dict[str, Engine] = {
         Engine("fscommit", "fscommit compact", _fscommit_command, fscommit_seconds),
         Engine("fscommit-connect", "fscommit (Spark Connect)", _fscommit_connect_command,
                fscommit_seconds, needs_connect_server=True),
+        Engine("duckdb-sorted", "DuckDB COPY … ORDER BY s, ts", _in_process("duckdb-sorted"),
+               _reported_seconds, unsupported={"orc": _DUCKDB_NO_ORC},
+               workloads=SORTED_WORKLOADS),
+        Engine("fscommit-connect-sorted", "fscommit (Spark Connect), --sort-by s,ts",
+               _fscommit_connect_sorted_command, fscommit_seconds, needs_connect_server=True,
+               workloads=SORTED_WORKLOADS),
     )
 }  # fmt: skip
 
@@ -201,7 +228,7 @@ def duckdb_copy(staged: WorkloadInput, out: Path, order_by: str | None = None) -
 
 def duckdb_copy_sorted(staged: WorkloadInput, out: Path) -> None:
     """DuckDB's COPY with ``ORDER BY s, ts``: the yardstick of a sorted compaction."""
-    duckdb_copy(staged, out, order_by="s, ts")
+    duckdb_copy(staged, out, order_by=SORTED_BY.replace(",", ", "))
 
 
 def _sql_string(text: str) -> str:

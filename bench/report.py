@@ -96,7 +96,7 @@ def _targets(targets: list[dict[str, Any]]) -> list[str]:
             verdict += f" (scale {t['scale']}: not comparable)"
         rows.append([t["target"], t["measured"], verdict])
     return [
-        "## Where we stand (targets of issues #6, #16 and #32)",
+        "## Where we stand (targets of issues #6, #16, #32 and #47)",
         "",
         *_table(["target", "measured", ""], rows),
     ]
