@@ -124,6 +124,11 @@ class GlueCatalogError(FsCommitError):
     """The AWS Glue Data Catalog refused the commit or could not be reached; retrying is safe."""
 
 
+class IcebergError(FsCommitError):
+    """The Iceberg table cannot take the commit (its schema, its partitioning, a refused or
+    conflicting commit), or its catalog could not be reached; nothing was recorded."""
+
+
 class HttpReportError(FsCommitError):
     """The ``http-report`` endpoint did not accept a report; the next run sends it again."""
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from airflow_provider_fscommit.core.commit.catalog import CatalogPolicy
 from airflow_provider_fscommit.core.commit.done_partition_policy import (
     DonePartitionCommitPolicy,
@@ -23,17 +26,23 @@ from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.errors import ConfigError
 from airflow_provider_fscommit.core.loader import load_class
 
+# Loads a pyiceberg Catalog (core/commit/iceberg_policy.py, imported only when used).
+IcebergCatalogFactory = Callable[[], Any]
+
 
 def create_policies(
     spec: TableSpec,
     metastore_client: ClientFactory | None = None,
     http_target: HttpTarget | None = None,
     glue_client: GlueClientFactory | None = None,
+    iceberg_catalog: IcebergCatalogFactory | None = None,
 ) -> list[PartitionCommitPolicy]:
     """The policies of ``sink.partition-commit.policy.kind``, in the order given.
 
     ``http_target`` is where ``http-report`` posts when an Airflow HTTP connection names
     it; otherwise the spec's ``partition.mark-done-action.http.*`` options do.
+    ``iceberg_catalog`` loads the iceberg policy's catalog with a connection's
+    credentials; otherwise pyiceberg loads it from the spec's ``iceberg.catalog.*``.
     """
     if not spec.policy_kind:
         raise ConfigError(
@@ -42,7 +51,9 @@ def create_policies(
         )
     catalogs = {
         catalog.kind: catalog
-        for catalog in catalog_policies(spec, metastore_client, glue_client, "committing")
+        for catalog in catalog_policies(
+            spec, metastore_client, glue_client, "committing", iceberg_catalog
+        )
     }
     policies: list[PartitionCommitPolicy] = []
     for kind in spec.policy_kind:
@@ -86,6 +97,7 @@ def catalog_policies(
     metastore_client: ClientFactory | None,
     glue_client: GlueClientFactory | None,
     purpose: str = "expiring partitions",
+    iceberg_catalog: IcebergCatalogFactory | None = None,
 ) -> list[CatalogPolicy]:
     """The chain's catalog policies, in chain order: what committed partitions are in.
 
@@ -104,7 +116,27 @@ def catalog_policies(
             catalogs.append(
                 GlueCommitPolicy(glue_client, spec.metastore_database, table, spec.glue_catalog_id)
             )
+        elif kind is PolicyKind.ICEBERG:
+            catalogs.append(iceberg_policy(spec, iceberg_catalog))
     return catalogs
+
+
+def iceberg_policy(spec: TableSpec, catalog: IcebergCatalogFactory | None = None) -> CatalogPolicy:
+    """The iceberg policy of the spec's table; its catalog from ``catalog`` or, without
+    one, from the spec's ``iceberg.catalog.*`` properties. pyiceberg is imported only here:
+    it is the ``iceberg`` extra's."""
+    from airflow_provider_fscommit.core.commit.iceberg_policy import (
+        IcebergCommitPolicy,
+        load_catalog,
+    )
+
+    properties = dict(spec.iceberg_catalog)
+    return IcebergCommitPolicy(
+        catalog or (lambda: load_catalog(properties)),
+        spec.metastore_database,
+        spec.metastore_table or "",
+        spec.iceberg_create_table,
+    )
 
 
 def _require(metastore_client: ClientFactory | None, what: str) -> ClientFactory:

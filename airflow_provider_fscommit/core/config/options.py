@@ -152,6 +152,52 @@ def fold_bloom_filter_keys(options: Mapping[str, Any]) -> dict[str, Any]:
     return rest
 
 
+# pyiceberg's catalog properties (``load_catalog``), one table option each:
+# 'iceberg.catalog.<property>'.
+ICEBERG_CATALOG_PREFIX = "iceberg.catalog."
+# Words of the property names that carry a secret: those come from Airflow connections.
+_SECRET_WORDS = ("secret", "token", "credential", "password", "access-key", "account-key")
+
+
+def _iceberg_catalog(value: Any, option: str) -> dict[str, str]:
+    """pyiceberg catalog properties; a credential among them is refused (it would be
+    stored in the spec, the DAG's serialized form and the operators' templates)."""
+    if value is None or value == "":
+        return {}
+    if not isinstance(value, Mapping):
+        raise ConfigError(
+            f"{option}: expected a mapping of pyiceberg catalog property to value, got "
+            f"{value!r}; or use the keys {ICEBERG_CATALOG_PREFIX}<property>"
+        )
+    properties = {_text(k, option): _text(str(v), option) for k, v in value.items()}
+    secret = sorted(k for k in properties if any(w in k.lower() for w in _SECRET_WORDS))
+    if secret:
+        raise ConfigError(
+            f"{ICEBERG_CATALOG_PREFIX}{secret[0]} is a credential, which a table spec must not "
+            "hold; give it through the catalog's Airflow connection (aws_conn_id for Glue, "
+            "metastore_conn_id for Hive, the iceberg connection for REST) or the catalog's "
+            "own environment (PYICEBERG_CATALOG__<NAME>__…)"
+        )
+    return properties
+
+
+def fold_prefixed_keys(options: Mapping[str, Any]) -> dict[str, Any]:
+    """``options`` with the per-column and per-property keys folded into their options:
+    Spark's bloom filter keys (:func:`fold_bloom_filter_keys`) and
+    ``iceberg.catalog.<property>`` into ``iceberg_catalog``."""
+    rest: dict[str, Any] = {}
+    catalog: dict[str, Any] = {}
+    for key, value in fold_bloom_filter_keys(options).items():
+        if key.startswith(ICEBERG_CATALOG_PREFIX):
+            catalog[key.removeprefix(ICEBERG_CATALOG_PREFIX)] = value
+        else:
+            rest[key] = value
+    if catalog:
+        given = _iceberg_catalog(rest.get(ICEBERG_CATALOG.name), ICEBERG_CATALOG.name)
+        rest[ICEBERG_CATALOG.name] = given | catalog
+    return rest
+
+
 class TriggerKind(StrEnum):
     """When a partition is complete (``sink.partition-commit.trigger``)."""
 
@@ -217,12 +263,14 @@ class PolicyKind(StrEnum):
     DONE_PARTITION = "done-partition"
     SUCCESS_FILE = "success-file"
     HTTP_REPORT = "http-report"
+    ICEBERG = "iceberg"
     CUSTOM = "custom"
 
     @property
     def catalog(self) -> bool:
-        """Whether it adds partitions to a table catalog (a Hive metastore, AWS Glue)."""
-        return self in (PolicyKind.METASTORE, PolicyKind.GLUE)
+        """Whether it adds partitions to a table catalog (a Hive metastore, AWS Glue, an
+        Iceberg table)."""
+        return self in (PolicyKind.METASTORE, PolicyKind.GLUE, PolicyKind.ICEBERG)
 
     @property
     def announces(self) -> bool:
@@ -384,14 +432,16 @@ METASTORE_DATABASE = ConfigOption(
     None,
     "default",
     _text,
-    description="Database of the table the metastore and glue policies commit to.",
+    description="Database of the table the metastore and glue policies commit to (the "
+    "iceberg policy: its namespace).",
 )
 METASTORE_TABLE = ConfigOption(
     "metastore_table",
     None,
     None,
     _optional_text,
-    description="Table the metastore and glue policies add partitions to (it must exist).",
+    description="Table the metastore, glue and iceberg policies add partitions to (it must "
+    "exist, unless iceberg.create-table).",
 )
 GLUE_CATALOG_ID = ConfigOption(
     "glue_catalog_id",
@@ -400,6 +450,24 @@ GLUE_CATALOG_ID = ConfigOption(
     _optional_text,
     description="AWS account id of the Glue Data Catalog the glue policy commits to, for a "
     "catalog shared from another account; default: the caller's own catalog.",
+)
+ICEBERG_CATALOG = ConfigOption(
+    "iceberg_catalog",
+    None,
+    {},
+    _iceberg_catalog,
+    description="The iceberg policy's catalog, as pyiceberg's load_catalog takes it: one key "
+    "'iceberg.catalog.<property>' per property (type, uri, warehouse, ...); credentials come "
+    "from Airflow connections. The namespace and table are metastore_database and "
+    "metastore_table.",
+)
+ICEBERG_CREATE_TABLE = ConfigOption(
+    "iceberg_create_table",
+    "iceberg.create-table",
+    False,
+    _boolean,
+    description="Create the Iceberg table on the first commit: the files' Spark schema in "
+    "Iceberg types, the partition keys as string columns with identity partitioning.",
 )
 SINK_PARTITION_COMMIT_SUCCESS_FILE_NAME = ConfigOption(
     "success_file_name",
@@ -650,6 +718,8 @@ OPTIONS: tuple[ConfigOption, ...] = (
     METASTORE_DATABASE,
     METASTORE_TABLE,
     GLUE_CATALOG_ID,
+    ICEBERG_CATALOG,
+    ICEBERG_CREATE_TABLE,
     METASTORE_COLUMN_STATISTICS,
     SINK_PARTITION_COMMIT_SUCCESS_FILE_NAME,
     HTTP_REPORT_URL,

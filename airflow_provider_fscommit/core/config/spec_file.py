@@ -276,7 +276,7 @@ def _read_table(
     """The table as :meth:`TableSpec.from_options` reads it, each bad option its problem."""
     problems = []
     try:
-        options = o.fold_bloom_filter_keys(options)
+        options = o.fold_prefixed_keys(options)
     except ConfigError as exc:
         return None, [problem(_option_named_in(str(exc), "table"), exc)]
     ignored = o.flink_only(options)

@@ -76,6 +76,9 @@ class TableSpec:
     metastore_database: str = o.METASTORE_DATABASE.default
     metastore_table: str | None = o.METASTORE_TABLE.default
     glue_catalog_id: str | None = o.GLUE_CATALOG_ID.default
+    # pyiceberg catalog properties; compared, not hashed.
+    iceberg_catalog: Mapping[str, str] = field(default_factory=dict, hash=False)
+    iceberg_create_table: bool = o.ICEBERG_CREATE_TABLE.default
     metastore_column_statistics: bool = o.METASTORE_COLUMN_STATISTICS.default
     success_file_name: str = o.SINK_PARTITION_COMMIT_SUCCESS_FILE_NAME.default
     http_report_url: str | None = o.HTTP_REPORT_URL.default
@@ -119,7 +122,7 @@ class TableSpec:
         Flink keys that mean nothing here (``connector``, ``sink.rolling-policy.*``, ...)
         are left out with one warning naming them; :meth:`to_dict` does not carry them.
         """
-        options = o.fold_bloom_filter_keys(options)
+        options = o.fold_prefixed_keys(options)
         ignored = o.flink_only(options)
         if ignored:
             log.warning(
@@ -154,8 +157,8 @@ class TableSpec:
         """``options`` with ``overrides`` applied (later ones win), unchecked: an option
         given under another name (Flink key vs Python name) is replaced, not doubled; so
         are a spec's bloom filter columns by the overrides' (Spark's per-column keys)."""
-        values = o.fold_bloom_filter_keys(options)
-        for name, value in o.fold_bloom_filter_keys(overrides).items():
+        values = o.fold_prefixed_keys(options)
+        for name, value in o.fold_prefixed_keys(overrides).items():
             option = o.lookup(name)
             values = {k: v for k, v in values.items() if not _names_option(k, option)}
             values[name] = value
@@ -295,6 +298,13 @@ class TableSpec:
                     "table is set; give metastore_table (--table-name), the table it commits to"
                 )
         catalogs = [k for k in kinds if k.catalog]
+        if o.PolicyKind.DONE_PARTITION in kinds and o.PolicyKind.ICEBERG in kinds:
+            raise ConfigError(
+                "sink.partition-commit.policy.kind includes 'done-partition' and 'iceberg'; "
+                "an Iceberg table has no done partitions (Hive partitions), it says how far "
+                "it is complete in its properties (fscommit.complete-through): drop "
+                "done-partition, or commit to a metastore or Glue table too"
+            )
         if o.PolicyKind.DONE_PARTITION in kinds and not catalogs:
             raise ConfigError(
                 "sink.partition-commit.policy.kind includes 'done-partition', which adds a "

@@ -1,0 +1,425 @@
+"""The ``iceberg`` policy: register committed partitions' files in an Apache Iceberg table.
+
+The compaction's outputs are the data files: nothing is rewritten. Each file becomes an
+Iceberg ``DataFile`` with its partition values taken from its path (a Hive-style layout
+keeps the keys out of the files, so inferring them from column bounds, as pyiceberg's
+``add_files`` does, would give nulls) and its metrics (rows, sizes, value, null and NaN
+counts, bounds) from its footer. Spark's default INT96 timestamps have no defined order,
+so those columns get counts without bounds, as Iceberg's own ``migrate`` and
+``add_files`` of Spark tables record them. All partitions of a commit run go into one
+Iceberg snapshot.
+
+Exactly once, the way Iceberg's Flink sink keeps ``flink.max-committed-checkpoint-id``
+in its snapshots: every snapshot this policy makes carries ``fscommit.commit-id`` (a
+digest of the table path and each partition's compaction sequence number),
+``fscommit.table-path``, ``fscommit.partitions`` and ``fscommit.watermark`` in its
+summary. A run first looks for its id among the table's snapshots (in the metadata it
+loaded: no extra read), so a rerun or a retry after a lost answer commits nothing; then
+it compares each partition's current files (one scan planned with the partitions' values,
+which Iceberg prunes by its manifest list) with the files the ledger publishes, and
+commits only the difference, in one snapshot: late data adds its files, a rewrite swaps
+the partition's files (no reader sees a row twice or misses one). A run that loses a race
+(another writer committed first) reloads the table and decides again, so a partition the
+other run committed is left alone.
+
+The table's completeness (``fscommit.complete-through``, ``fscommit.watermark``) goes
+into its properties after the partitions are committed (:meth:`update_table_parameters`),
+so a reader never sees a property ahead of its data.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import logging
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
+
+import pyarrow.parquet as pq
+
+from airflow_provider_fscommit.core.commit.catalog import CatalogPolicy, holds
+from airflow_provider_fscommit.core.commit.iceberg_schema import (
+    check_table,
+    partition_record_values,
+    spark_schema,
+    table_schema,
+)
+from airflow_provider_fscommit.core.commit.policy import CommitContext
+from airflow_provider_fscommit.core.compaction.compactor import SPARK_SCHEMA_KEY
+from airflow_provider_fscommit.core.config.options import PolicyKind
+from airflow_provider_fscommit.core.config.table_spec import TableSpec
+from airflow_provider_fscommit.core.errors import IcebergError
+from airflow_provider_fscommit.core.formats.file_format import FileFormat
+from airflow_provider_fscommit.core.storage.filesystem import resolve_filesystem
+
+if TYPE_CHECKING:
+    from pyiceberg.catalog import Catalog
+    from pyiceberg.expressions import BooleanExpression
+    from pyiceberg.manifest import DataFile
+    from pyiceberg.table import Table
+
+log = logging.getLogger(__name__)
+
+COMMIT_ID = "fscommit.commit-id"
+TABLE_PATH = "fscommit.table-path"
+PARTITIONS = "fscommit.partitions"
+WATERMARK = "fscommit.watermark"
+# A concurrent writer's commit: reload and decide again, with backoff.
+ATTEMPTS = 6
+BACKOFF_S = 0.2
+
+
+@dataclass(frozen=True)
+class _Partition:
+    """One partition of the commit: where its files are, and which they are."""
+
+    context: CommitContext
+    values: tuple[Any, ...]  # in the table's partition column types
+    files: tuple[str, ...]  # full URIs of its published files
+
+
+class IcebergCommitPolicy(CatalogPolicy):
+    """Commits partitions to one Iceberg table of a pyiceberg catalog, one snapshot a run.
+
+    :param catalog_factory: loads the pyiceberg catalog (properties and credentials).
+    :param namespace: the Iceberg namespace (``metastore_database``).
+    :param table: the table's name in it (``metastore_table``).
+    :param create_table: create the table on the first commit (``iceberg.create-table``).
+    """
+
+    kind = PolicyKind.ICEBERG
+
+    def __init__(
+        self,
+        catalog_factory: Callable[[], Catalog],
+        namespace: str,
+        table: str,
+        create_table: bool = False,
+    ) -> None:
+        self.catalog_factory = catalog_factory
+        self.namespace = namespace
+        self.table = table
+        self.create_table = create_table
+        self.name = f"{namespace}.{table}"
+        # The snapshot the last commit_all made (None: it had nothing to commit).
+        self.last_snapshot_id: int | None = None
+
+    def commit(self, context: CommitContext) -> None:
+        self.commit_all([context])
+
+    def commit_all(self, contexts: Sequence[CommitContext]) -> None:
+        """Register the partitions' published files in one snapshot, or nothing if the
+        table already holds them (see the module's doc)."""
+        self.last_snapshot_id = None
+        contexts = [c for c in contexts if c.files]  # an empty partition has no files
+        if not contexts:
+            return
+        _check_parquet(self.name, contexts)
+        footers = {uri: _footer(uri) for c in contexts for uri in _uris(c)}
+        spark = _spark_schemas(footers)
+        keys = contexts[0].spec.partition_keys
+        catalog = self.catalog_factory()
+        table = self._table(catalog, next(iter(spark.values())), keys)
+        for attempt in range(ATTEMPTS):
+            for schema in spark.values():
+                check_table(self.name, table.schema(), table.spec(), schema, keys)
+            partitions = [
+                _Partition(
+                    c,
+                    tuple(
+                        partition_record_values(
+                            table.spec(), table.schema(), c.values, self.name, c.path
+                        )
+                    ),
+                    tuple(_uris(c)),
+                )
+                for c in contexts
+            ]
+            try:
+                self.last_snapshot_id = self._commit(table, partitions, footers)
+                return
+            except _conflict() as exc:
+                if attempt == ATTEMPTS - 1:
+                    raise IcebergError(
+                        f"Iceberg table {self.name} kept changing under this commit "
+                        f"({ATTEMPTS} attempts, last: {exc}); nothing was recorded as "
+                        "committed, and the next run commits these partitions"
+                    ) from None
+                time.sleep(BACKOFF_S * 2**attempt)
+                table = self._load(catalog)
+
+    def _commit(
+        self, table: Table, partitions: list[_Partition], footers: Mapping[str, _Footer]
+    ) -> int | None:
+        from pyiceberg.table import TableProperties
+
+        commit_id = _commit_id(partitions[0].context.spec, partitions)
+        for snapshot in table.metadata.snapshots:
+            if (snapshot.summary or {}).get(COMMIT_ID) == commit_id:
+                return None  # a rerun, or a retry whose first answer was lost
+        current = _current_files(table, [p.values for p in partitions])
+        adds: list[DataFile] = []
+        deletes: list[DataFile] = []
+        for partition in partitions:
+            held = current.get(partition.values, {})
+            wanted = set(partition.files)
+            deletes += [f for path, f in held.items() if path not in wanted]
+            adds += [
+                _data_file(table, uri, footers[uri], partition.values)
+                for uri in partition.files
+                if uri not in held
+            ]
+        if not adds and not deletes:
+            return None  # the table says what this commit would write already
+        watermarks = [p.context.summary.watermark_ms for p in partitions]
+        summary = {
+            COMMIT_ID: commit_id,
+            TABLE_PATH: partitions[0].context.spec.require_table_path(),
+            PARTITIONS: str(len(partitions)),
+        }
+        if any(w is not None for w in watermarks):
+            summary[WATERMARK] = str(max(w for w in watermarks if w is not None))
+        with table.transaction() as transaction:
+            if table.metadata.name_mapping() is None:  # the files have no field ids
+                mapping = table.schema().name_mapping.model_dump_json()
+                transaction.set_properties({TableProperties.DEFAULT_NAME_MAPPING: mapping})
+            update = transaction.update_snapshot(snapshot_properties=summary)
+            with update.overwrite() if deletes else update.fast_append() as snapshot:
+                for data_file in deletes:
+                    snapshot.delete_data_file(data_file)
+                for data_file in adds:
+                    snapshot.append_data_file(data_file)
+        committed = table.current_snapshot()
+        return committed.snapshot_id if committed is not None else None
+
+    def add_done_partitions(self, contexts: Sequence[CommitContext]) -> None:
+        raise IcebergError(
+            f"Iceberg table {self.name} has no done partitions (they are Hive partitions); "
+            "its completeness is in the table properties fscommit.complete-through and "
+            "fscommit.watermark"
+        )
+
+    def update_table_parameters(self, spec: TableSpec, parameters: Mapping[str, str]) -> bool:
+        """Set the properties in a metadata-only commit (no snapshot), unless held."""
+        catalog = self.catalog_factory()
+        for attempt in range(ATTEMPTS):
+            table = self._load(catalog)
+            if holds(table.properties, parameters):
+                return False
+            try:
+                with table.transaction() as transaction:
+                    transaction.set_properties(dict(parameters))
+                return True
+            except _conflict():
+                if attempt == ATTEMPTS - 1:
+                    raise
+                time.sleep(BACKOFF_S * 2**attempt)
+        return False
+
+    def drop(self, spec: TableSpec, partitions: Sequence[Sequence[str | None]]) -> int:
+        """Delete the partitions' files from the table in one snapshot; the files stay on
+        storage for partition expiration to delete after."""
+        catalog = self.catalog_factory()
+        try:
+            table = self._load(catalog)
+        except IcebergError:
+            if self.create_table:  # never created: nothing was committed to drop
+                return 0
+            raise
+        current = _current_files(
+            table,
+            [
+                tuple(
+                    partition_record_values(
+                        table.spec(), table.schema(), v, self.name, "/".join(map(str, v))
+                    )
+                )
+                for v in partitions
+            ],
+        )
+        held = [f for files in current.values() for f in files.values()]
+        if held:
+            properties = {TABLE_PATH: spec.require_table_path()}
+            with (
+                table.transaction() as transaction,
+                transaction.update_snapshot(snapshot_properties=properties).delete() as snapshot,
+            ):
+                for data_file in held:
+                    snapshot.delete_data_file(data_file)
+        return len(current)
+
+    def _table(self, catalog: Catalog, spark: dict[str, Any], keys: Sequence[str]) -> Table:
+        """The table, created first when asked and missing."""
+        from pyiceberg.exceptions import NamespaceAlreadyExistsError, TableAlreadyExistsError
+
+        if not self.create_table:
+            return self._load(catalog)
+        schema, partition_spec = table_schema(spark, keys)
+        with contextlib.suppress(NamespaceAlreadyExistsError):  # a racing run made it
+            catalog.create_namespace_if_not_exists(self.namespace)
+        try:
+            return catalog.create_table_if_not_exists(
+                (self.namespace, self.table), schema=schema, partition_spec=partition_spec
+            )
+        except TableAlreadyExistsError:  # created by a run racing this one
+            return self._load(catalog)
+
+    def _load(self, catalog: Catalog) -> Table:
+        from pyiceberg.exceptions import NoSuchNamespaceError, NoSuchTableError
+
+        try:
+            return catalog.load_table((self.namespace, self.table))
+        except (NoSuchTableError, NoSuchNamespaceError):
+            raise IcebergError(
+                f"Iceberg table {self.name} does not exist in catalog {catalog.name}; create "
+                "it, or set iceberg.create-table: true to create it on the first commit"
+            ) from None
+
+
+@dataclass(frozen=True)
+class _Footer:
+    metadata: pq.FileMetaData
+    size: int
+
+
+def _footer(uri: str) -> _Footer:
+    filesystem, path = resolve_filesystem(uri)
+    with filesystem.open_input_file(path) as source:
+        return _Footer(pq.read_metadata(source), source.size())
+
+
+def _uris(context: CommitContext) -> list[str]:
+    """The published files' full URIs (a local table's as ``file://``: Iceberg's readers
+    on other engines resolve a bare path against their default file system)."""
+    location = context.location.rstrip("/")
+    if "://" not in location:
+        location = f"file://{location}"
+    return [f"{location}/{name}" for name in context.files]
+
+
+def _spark_schemas(footers: Mapping[str, _Footer]) -> dict[bytes, dict[str, Any]]:
+    """The distinct Spark schemas of the files (nearly always one), by their JSON."""
+    schemas: dict[bytes, dict[str, Any]] = {}
+    for uri, footer in footers.items():
+        raw = (footer.metadata.metadata or {}).get(SPARK_SCHEMA_KEY)
+        if raw is None or raw not in schemas:
+            schemas[raw or b""] = spark_schema(footer.metadata.metadata, uri)
+    return schemas
+
+
+def _check_parquet(name: str, contexts: Sequence[CommitContext]) -> None:
+    for context in contexts:
+        staged = context.summary.format or context.spec.format
+        if staged is not None and staged is not FileFormat.PARQUET:
+            raise IcebergError(
+                f"the files of {context.path} are {staged}; the iceberg policy registers "
+                f"Parquet files in Iceberg table {name}, so this stream's table cannot use it"
+            )
+
+
+def _commit_id(spec: TableSpec, partitions: Sequence[_Partition]) -> str:
+    """What this commit commits, as a digest: the table and each partition's compaction."""
+    facts = sorted(f"{p.context.path}@{p.context.summary.compaction_seq}" for p in partitions)
+    text = "\n".join([spec.require_table_path(), *facts])
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def _current_files(
+    table: Table, partitions: Sequence[tuple[Any, ...]]
+) -> dict[tuple[Any, ...], dict[str, DataFile]]:
+    """The table's current data files of these partitions (by their values), by path."""
+    if table.current_snapshot() is None:
+        return {}
+    wanted = set(partitions)
+    held: dict[tuple[Any, ...], dict[str, DataFile]] = {}
+    for task in table.scan(row_filter=_partition_filter(table, wanted)).plan_files():
+        values = tuple(task.file.partition)
+        if values in wanted:
+            held.setdefault(values, {})[task.file.file_path] = task.file
+    return held
+
+
+def _partition_filter(table: Table, partitions: Iterable[tuple[Any, ...]]) -> BooleanExpression:
+    """Rows of any of these partitions: what the scan plans files for (Iceberg skips the
+    manifests whose partition ranges hold none of them)."""
+    from pyiceberg.expressions import AlwaysFalse, And, EqualTo, IsNull, Or
+
+    names = [table.schema().find_field(f.source_id).name for f in table.spec().fields]
+    expression: BooleanExpression = AlwaysFalse()
+    for values in partitions:
+        terms = [
+            IsNull(name) if value is None else EqualTo(name, value)
+            for name, value in zip(names, values, strict=True)
+        ]
+        one = terms[0]
+        for term in terms[1:]:
+            one = And(one, term)
+        expression = Or(expression, one)
+    return expression
+
+
+def _data_file(table: Table, uri: str, footer: _Footer, values: tuple[Any, ...]) -> DataFile:
+    """The Iceberg data file of one published file: metrics from its footer."""
+    from pyiceberg.io.pyarrow import (
+        MetricModeTypes,
+        MetricsMode,
+        compute_statistics_plan,
+        data_file_statistics_from_parquet_metadata,
+        parquet_path_to_id_mapping,
+    )
+    from pyiceberg.manifest import DataFile, DataFileContent
+    from pyiceberg.manifest import FileFormat as IcebergFileFormat
+    from pyiceberg.typedef import Record
+
+    schema = table.schema()
+    mapping = parquet_path_to_id_mapping(schema)
+    plan = compute_statistics_plan(schema, table.metadata.properties)
+    metadata = footer.metadata
+    for index in range(metadata.num_columns):
+        column = metadata.schema.column(index)
+        if column.physical_type == "INT96":  # no defined order: counts, no bounds
+            field_id = mapping[column.path]
+            plan[field_id] = replace(plan[field_id], mode=MetricsMode(MetricModeTypes.COUNTS))
+    statistics = data_file_statistics_from_parquet_metadata(
+        parquet_metadata=metadata, stats_columns=plan, parquet_column_mapping=mapping
+    )
+    return DataFile.from_args(
+        content=DataFileContent.DATA,
+        file_path=uri,
+        file_format=IcebergFileFormat.PARQUET,
+        partition=Record(*values),
+        file_size_in_bytes=footer.size,
+        sort_order_id=None,
+        spec_id=table.metadata.default_spec_id,
+        equality_ids=None,
+        key_metadata=None,
+        **statistics.to_serialized_dict(),
+    )
+
+
+def _conflict() -> type[Exception]:
+    from pyiceberg.exceptions import CommitFailedException
+
+    return CommitFailedException
+
+
+def load_catalog(properties: Mapping[str, str]) -> Catalog:
+    """pyiceberg's catalog of these properties (``name`` picks an entry of its own
+    configuration, ``.pyiceberg.yaml`` or ``PYICEBERG_CATALOG__…``; default ``default``)."""
+    try:
+        from pyiceberg.catalog import load_catalog as load
+    except ImportError:
+        raise IcebergError(
+            "the iceberg policy needs pyiceberg; install airflow-provider-fscommit[iceberg]"
+        ) from None
+    rest = dict(properties)
+    name = rest.pop("name", "default")
+    try:
+        return load(name, **rest)
+    except (ValueError, NotImplementedError, ImportError) as exc:
+        raise IcebergError(
+            f"pyiceberg could not load Iceberg catalog {name!r} ({exc}); check the "
+            "iceberg.catalog.* options (type, uri, warehouse)"
+        ) from None

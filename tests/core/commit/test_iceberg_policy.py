@@ -1,0 +1,195 @@
+"""The iceberg policy on a real stream's compacted files and pyiceberg's SQL catalog on
+SQLite: the files registered as they are (no rewrite), every staged row once with the
+types Spark wrote, partition pruning by the keys, exactly one snapshot per run and none
+on a rerun, late data in one more snapshot, and refusals that record nothing."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from pyiceberg.catalog import load_catalog
+from pyiceberg.schema import Schema
+from pyiceberg.types import NestedField, StringType
+
+from airflow_provider_fscommit.core.commit.committer import PartitionCommitter
+from airflow_provider_fscommit.core.commit.iceberg_policy import COMMIT_ID, TABLE_PATH, WATERMARK
+from airflow_provider_fscommit.core.commit.policy_factory import create_policies
+from airflow_provider_fscommit.core.commit.publisher import CompactionPublisher
+from airflow_provider_fscommit.core.compaction.compactor import compact_units
+from airflow_provider_fscommit.core.config.table_spec import TableSpec
+from airflow_provider_fscommit.core.errors import ConfigError, IcebergError
+from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
+from fscommit_dev.streams import StreamingTable, hourly_batches, row
+from tests.support.compaction import (
+    committable,
+    ids_by_partition,
+    publish_and_commit,
+    table_options,
+)
+
+PARTITIONS = [f"dt=2026-11-20/hour={h:02d}" for h in range(3)]
+
+
+@pytest.fixture(scope="module")
+def stream(spark, tmp_path_factory) -> StreamingTable:
+    """Five hours, then late rows for hour 00 (added by the late-data test)."""
+    table = StreamingTable(tmp_path_factory.mktemp("iceberg-stream"))
+    table.add_batches(*hourly_batches("2026-11-20", range(5)))
+    table.run(spark)
+    return table
+
+
+def catalog_options(directory: Path) -> dict[str, str]:
+    return {
+        "iceberg.catalog.type": "sql",
+        "iceberg.catalog.uri": f"sqlite:///{directory}/catalog.db",
+        "iceberg.catalog.warehouse": f"file://{directory}/warehouse",
+    }
+
+
+def iceberg_spec(stream, directory: Path, **extra: str) -> TableSpec:
+    return TableSpec.from_options(
+        table_options(stream, str(directory / "table"))
+        | catalog_options(directory)
+        | {
+            "sink.partition-commit.policy.kind": "iceberg",
+            "metastore_database": "lake",
+            "metastore_table": "events",
+            "iceberg.create-table": "true",
+        }
+        | extra
+    )
+
+
+def catalog(directory: Path):
+    return load_catalog(  # the policy's default name: the SQL catalog keeps it with each table
+        "default",
+        type="sql",
+        uri=f"sqlite:///{directory}/catalog.db",
+        warehouse=f"file://{directory}/warehouse",
+    )
+
+
+def iceberg_ids(table) -> dict[tuple, Counter]:
+    rows = table.scan(selected_fields=("dt", "hour", "id")).to_arrow().to_pylist()
+    out: dict[tuple, Counter] = {}
+    for r in rows:
+        out.setdefault((r["dt"], r["hour"]), Counter())[r["id"]] += 1
+    return out
+
+
+def test_partitions_are_registered_once_with_sparks_types_and_prune_by_their_keys(
+    spark, stream, tmp_path
+):
+    spec = iceberg_spec(stream, tmp_path)
+    CompactionPublisher(spec).run(compact_units, PARTITIONS)
+    (policy,) = create_policies(spec)
+    calls: list[list] = []
+    commit_all = policy.commit_all
+    policy.commit_all = lambda contexts: calls.append(list(contexts)) or commit_all(contexts)
+    PartitionCommitter(spec, [policy]).commit(PARTITIONS)
+    table = catalog(tmp_path).load_table("lake.events")
+    assert [(f.name, str(f.field_type), f.required) for f in table.schema().fields] == [
+        ("id", "long", False),
+        ("ts", "timestamptz", False),
+        ("k", "string", False),
+        ("v", "double", False),
+        ("dt", "string", False),
+        ("hour", "string", False),
+    ]
+    staged = ids_by_partition(spark, stream.staging)
+    assert iceberg_ids(table) == {p: staged[p] for p in iceberg_ids(table)}
+    assert len(iceberg_ids(table)) == 3
+    # The compaction's outputs are the data files, where the ledger published them.
+    ledger = CommitLedger(spec.table_path)
+    published = {
+        f"file://{spec.table_path}/{p}/{o['name']}"
+        for p in PARTITIONS
+        for r in ledger.read(p).live_commits
+        for o in r["outputs"]
+    }
+    files = {t.file.file_path: t.file for t in table.scan().plan_files()}
+    assert set(files) == published
+    assert all(
+        f.record_count > 0 and f.lower_bounds and f.null_value_counts for f in files.values()
+    )
+    # The values Spark reads from those files, pyiceberg reads from the table.
+    spark_rows = sorted(
+        (r["id"], r["ts"], r["k"], r["v"]) for r in spark.read.parquet(*files).collect()
+    )
+    iceberg_rows = sorted(
+        (r["id"], r["ts"].astimezone().replace(tzinfo=None), r["k"], r["v"])
+        for r in table.scan(selected_fields=("id", "ts", "k", "v")).to_arrow().to_pylist()
+    )
+    assert spark_rows == iceberg_rows
+    # One snapshot, saying what it committed; a filter on a key plans that partition only.
+    (snapshot,) = table.metadata.snapshots
+    assert snapshot.summary[TABLE_PATH] == spec.table_path
+    assert len(snapshot.summary[COMMIT_ID]) == 32 and int(snapshot.summary[WATERMARK]) > 0
+    planned = list(table.scan(row_filter="hour = '01'").plan_files())
+    assert planned and {tuple(t.file.partition) for t in planned} == {("2026-11-20", "01")}
+
+    # The same call again (its answer lost): its id is in the history. A call for a part
+    # of it (another id): the table holds those files already. Neither commits.
+    (contexts,) = calls
+    commit_all(contexts)
+    commit_all(contexts[:1])
+    assert len(catalog(tmp_path).load_table("lake.events").metadata.snapshots) == 1
+
+
+def test_late_data_adds_its_files_in_one_more_snapshot(spark, tmp_path):
+    stream = StreamingTable(tmp_path / "late-stream")
+    stream.add_batches(*hourly_batches("2026-11-20", range(4)))
+    stream.run(spark)
+    spec = iceberg_spec(stream, tmp_path)
+    publish_and_commit(spec, PARTITIONS[:2])
+    stream.add_batches([row(900, "2026-11-20T00:40:00Z"), row(901, "2026-11-20T01:50:00Z")])
+    stream.run(spark)
+    assert {("2026-11-20", "00"), ("2026-11-20", "01")} <= committable(
+        stream.staging, stream.checkpoint
+    )
+    publish_and_commit(spec, PARTITIONS[:2])
+    table = catalog(tmp_path).load_table("lake.events")
+    assert len(table.metadata.snapshots) == 2
+    staged = ids_by_partition(spark, stream.staging)
+    assert iceberg_ids(table) == {
+        p: staged[p] for p in (("2026-11-20", "00"), ("2026-11-20", "01"))
+    }
+    assert 900 in iceberg_ids(table)[("2026-11-20", "00")]
+
+
+def test_a_table_that_cannot_take_the_files_is_refused_naming_the_column(stream, tmp_path):
+    lake = catalog(tmp_path)
+    lake.create_namespace("lake")
+    lake.create_table(
+        "lake.events",
+        schema=Schema(
+            NestedField(1, "id", StringType(), required=False),
+            NestedField(2, "dt", StringType(), required=False),
+            NestedField(3, "hour", StringType(), required=False),
+        ),
+    )
+    spec = iceberg_spec(stream, tmp_path, **{"iceberg.create-table": "false"})
+    with pytest.raises(IcebergError) as refused:
+        publish_and_commit(spec, PARTITIONS[:1])
+    assert "lake.events is partitioned by unpartitioned" in str(refused.value)
+    ledger = CommitLedger(spec.table_path)
+    assert not ledger.read(PARTITIONS[0]).policies_current  # nothing recorded as committed
+
+
+def test_a_missing_table_or_a_credential_in_the_spec_is_refused_with_the_fix(stream, tmp_path):
+    spec = iceberg_spec(stream, tmp_path, **{"iceberg.create-table": "false"})
+    with pytest.raises(
+        IcebergError, match=r"does not exist in catalog .*iceberg\.create-table: true"
+    ):
+        publish_and_commit(spec, PARTITIONS[:1])
+    with pytest.raises(
+        ConfigError, match=r"iceberg\.catalog\.s3\.secret-access-key is a credential"
+    ):
+        iceberg_spec(stream, tmp_path, **{"iceberg.catalog.s3.secret-access-key": "x"})
+    with pytest.raises(ConfigError, match="'done-partition' and 'iceberg'"):
+        iceberg_spec(
+            stream, tmp_path, **{"sink.partition-commit.policy.kind": "iceberg,done-partition"}
+        )
