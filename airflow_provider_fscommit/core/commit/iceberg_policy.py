@@ -228,26 +228,22 @@ class IcebergCommitPolicy(CatalogPolicy):
             if self.create_table:  # never created: nothing was committed to drop
                 return 0
             raise
-        current = _current_files(
-            table,
-            [
-                tuple(
-                    partition_record_values(
-                        table.spec(), table.schema(), v, self.name, "/".join(map(str, v))
-                    )
-                )
-                for v in partitions
-            ],
-        )
-        held = [f for files in current.values() for f in files.values()]
-        if held:
+        values = [
+            tuple(partition_record_values(table.spec(), table.schema(), v, self.name, str(v)))
+            for v in partitions
+        ]
+        current = _current_files(table, values)
+        if current:
             properties = {TABLE_PATH: spec.require_table_path()}
+            # The files by name: a delete by predicate cannot prove that a file's rows all
+            # match (the keys have no column metrics) and would rewrite the files.
             with (
                 table.transaction() as transaction,
-                transaction.update_snapshot(snapshot_properties=properties).delete() as snapshot,
+                transaction.update_snapshot(snapshot_properties=properties).overwrite() as snapshot,
             ):
-                for data_file in held:
-                    snapshot.delete_data_file(data_file)
+                for files in current.values():
+                    for data_file in files.values():
+                        snapshot.delete_data_file(data_file)
         return len(current)
 
     def _table(self, catalog: Catalog, spark: dict[str, Any], keys: Sequence[str]) -> Table:

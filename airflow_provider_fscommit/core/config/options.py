@@ -800,9 +800,12 @@ _BY_ANY_NAME: dict[str, ConfigOption] = (
 
 def lookup(name: str) -> ConfigOption:
     """Find an option by its Python name or its Flink key (Spark's per-column bloom filter
-    keys, ``parquet.bloom.filter.enabled#<column>``, are ``parquet_bloom_filters``)."""
+    keys, ``parquet.bloom.filter.enabled#<column>``, are ``parquet_bloom_filters``;
+    ``iceberg.catalog.<property>`` is ``iceberg_catalog``)."""
     if name.startswith((BLOOM_ENABLED_PREFIX, BLOOM_NDV_PREFIX)):
         return PARQUET_BLOOM_FILTERS
+    if name.startswith(ICEBERG_CATALOG_PREFIX):
+        return ICEBERG_CATALOG
     try:
         return _BY_ANY_NAME[name]
     except KeyError:

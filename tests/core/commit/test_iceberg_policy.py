@@ -139,7 +139,9 @@ def test_partitions_are_registered_once_with_sparks_types_and_prune_by_their_key
     assert len(catalog(tmp_path).load_table("lake.events").metadata.snapshots) == 1
 
 
-def test_late_data_adds_its_files_in_one_more_snapshot(spark, tmp_path):
+def test_late_data_adds_its_files_in_one_more_snapshot_and_a_drop_removes_a_partition(
+    spark, tmp_path
+):
     stream = StreamingTable(tmp_path / "late-stream")
     stream.add_batches(*hourly_batches("2026-11-20", range(4)))
     stream.run(spark)
@@ -158,6 +160,12 @@ def test_late_data_adds_its_files_in_one_more_snapshot(spark, tmp_path):
         p: staged[p] for p in (("2026-11-20", "00"), ("2026-11-20", "01"))
     }
     assert 900 in iceberg_ids(table)[("2026-11-20", "00")]
+    # Expiration's drop: the partition's files leave the table in one snapshot, once.
+    (policy,) = create_policies(spec)
+    assert policy.drop(spec, [("2026-11-20", "00")]) == 1
+    assert policy.drop(spec, [("2026-11-20", "00")]) == 0
+    table = catalog(tmp_path).load_table("lake.events")
+    assert len(table.metadata.snapshots) == 3 and set(iceberg_ids(table)) == {("2026-11-20", "01")}
 
 
 def test_a_table_that_cannot_take_the_files_is_refused_naming_the_column(stream, tmp_path):
