@@ -103,8 +103,6 @@ class IcebergCommitPolicy(CatalogPolicy):
         self.table = table
         self.create_table = create_table
         self.name = f"{namespace}.{table}"
-        # The snapshot the last commit_all made (None: it had nothing to commit).
-        self.last_snapshot_id: int | None = None
 
     def commit(self, context: CommitContext) -> None:
         self.commit_all([context])
@@ -112,7 +110,6 @@ class IcebergCommitPolicy(CatalogPolicy):
     def commit_all(self, contexts: Sequence[CommitContext]) -> None:
         """Register the partitions' published files in one snapshot, or nothing if the
         table already holds them (see the module's doc)."""
-        self.last_snapshot_id = None
         contexts = [c for c in contexts if c.files]  # an empty partition has no files
         if not contexts:
             return
@@ -138,7 +135,7 @@ class IcebergCommitPolicy(CatalogPolicy):
                 for c in contexts
             ]
             try:
-                self.last_snapshot_id = self._commit(table, partitions, footers)
+                self._commit(table, partitions, footers)
                 return
             except _conflict() as exc:
                 if attempt == ATTEMPTS - 1:
@@ -152,13 +149,13 @@ class IcebergCommitPolicy(CatalogPolicy):
 
     def _commit(
         self, table: Table, partitions: list[_Partition], footers: Mapping[str, _Footer]
-    ) -> int | None:
+    ) -> None:
         from pyiceberg.table import TableProperties
 
         commit_id = _commit_id(partitions[0].context.spec, partitions)
         for snapshot in table.metadata.snapshots:
             if (snapshot.summary or {}).get(COMMIT_ID) == commit_id:
-                return None  # a rerun, or a retry whose first answer was lost
+                return  # a rerun, or a retry whose first answer was lost
         current = _current_files(table, [p.values for p in partitions])
         adds: list[DataFile] = []
         deletes: list[DataFile] = []
@@ -172,7 +169,7 @@ class IcebergCommitPolicy(CatalogPolicy):
                 if uri not in held
             ]
         if not adds and not deletes:
-            return None  # the table says what this commit would write already
+            return  # the table says what this commit would write already
         watermarks = [p.context.summary.watermark_ms for p in partitions]
         summary = {
             COMMIT_ID: commit_id,
@@ -191,8 +188,6 @@ class IcebergCommitPolicy(CatalogPolicy):
                     snapshot.delete_data_file(data_file)
                 for data_file in adds:
                     snapshot.append_data_file(data_file)
-        committed = table.current_snapshot()
-        return committed.snapshot_id if committed is not None else None
 
     def add_done_partitions(self, contexts: Sequence[CommitContext]) -> None:
         raise IcebergError(
@@ -212,9 +207,12 @@ class IcebergCommitPolicy(CatalogPolicy):
                 with table.transaction() as transaction:
                     transaction.set_properties(dict(parameters))
                 return True
-            except _conflict():
+            except _conflict() as exc:
                 if attempt == ATTEMPTS - 1:
-                    raise
+                    raise IcebergError(
+                        f"Iceberg table {self.name} kept changing while its properties were "
+                        f"set ({ATTEMPTS} attempts, last: {exc}); the next commit run sets them"
+                    ) from None
                 time.sleep(BACKOFF_S * 2**attempt)
         return False
 
@@ -414,7 +412,7 @@ def load_catalog(properties: Mapping[str, str]) -> Catalog:
     name = rest.pop("name", "default")
     try:
         return load(name, **rest)
-    except (ValueError, NotImplementedError, ImportError) as exc:
+    except Exception as exc:  # pyiceberg's, SQLAlchemy's, a REST client's: all say why
         raise IcebergError(
             f"pyiceberg could not load Iceberg catalog {name!r} ({exc}); check the "
             "iceberg.catalog.* options (type, uri, warehouse)"

@@ -32,15 +32,6 @@ from tests.support.compaction import (
 PARTITIONS = [f"dt=2026-11-20/hour={h:02d}" for h in range(3)]
 
 
-@pytest.fixture(scope="module")
-def stream(spark, tmp_path_factory) -> StreamingTable:
-    """Five hours, then late rows for hour 00 (added by the late-data test)."""
-    table = StreamingTable(tmp_path_factory.mktemp("iceberg-stream"))
-    table.add_batches(*hourly_batches("2026-11-20", range(5)))
-    table.run(spark)
-    return table
-
-
 def catalog_options(directory: Path) -> dict[str, str]:
     return {
         "iceberg.catalog.type": "sql",
@@ -81,8 +72,9 @@ def iceberg_ids(table) -> dict[tuple, Counter]:
 
 
 def test_partitions_are_registered_once_with_sparks_types_and_prune_by_their_keys(
-    spark, stream, tmp_path
+    spark, compacted_stream, tmp_path
 ):
+    stream = compacted_stream
     spec = iceberg_spec(stream, tmp_path)
     CompactionPublisher(spec).run(compact_units, PARTITIONS)
     (policy,) = create_policies(spec)
@@ -168,7 +160,10 @@ def test_late_data_adds_its_files_in_one_more_snapshot_and_a_drop_removes_a_part
     assert len(table.metadata.snapshots) == 3 and set(iceberg_ids(table)) == {("2026-11-20", "01")}
 
 
-def test_a_table_that_cannot_take_the_files_is_refused_naming_the_column(stream, tmp_path):
+def test_a_table_that_cannot_take_the_files_is_refused_naming_the_column(
+    compacted_stream, tmp_path
+):
+    stream = compacted_stream
     lake = catalog(tmp_path)
     lake.create_namespace("lake")
     lake.create_table(
@@ -187,7 +182,10 @@ def test_a_table_that_cannot_take_the_files_is_refused_naming_the_column(stream,
     assert not ledger.read(PARTITIONS[0]).policies_current  # nothing recorded as committed
 
 
-def test_a_missing_table_or_a_credential_in_the_spec_is_refused_with_the_fix(stream, tmp_path):
+def test_a_missing_table_or_a_credential_in_the_spec_is_refused_with_the_fix(
+    compacted_stream, tmp_path
+):
+    stream = compacted_stream
     spec = iceberg_spec(stream, tmp_path, **{"iceberg.create-table": "false"})
     with pytest.raises(
         IcebergError, match=r"does not exist in catalog .*iceberg\.create-table: true"
@@ -201,3 +199,40 @@ def test_a_missing_table_or_a_credential_in_the_spec_is_refused_with_the_fix(str
         iceberg_spec(
             stream, tmp_path, **{"sink.partition-commit.policy.kind": "iceberg,done-partition"}
         )
+
+
+def test_a_commit_that_loses_a_race_decides_again_on_a_fresh_read(compacted_stream, tmp_path):
+    """Another writer commits between this run's read of the table and its commit (a
+    second pyiceberg client, for real): the catalog refuses this run's commit, which is
+    decided again on the table as it is now and keeps the other writer's change."""
+    spec = iceberg_spec(compacted_stream, tmp_path)
+    publish_and_commit(spec, PARTITIONS[:1])  # creates the table
+    CompactionPublisher(spec).run(compact_units, PARTITIONS[1:2])
+    raced: list[str] = []
+
+    class Racing:
+        """The policy's catalog, with another writer committing after its first read."""
+
+        def __init__(self) -> None:
+            self.catalog = catalog(tmp_path)
+
+        def __getattr__(self, name: str):
+            return getattr(self.catalog, name)
+
+        def load_table(self, identifier):
+            table = self.catalog.load_table(identifier)
+            if not raced:
+                raced.append("owner")
+                other = catalog(tmp_path).load_table(identifier)
+                other.transaction().set_properties({"owner": "ads"}).commit_transaction()
+            return table
+
+    (policy,) = create_policies(
+        TableSpec.from_options(spec.to_dict() | {"iceberg_create_table": False}),
+        iceberg_catalog=Racing,
+    )
+    PartitionCommitter(spec, [policy]).commit(PARTITIONS[1:2])
+    table = catalog(tmp_path).load_table("lake.events")
+    assert raced and table.properties["owner"] == "ads"
+    assert len(table.metadata.snapshots) == 2
+    assert set(iceberg_ids(table)) == {("2026-11-20", "00"), ("2026-11-20", "01")}
