@@ -5,11 +5,15 @@ on a rerun, late data in one more snapshot, and refusals that record nothing."""
 
 from __future__ import annotations
 
+import signal
+import subprocess
+import sys
 from collections import Counter
 from pathlib import Path
 
 import pytest
 from pyiceberg.catalog import load_catalog
+from pyiceberg.exceptions import NoSuchTableError
 from pyiceberg.schema import Schema
 from pyiceberg.types import NestedField, StringType
 
@@ -20,6 +24,7 @@ from airflow_provider_fscommit.core.commit.publisher import CompactionPublisher
 from airflow_provider_fscommit.core.compaction.compactor import compact_units
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.errors import ConfigError, IcebergError
+from airflow_provider_fscommit.core.faults import FAULT_POINTS
 from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
 from fscommit_dev.streams import StreamingTable, hourly_batches, row
 from tests.support.compaction import (
@@ -28,6 +33,7 @@ from tests.support.compaction import (
     publish_and_commit,
     table_options,
 )
+from tests.support.fault_worker import run_worker
 
 PARTITIONS = [f"dt=2026-11-20/hour={h:02d}" for h in range(3)]
 
@@ -236,3 +242,54 @@ def test_a_commit_that_loses_a_race_decides_again_on_a_fresh_read(compacted_stre
     assert raced and table.properties["owner"] == "ads"
     assert len(table.metadata.snapshots) == 2
     assert set(iceberg_ids(table)) == {("2026-11-20", "00"), ("2026-11-20", "01")}
+
+
+def staged_ids(spark, stream) -> dict[tuple, Counter]:
+    ready = committable(stream.staging, stream.checkpoint)
+    return {p: ids for p, ids in ids_by_partition(spark, stream.staging).items() if p in ready}
+
+
+@pytest.mark.slow  # two worker processes per kill point: ~3 s each
+def test_killed_at_every_step_of_a_commit_run_the_table_holds_each_row_once_in_one_snapshot(
+    spark, fault_stream, tmp_path
+):
+    """A run killed anywhere, the Iceberg commit made and the ledger's record not included,
+    then rerun: one snapshot, every committable row once (two files per partition, so
+    every unit is written, not copied)."""
+    staged = staged_ids(spark, fault_stream)
+    for number, point in enumerate(FAULT_POINTS):
+        trial = tmp_path / f"trial-{number}"
+        spec = iceberg_spec(fault_stream, trial)
+        assert run_worker(spec.to_json(), fault=point) == -signal.SIGKILL, point
+        held = _held(trial)
+        for partition, ids in held.items():  # never a row twice, never one not staged
+            assert ids <= staged[partition] and max(ids.values()) == 1, point
+        assert run_worker(spec.to_json()) == 0, point
+        table = catalog(trial).load_table("lake.events")
+        assert iceberg_ids(table) == staged, point
+        assert len(table.metadata.snapshots) == 1, f"killed at {point}: committed twice"
+
+
+def test_three_concurrent_runs_commit_each_row_once_in_one_snapshot(
+    spark, compacted_stream, tmp_path
+):
+    spec = iceberg_spec(compacted_stream, tmp_path)
+    runs = [
+        subprocess.Popen(
+            [sys.executable, "tests/support/fault_worker.py", spec.to_json()],
+            cwd=Path(__file__).resolve().parents[3],
+        )
+        for _ in range(3)
+    ]
+    assert [run.wait(timeout=300) for run in runs] == [0, 0, 0]
+    table = catalog(tmp_path).load_table("lake.events")
+    assert iceberg_ids(table) == staged_ids(spark, compacted_stream)
+    assert len(table.metadata.snapshots) == 1
+
+
+def _held(directory: Path) -> dict[tuple, Counter]:
+    """What the Iceberg table holds now (nothing if the run died before creating it)."""
+    try:
+        return iceberg_ids(catalog(directory).load_table("lake.events"))
+    except NoSuchTableError:
+        return {}
