@@ -33,6 +33,7 @@ from tests.support.compaction import (
     publish_and_commit,
     table_options,
 )
+from tests.support.duckdb_iceberg import duckdb_python, duckdb_scan
 from tests.support.fault_worker import run_worker
 
 PARTITIONS = [f"dt=2026-11-20/hour={h:02d}" for h in range(3)]
@@ -122,6 +123,11 @@ def test_partitions_are_registered_once_with_sparks_types_and_prune_by_their_key
         for r in table.scan(selected_fields=("id", "ts", "k", "v")).to_arrow().to_pylist()
     )
     assert spark_rows == iceberg_rows
+    # An independent reader: DuckDB's iceberg_scan of the table's metadata file.
+    types, read = duckdb_scan(duckdb_python(tmp_path), table.metadata_location)
+    assert read == iceberg_ids(table)
+    assert types == {"id": "BIGINT", "ts": "TIMESTAMP WITH TIME ZONE", "k": "VARCHAR",
+                     "v": "DOUBLE", "dt": "VARCHAR", "hour": "VARCHAR"}  # fmt: skip
     # One snapshot, saying what it committed; a filter on a key plans that partition only.
     (snapshot,) = table.metadata.snapshots
     assert snapshot.summary[TABLE_PATH] == spec.table_path
