@@ -40,6 +40,10 @@ class CatalogPolicy(PartitionCommitPolicy):
 
     name: str
     kind: PolicyKind
+    #: Whether it writes the table's completeness (:meth:`update_table_parameters`'s
+    #: parameters) in the same commit as the partitions' data: then ``commit_all`` takes
+    #: them as a second argument (an Iceberg transaction holds both).
+    completeness_with_data = False
 
     @abc.abstractmethod
     def add_done_partitions(self, contexts: Sequence[CommitContext]) -> None:

@@ -124,9 +124,10 @@ class PartitionCommitter:
         commit so the status page can link the run that committed a partition.
         """
         reader = TableStatusReader(self.spec)
+        now_ms = int(time.time() * 1000)
         with TableLock(self.table_path, "commit", single_writer=self.spec.single_writer) as lock:
-            outcomes = self._commit(partitions, commit_empty, lock, origin, _staged(reader))
-            self.completeness = self._publish_completeness(lock, reader)
+            outcomes = self._commit(partitions, commit_empty, lock, origin, reader, now_ms)
+            self.completeness = self._publish_completeness(lock, reader, now_ms)
             self._catalog_completeness(self.completeness.published)
             return outcomes
 
@@ -155,7 +156,7 @@ class PartitionCommitter:
                 )
 
     def _publish_completeness(
-        self, lock: TableLock, reader: TableStatusReader
+        self, lock: TableLock, reader: TableStatusReader, now_ms: int
     ) -> TableCompleteness:
         """Move the published completeness forward to what the table's state gives now.
 
@@ -172,7 +173,7 @@ class PartitionCommitter:
                 read_table_report(self.spec, orphans=OrphanSearch.NONE, reader=reader)
             )
             previous = published or Completeness(None, None)
-            advanced = previous.advance(current, int(time.time() * 1000))
+            advanced = previous.advance(current, now_ms)
             if advanced == previous:
                 return TableCompleteness(published, current)
             lock.check()
@@ -183,13 +184,34 @@ class PartitionCommitter:
             return TableCompleteness(published, Completeness(None, None, reason=reason))
         return TableCompleteness(advanced, current)
 
+    def _committing_completeness(
+        self, pending: Sequence[CommitContext], reader: TableStatusReader, now_ms: int
+    ) -> dict[str, str] | None:
+        """The table parameters this run publishes once ``pending`` is committed, for a
+        catalog that writes them in the same commit as the partitions' data (so its readers
+        never see them ahead of it). The same values :meth:`_publish_completeness` computes
+        after the ledger's records (same state, same clock), so that catalog is not written
+        again; None when nothing is pending or the state cannot be read (the catalog then
+        gets them after, as the others do)."""
+        if not pending:
+            return None
+        try:
+            published = published_completeness(self.ledger) or Completeness(None, None)
+            report = read_table_report(self.spec, orphans=OrphanSearch.NONE, reader=reader)
+            current = current_completeness(report, committing={c.path for c in pending})
+        except (FsCommitError, OSError) as exc:
+            log.warning("the table's completeness goes to the catalogs after the commit: %s", exc)
+            return None
+        return published.advance(current, now_ms).table_parameters()
+
     def _commit(
         self,
         partitions: Sequence[str],
         commit_empty: bool,
         lock: TableLock,
         origin: Mapping[str, Any] | None,
-        staged: Mapping[str, int] | None,
+        reader: TableStatusReader,
+        now_ms: int,
     ) -> list[CommitOutcome]:
         """The policy chain for the partitions that need it.
 
@@ -204,7 +226,7 @@ class PartitionCommitter:
         outcomes: list[CommitOutcome] = []
         pending: list[CommitContext] = []
         history: dict[str, PartitionLedger] = {}  # the records of the pending partitions
-        now_ms = int(time.time() * 1000)
+        staged = _staged(reader)
         state = self.ledger.upgrade()
         looked: list[str] = []
         for path in dict.fromkeys(partitions):
@@ -252,8 +274,15 @@ class PartitionCommitter:
             files = tuple(o["name"] for r in records.live_commits for o in r["outputs"])
             pending.append(CommitContext(self.spec, spec, path, location, summary, origin, files))
             history[path] = records
+        with_data = [
+            p for p in self.policies if isinstance(p, CatalogPolicy) and p.completeness_with_data
+        ]
+        parameters = self._committing_completeness(pending, reader, now_ms) if with_data else None
         for policy in self.policies:
-            policy.commit_all(pending)
+            if policy in with_data and parameters is not None:
+                policy.commit_all(pending, parameters)
+            else:
+                policy.commit_all(pending)
             if pending:
                 fault_point("after-policy")
         if pending:

@@ -23,8 +23,10 @@ the partition's files (no reader sees a row twice or misses one). A run that los
 other run committed is left alone.
 
 The table's completeness (``fscommit.complete-through``, ``fscommit.watermark``) goes
-into its properties after the partitions are committed (:meth:`update_table_parameters`),
-so a reader never sees a property ahead of its data.
+into its properties in the same transaction as the partitions' files (the committer
+computes it counting them committed), so a reader never sees a property ahead of its
+data; a run that commits no data moves them in a metadata-only commit
+(:meth:`update_table_parameters`).
 """
 
 from __future__ import annotations
@@ -90,6 +92,7 @@ class IcebergCommitPolicy(CatalogPolicy):
     """
 
     kind = PolicyKind.ICEBERG
+    completeness_with_data = True
 
     def __init__(
         self,
@@ -107,9 +110,12 @@ class IcebergCommitPolicy(CatalogPolicy):
     def commit(self, context: CommitContext) -> None:
         self.commit_all([context])
 
-    def commit_all(self, contexts: Sequence[CommitContext]) -> None:
+    def commit_all(
+        self, contexts: Sequence[CommitContext], parameters: Mapping[str, str] | None = None
+    ) -> None:
         """Register the partitions' published files in one snapshot, or nothing if the
-        table already holds them (see the module's doc)."""
+        table already holds them (see the module's doc); ``parameters``, the table's
+        completeness once they are committed, go into the same transaction."""
         contexts = [c for c in contexts if c.files]  # an empty partition has no files
         if not contexts:
             return
@@ -135,7 +141,7 @@ class IcebergCommitPolicy(CatalogPolicy):
                 for c in contexts
             ]
             try:
-                self._commit(table, partitions, footers)
+                self._commit(table, partitions, footers, parameters or {})
                 return
             except _conflict() as exc:
                 if attempt == ATTEMPTS - 1:
@@ -148,7 +154,11 @@ class IcebergCommitPolicy(CatalogPolicy):
                 table = self._load(catalog)
 
     def _commit(
-        self, table: Table, partitions: list[_Partition], footers: Mapping[str, _Footer]
+        self,
+        table: Table,
+        partitions: list[_Partition],
+        footers: Mapping[str, _Footer],
+        parameters: Mapping[str, str],
     ) -> None:
         from pyiceberg.table import TableProperties
 
@@ -182,6 +192,8 @@ class IcebergCommitPolicy(CatalogPolicy):
             if table.metadata.name_mapping() is None:  # the files have no field ids
                 mapping = table.schema().name_mapping.model_dump_json()
                 transaction.set_properties({TableProperties.DEFAULT_NAME_MAPPING: mapping})
+            if not holds(table.properties, parameters):
+                transaction.set_properties(dict(parameters))
             update = transaction.update_snapshot(snapshot_properties=summary)
             with update.overwrite() if deletes else update.fast_append() as snapshot:
                 for data_file in deletes:

@@ -29,7 +29,7 @@ reader may conclude, per trigger.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -196,15 +196,23 @@ def published_completeness(ledger: CommitLedger) -> Completeness | None:
     return None if record is None else Completeness.from_record(record)
 
 
-def current_completeness(report: TableReport) -> Completeness:
-    """What the table's state gives now; not forward only (see :meth:`Completeness.advance`)."""
+def current_completeness(
+    report: TableReport, committing: Collection[str] = frozenset()
+) -> Completeness:
+    """What the table's state gives now; not forward only (see :meth:`Completeness.advance`).
+
+    ``committing``: partitions counted as committed already, for a catalog that writes
+    the completeness in the same commit as their data (an Iceberg transaction).
+    """
     checkpoint = report.status.checkpoint
     watermark = checkpoint.watermark_ms if checkpoint.watermark_advanced else None
-    through, reason = _complete_through(report, watermark)
+    through, reason = _complete_through(report, watermark, committing)
     return Completeness(watermark, through, reason=reason)
 
 
-def _complete_through(report: TableReport, watermark: int | None) -> tuple[int | None, str | None]:
+def _complete_through(
+    report: TableReport, watermark: int | None, committing: Collection[str]
+) -> tuple[int | None, str | None]:
     """The latest committed partition's time with nothing uncommitted at or before it.
 
     Under ``partition-time`` only partitions whose commit time the watermark has passed
@@ -234,10 +242,11 @@ def _complete_through(report: TableReport, watermark: int | None) -> tuple[int |
                 f"partition {partition.partition} has no partition time ({exc}); "
                 "complete-through needs every partition's"
             )
-    holding = [(t, p) for t, p in timed if p.state not in COMMITTED_STATES]
+    committed = {p.partition for _, p in timed if p.state in COMMITTED_STATES} | set(committing)
+    holding = [(t, p) for t, p in timed if p.partition not in committed]
     held_at, held_by = min(holding, key=lambda item: item[0], default=(None, None))
     counted = [
-        (t, p) for t, p in timed if p.state in COMMITTED_STATES and (held_at is None or t < held_at)
+        (t, p) for t, p in timed if p.partition in committed and (held_at is None or t < held_at)
     ]
     ahead = [(t, p) for t, p in counted if not _past_commit_time(spec, p.partition, watermark)]
     not_yet = min((t for t, _ in ahead), default=None)  # the watermark has not passed from here

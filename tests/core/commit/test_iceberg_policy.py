@@ -87,7 +87,9 @@ def test_partitions_are_registered_once_with_sparks_types_and_prune_by_their_key
     (policy,) = create_policies(spec)
     calls: list[list] = []
     commit_all = policy.commit_all
-    policy.commit_all = lambda contexts: calls.append(list(contexts)) or commit_all(contexts)
+    policy.commit_all = lambda contexts, *rest: (
+        calls.append(list(contexts)) or commit_all(contexts, *rest)
+    )
     PartitionCommitter(spec, [policy]).commit(PARTITIONS)
     table = catalog(tmp_path).load_table("lake.events")
     assert [(f.name, str(f.field_type), f.required) for f in table.schema().fields] == [
@@ -132,6 +134,10 @@ def test_partitions_are_registered_once_with_sparks_types_and_prune_by_their_key
     (snapshot,) = table.metadata.snapshots
     assert snapshot.summary[TABLE_PATH] == spec.table_path
     assert len(snapshot.summary[COMMIT_ID]) == 32 and int(snapshot.summary[WATERMARK]) > 0
+    # The completeness came with the data: one commit after the table's creation.
+    assert table.properties["fscommit.complete-through"].startswith("2026-11-20T")
+    assert table.properties["fscommit.watermark"].startswith("2026-11-20T")
+    assert len(table.metadata.metadata_log) == 1
     planned = list(table.scan(row_filter="hour = '01'").plan_files())
     assert planned and {tuple(t.file.partition) for t in planned} == {("2026-11-20", "01")}
 
