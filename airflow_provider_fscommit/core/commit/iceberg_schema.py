@@ -22,49 +22,39 @@ import itertools
 import json
 from collections.abc import Iterator, Sequence
 from datetime import date
-from typing import Any
-
-from pyiceberg.partitioning import PartitionField, PartitionSpec
-from pyiceberg.schema import Schema
-from pyiceberg.transforms import IdentityTransform
-from pyiceberg.types import (
-    BinaryType,
-    BooleanType,
-    DateType,
-    DecimalType,
-    DoubleType,
-    FloatType,
-    IcebergType,
-    IntegerType,
-    ListType,
-    LongType,
-    MapType,
-    NestedField,
-    StringType,
-    StructType,
-    TimestampType,
-    TimestamptzType,
-)
+from functools import cache
+from typing import TYPE_CHECKING, Any
 
 from airflow_provider_fscommit.core.compaction.compactor import SPARK_SCHEMA_KEY
 from airflow_provider_fscommit.core.errors import IcebergError
 
-_SIMPLE: dict[str, IcebergType] = {
-    "boolean": BooleanType(),
-    "byte": IntegerType(),
-    "short": IntegerType(),
-    "integer": IntegerType(),
-    "long": LongType(),
-    "float": FloatType(),
-    "double": DoubleType(),
-    "string": StringType(),
-    "binary": BinaryType(),
-    "date": DateType(),
-    "timestamp": TimestamptzType(),
-    "timestamp_ntz": TimestampType(),
-}
-# Iceberg's type promotions: a table column of the right side takes files of the left.
-_PROMOTIONS = {(IntegerType(), LongType()), (FloatType(), DoubleType())}
+if TYPE_CHECKING:  # pyiceberg is the iceberg extra's: imported where it is used
+    from pyiceberg.partitioning import PartitionSpec
+    from pyiceberg.schema import Schema
+    from pyiceberg.types import IcebergType
+
+
+@cache
+def _simple() -> dict[str, IcebergType]:
+    """Spark's primitive type names as Iceberg types."""
+    from pyiceberg import types as t
+
+    return {
+        "boolean": t.BooleanType(),
+        "byte": t.IntegerType(),
+        "short": t.IntegerType(),
+        "integer": t.IntegerType(),
+        "long": t.LongType(),
+        "float": t.FloatType(),
+        "double": t.DoubleType(),
+        "string": t.StringType(),
+        "binary": t.BinaryType(),
+        "date": t.DateType(),
+        "timestamp": t.TimestamptzType(),
+        "timestamp_ntz": t.TimestampType(),
+    }
+
+
 # The first partition field id Iceberg assigns (PARTITION_DATA_ID_START).
 _FIRST_PARTITION_FIELD_ID = 1000
 
@@ -82,6 +72,11 @@ def spark_schema(metadata: dict[bytes, bytes] | None, where: str) -> dict[str, A
 
 def table_schema(spark: dict[str, Any], keys: Sequence[str]) -> tuple[Schema, PartitionSpec]:
     """A new table's schema (fresh field ids) and identity partition spec on ``keys``."""
+    from pyiceberg.partitioning import PartitionField, PartitionSpec
+    from pyiceberg.schema import Schema
+    from pyiceberg.transforms import IdentityTransform
+    from pyiceberg.types import NestedField, StringType
+
     ids = itertools.count(1)
     top = [(f["name"], f["type"], f.get("nullable", True)) for f in spark["fields"]]
     clash = [name for name, _, _ in top if name in keys]
@@ -112,6 +107,9 @@ def check_table(
 ) -> None:
     """Refuse a table that cannot take files of Spark schema ``spark`` partitioned by
     ``keys`` (see the module's doc), naming the column or field."""
+    from pyiceberg.transforms import IdentityTransform
+    from pyiceberg.types import DateType, IntegerType, LongType, StringType
+
     fields = [schema.find_field(f.source_id) for f in spec.fields]
     identity = all(isinstance(f.transform, IdentityTransform) for f in spec.fields)
     if [f.name for f in fields] != list(keys) or not identity:
@@ -179,6 +177,8 @@ def partition_record_values(
 
 
 def _from_path(kind: IcebergType, value: str | None) -> Any:
+    from pyiceberg.types import DateType, StringType
+
     if value is None or isinstance(kind, StringType):
         return value
     if isinstance(kind, DateType):
@@ -188,9 +188,11 @@ def _from_path(kind: IcebergType, value: str | None) -> Any:
 
 def _iceberg_type(kind: Any, ids: Iterator[int], column: str) -> IcebergType:
     """Spark's JSON type as an Iceberg type; nested field ids drawn from ``ids``."""
+    from pyiceberg.types import DecimalType, ListType, MapType, NestedField, StructType
+
     if isinstance(kind, str):
-        if kind in _SIMPLE:
-            return _SIMPLE[kind]
+        if kind in _simple():
+            return _simple()[kind]
         if kind.startswith("decimal(") and kind.endswith(")"):
             precision, scale = kind[len("decimal(") : -1].split(",")
             return DecimalType(int(precision), int(scale))
@@ -230,6 +232,17 @@ def _iceberg_type(kind: Any, ids: Iterator[int], column: str) -> IcebergType:
 def _takes(held: IcebergType, wanted: IcebergType) -> bool:
     """Whether a table column of type ``held`` reads file values of type ``wanted``
     (nested types compared by names and shape, not by field ids)."""
+    from pyiceberg.types import (
+        DecimalType,
+        DoubleType,
+        FloatType,
+        IntegerType,
+        ListType,
+        LongType,
+        MapType,
+        StructType,
+    )
+
     if isinstance(held, StructType) and isinstance(wanted, StructType):
         ours = {f.name: f for f in held.fields}
         return all(
@@ -252,7 +265,8 @@ def _takes(held: IcebergType, wanted: IcebergType) -> bool:
         )
     if isinstance(held, DecimalType) and isinstance(wanted, DecimalType):
         return held.scale == wanted.scale and held.precision >= wanted.precision
-    return held == wanted or (wanted, held) in _PROMOTIONS
+    promotions = {(IntegerType(), LongType()), (FloatType(), DoubleType())}  # Iceberg's
+    return held == wanted or (wanted, held) in promotions
 
 
 def _shown(kind: Any) -> str:
