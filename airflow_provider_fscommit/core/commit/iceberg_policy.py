@@ -120,10 +120,12 @@ class IcebergCommitPolicy(CatalogPolicy):
         if not contexts:
             return
         _check_parquet(self.name, contexts)
+        catalog = self.catalog_factory()
+        if self._committed(catalog, _commit_id(contexts)):
+            return  # a rerun, or a retry whose first answer was lost: no footer read
         footers = {uri: _footer(uri) for c in contexts for uri in _uris(c)}
         spark = _spark_schemas(footers)
         keys = contexts[0].spec.partition_keys
-        catalog = self.catalog_factory()
         table = self._table(catalog, next(iter(spark.values())), keys)
         for attempt in range(ATTEMPTS):
             for schema in spark.values():
@@ -162,10 +164,9 @@ class IcebergCommitPolicy(CatalogPolicy):
     ) -> None:
         from pyiceberg.table import TableProperties
 
-        commit_id = _commit_id(partitions[0].context.spec, partitions)
-        for snapshot in table.metadata.snapshots:
-            if (snapshot.summary or {}).get(COMMIT_ID) == commit_id:
-                return  # a rerun, or a retry whose first answer was lost
+        commit_id = _commit_id([p.context for p in partitions])
+        if _holds_commit(table, commit_id):
+            return  # another run committed this while this one read (a race)
         current = _current_files(table, [p.values for p in partitions])
         adds: list[DataFile] = []
         deletes: list[DataFile] = []
@@ -256,6 +257,15 @@ class IcebergCommitPolicy(CatalogPolicy):
                         snapshot.delete_data_file(data_file)
         return len(current)
 
+    def _committed(self, catalog: Catalog, commit_id: str) -> bool:
+        """Whether a snapshot of the table carries ``commit_id`` (a missing table: no)."""
+        try:
+            return _holds_commit(self._load(catalog), commit_id)
+        except IcebergError:
+            if self.create_table:
+                return False
+            raise
+
     def _table(self, catalog: Catalog, spark: dict[str, Any], keys: Sequence[str]) -> Table:
         """The table, created first when asked and missing."""
         from pyiceberg.exceptions import NamespaceAlreadyExistsError, TableAlreadyExistsError
@@ -325,11 +335,16 @@ def _check_parquet(name: str, contexts: Sequence[CommitContext]) -> None:
             )
 
 
-def _commit_id(spec: TableSpec, partitions: Sequence[_Partition]) -> str:
+def _commit_id(contexts: Sequence[CommitContext]) -> str:
     """What this commit commits, as a digest: the table and each partition's compaction."""
-    facts = sorted(f"{p.context.path}@{p.context.summary.compaction_seq}" for p in partitions)
-    text = "\n".join([spec.require_table_path(), *facts])
+    facts = sorted(f"{c.path}@{c.summary.compaction_seq}" for c in contexts)
+    text = "\n".join([contexts[0].spec.require_table_path(), *facts])
     return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def _holds_commit(table: Table, commit_id: str) -> bool:
+    """Whether a snapshot of ``table`` carries ``commit_id`` (in the metadata it loaded)."""
+    return any((s.summary or {}).get(COMMIT_ID) == commit_id for s in table.metadata.snapshots)
 
 
 def _current_files(
