@@ -113,6 +113,9 @@ def table_dag(spec: SpecFile) -> DAG:
                 "timeout": settings.wait_timeout.total_seconds(),
             },
             "compact_kwargs": {"conf": dict(settings.spark_conf)} if settings.spark_conf else None,
+            "commit_kwargs": (
+                {"iceberg_conn_id": settings.iceberg_conn_id} if settings.iceberg_conn_id else None
+            ),
         }
         if spec.partitioning.other_keys:
             # Every partition of the run's time, whatever the other keys hold.

@@ -22,10 +22,10 @@ def get_provider_info() -> dict[str, Any]:
         "versions": [__version__],
         "integrations": [{"integration-name": INTEGRATION, "tags": ["software"]}],
         # No "connection-types": each hook declares the connection type it uses, but those
-        # (spark, spark_connect, hive_metastore, aws, http) are the Spark, Hive, Amazon and
-        # HTTP providers' own; registering them here would claim them from their providers.
+        # (spark, spark_connect, hive_metastore, aws, http, iceberg) are the Spark, Hive,
+        # Amazon, HTTP and Iceberg providers' own; registering them here would claim them.
         "hooks": _modules(
-            "hooks", "aws", "commit", "compaction", "glue", "http_report", "metastore"
+            "hooks", "aws", "commit", "compaction", "glue", "http_report", "iceberg", "metastore"
         ),
         "operators": _modules(
             "operators",

@@ -14,6 +14,7 @@ from typing import Any
 
 from airflow_provider_fscommit.core.commit.glue_policy import GlueClientFactory
 from airflow_provider_fscommit.core.commit.metastore_policy import ClientFactory
+from airflow_provider_fscommit.core.commit.policy_factory import IcebergCatalogFactory
 from airflow_provider_fscommit.core.config import options as o
 from airflow_provider_fscommit.core.config.quantities import format_duration
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
@@ -76,6 +77,21 @@ def glue_client_factory() -> GlueClientFactory:
         return GlueHook().get_conn()
 
     return client
+
+
+def iceberg_catalog_factory(spec: TableSpec, metastore_uri: str | None) -> IcebergCatalogFactory:
+    """The spec's Iceberg catalog (``iceberg.catalog.*``), loaded when the iceberg policy
+    first needs it; a ``hive`` catalog without a ``uri`` takes ``--metastore-uri``."""
+    properties = dict(spec.iceberg_catalog)
+    if metastore_uri and properties.get("type") == "hive":
+        properties.setdefault("uri", metastore_uri)
+
+    def catalog() -> object:
+        from airflow_provider_fscommit.core.commit.iceberg_policy import load_catalog
+
+        return load_catalog(properties)
+
+    return catalog
 
 
 def add_json_flag(parser: argparse.ArgumentParser) -> None:

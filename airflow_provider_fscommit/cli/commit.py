@@ -16,6 +16,7 @@ from airflow_provider_fscommit.cli import compact
 from airflow_provider_fscommit.cli.arguments import (
     add_metastore_uri,
     glue_client_factory,
+    iceberg_catalog_factory,
     metastore_client_factory,
 )
 from airflow_provider_fscommit.cli.compact import run_compact
@@ -61,7 +62,10 @@ def run_commit(
     committer = PartitionCommitter(
         spec,
         create_policies(
-            spec, metastore_client_factory(metastore_uri), glue_client=glue_client_factory()
+            spec,
+            metastore_client_factory(metastore_uri),
+            glue_client=glue_client_factory(),
+            iceberg_catalog=iceberg_catalog_factory(spec, metastore_uri),
         ),
     )
     if dry_run:

@@ -15,6 +15,7 @@ import sys
 from airflow_provider_fscommit.cli.arguments import (
     add_metastore_uri,
     glue_client_factory,
+    iceberg_catalog_factory,
     metastore_client_factory,
 )
 from airflow_provider_fscommit.core.commit.policy_factory import catalog_policies
@@ -39,7 +40,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(spec: TableSpec, args: argparse.Namespace) -> int:
     catalogs = catalog_policies(
-        spec, metastore_client_factory(args.metastore_uri), glue_client_factory()
+        spec,
+        metastore_client_factory(args.metastore_uri),
+        glue_client_factory(),
+        iceberg_catalog=iceberg_catalog_factory(spec, args.metastore_uri),
     )
     # Airflow's hooks log to stdout; keep stdout for the report (and for --json).
     with contextlib.redirect_stdout(sys.stderr):

@@ -4,8 +4,9 @@ The core's :class:`~airflow_provider_fscommit.core.commit.committer.PartitionCom
 runs the chain and keeps the ledger; this hook gives it what only Airflow knows, the
 connections: the metastore client factory of :class:`MetastoreHook`, the ``http-report``
 target of :class:`HttpReportHook` (when the chain has that policy and an HTTP connection is
-named), the Glue clients of :class:`GlueHook` and the S3 settings of
-:class:`AwsStorageHook` around the whole commit (one AWS connection for both). Asset events
+named), the Glue clients of :class:`GlueHook`, the Iceberg catalog of
+:class:`IcebergCatalogHook` and the S3 settings of :class:`AwsStorageHook` around the whole
+commit (one AWS connection for all three). Asset events
 and skipping are the operator's: they depend on the task's context, not on the systems.
 """
 
@@ -26,6 +27,7 @@ from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.hooks.aws import AwsStorageHook
 from airflow_provider_fscommit.hooks.glue import GlueHook
 from airflow_provider_fscommit.hooks.http_report import HttpReportHook
+from airflow_provider_fscommit.hooks.iceberg import IcebergCatalogHook
 from airflow_provider_fscommit.hooks.metastore import MetastoreHook
 from airflow_provider_fscommit.version_compat import BaseHook
 
@@ -37,10 +39,12 @@ class PartitionCommitHook(BaseHook):
     the others are named beside it.
 
     :param metastore_conn_id: Airflow connection of the Hive metastore.
-    :param aws_conn_id: AWS connection for tables on S3 and the ``glue`` policy's catalog
-        (None: the standard AWS chain).
+    :param aws_conn_id: AWS connection for tables on S3, the ``glue`` policy's catalog and
+        an ``iceberg`` policy's Glue catalog or S3 warehouse (None: the standard AWS chain).
     :param http_conn_id: HTTP connection the ``http-report`` policy posts to (its base URL,
         headers and basic auth); None: the spec's ``partition.mark-done-action.http.url``.
+    :param iceberg_conn_id: the Iceberg provider's connection of the ``iceberg`` policy's
+        catalog (None: the spec's ``iceberg.catalog.*``).
     """
 
     conn_name_attr = "metastore_conn_id"
@@ -53,11 +57,13 @@ class PartitionCommitHook(BaseHook):
         metastore_conn_id: str = default_conn_name,
         aws_conn_id: str | None = None,
         http_conn_id: str | None = None,
+        iceberg_conn_id: str | None = None,
     ) -> None:
         super().__init__()
         self.metastore_conn_id = metastore_conn_id
         self.aws_conn_id = aws_conn_id
         self.http_conn_id = http_conn_id
+        self.iceberg_conn_id = iceberg_conn_id
 
     def policies(self, spec: TableSpec) -> list[PartitionCommitPolicy]:
         """The chain of ``sink.partition-commit.policy.kind``, over this hook's connections."""
@@ -69,7 +75,12 @@ class PartitionCommitHook(BaseHook):
             MetastoreHook(self.metastore_conn_id).get_conn,
             http_target,
             GlueHook(self.aws_conn_id).get_conn,
+            self.iceberg_catalog_hook().catalog_factory(spec),
         )
+
+    def iceberg_catalog_hook(self) -> IcebergCatalogHook:
+        """The ``iceberg`` policy's catalog, over this hook's connections."""
+        return IcebergCatalogHook(self.iceberg_conn_id, self.aws_conn_id, self.metastore_conn_id)
 
     def commit(
         self,

@@ -28,15 +28,17 @@ class PartitionCommitOperator(BaseOperator):
     ``sink.partition-commit.policy.kind`` in order (the metastore in one batch call
     through ``HiveMetastoreHook``; ``mark-event`` through the same connection; ``glue``
     in Glue's batch calls through ``aws_conn_id``; ``done-partition`` in each of those
-    catalogs; ``http-report`` to ``http_conn_id`` or the spec's URL) and records each commit in the
-    table's ledger (reruns, retries and backfills change nothing; late data is committed
-    again); the operator emits an asset event for the table asset keyed by each committed
-    partition's time (``2026-11-20T03:00:00``: the key of the run that commits it, and what
-    Airflow's temporal partition mappers read; ``core.partition.partition_key``), with the
-    partition paths and commit facts in ``extra["partitions"]`` (or skips when nothing new
-    was committed), so a DAG scheduled with ``PartitionedAssetTimetable(assets=
-    table_asset(...))`` runs once per partition time (Airflow 3.3+; before, one asset event
-    whose ``extra`` holds the partitions: ``version_compat``).
+    catalogs; ``http-report`` to ``http_conn_id`` or the spec's URL; ``iceberg`` in one
+    Iceberg snapshot through ``iceberg_conn_id`` or the spec's catalog) and records each
+    commit in the table's ledger (reruns, retries and backfills change nothing; late data
+    is committed again); the operator emits an asset event for the table asset keyed by
+    each committed partition's time (``2026-11-20T03:00:00``: the key of the run that
+    commits it, and what Airflow's temporal partition mappers read;
+    ``core.partition.partition_key``), with the partition paths and commit facts in
+    ``extra["partitions"]`` (or skips when nothing new was committed), so a DAG scheduled
+    with ``PartitionedAssetTimetable(assets=table_asset(...))`` runs once per partition time
+    (Airflow 3.3+; before, one asset event whose ``extra`` holds the partitions:
+    ``version_compat``).
 
     :param table: the table spec (Python names or Flink keys, or a TableSpec); templated.
     :param partitions: partition(s) to commit, as paths (``dt=2026-11-20/hour=03``) or
@@ -45,10 +47,12 @@ class PartitionCommitOperator(BaseOperator):
     :param commit_empty_partitions: commit a partition with no published files as empty
         (directory, metastore partition, success file) instead of only logging why not.
     :param asset: the table asset; default :func:`table_asset` of the table path.
-    :param aws_conn_id: AWS connection for tables on S3 and the glue policy's catalog
-        (None: the standard AWS chain).
+    :param aws_conn_id: AWS connection for tables on S3, the glue policy's catalog and an
+        iceberg policy's Glue catalog or S3 warehouse (None: the standard AWS chain).
     :param http_conn_id: HTTP connection the ``http-report`` policy posts to (its base URL,
         headers and basic auth); None: the spec's ``partition.mark-done-action.http.url``.
+    :param iceberg_conn_id: the Iceberg provider's connection of the iceberg policy's
+        catalog (None: the spec's ``iceberg.catalog.*`` options).
     :param end_of_input: the streaming query has stopped for good (the task before ran
         it, e.g. with ``trigger(availableNow=True)``): every partition in its sink log is
         complete, whatever the watermark (``sink.partition-commit.end-input``); refused
@@ -69,6 +73,7 @@ class PartitionCommitOperator(BaseOperator):
         asset: Asset | None = None,
         aws_conn_id: str | None = None,
         http_conn_id: str | None = None,
+        iceberg_conn_id: str | None = None,
         end_of_input: bool = False,
         **kwargs: Any,
     ) -> None:
@@ -84,6 +89,7 @@ class PartitionCommitOperator(BaseOperator):
         self.commit_empty_partitions = commit_empty_partitions
         self.aws_conn_id = aws_conn_id
         self.http_conn_id = http_conn_id
+        self.iceberg_conn_id = iceberg_conn_id
 
     def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:
         """Input: the published directory; output: its Hive table (when committed there)."""
@@ -95,7 +101,9 @@ class PartitionCommitOperator(BaseOperator):
     def execute(self, context: Any) -> list[dict[str, Any]]:
         spec = TableSpec.from_options(self.table)
         partitions = spec.partition_paths(self.partitions)  # bad ones refused before anything
-        hook = PartitionCommitHook(self.metastore_conn_id, self.aws_conn_id, self.http_conn_id)
+        hook = PartitionCommitHook(
+            self.metastore_conn_id, self.aws_conn_id, self.http_conn_id, self.iceberg_conn_id
+        )
         outcomes = hook.commit(
             spec,
             partitions,

@@ -13,6 +13,7 @@ from airflow_provider_fscommit.core.errors import ExpirationError
 from airflow_provider_fscommit.core.maintenance.expiration import expire_partitions
 from airflow_provider_fscommit.hooks.aws import AwsStorageHook
 from airflow_provider_fscommit.hooks.glue import GlueHook
+from airflow_provider_fscommit.hooks.iceberg import IcebergCatalogHook
 from airflow_provider_fscommit.hooks.metastore import MetastoreHook
 from airflow_provider_fscommit.operators.commit import commit_origin
 
@@ -22,17 +23,19 @@ class PartitionExpireOperator(BaseOperator):
 
     Partitions older than the spec's ``partition.expiration-time`` (by their partition time
     or their last commit, as ``partition.expiration-strategy`` says) are dropped from the
-    metastore (when the chain has the ``metastore`` policy), their published files are
-    deleted, and the ledger records them as expired: late data for them is never
-    published again. Staged files are never touched. Within
+    catalogs the chain commits to (``metastore``, ``glue``, ``iceberg``), their published
+    files are deleted, and the ledger records them as expired: late data for them is
+    never published again. Staged files are never touched. Within
     ``partition.expiration-check-interval`` of the last expiration the task does nothing.
 
     :param table: the table spec (Python names or Flink keys, or a TableSpec); templated.
     :param dry_run: only log what would be expired.
     :param force: check even within the check interval.
     :param metastore_conn_id: Airflow connection of the Hive metastore.
-    :param aws_conn_id: AWS connection for tables on S3 and the glue policy's catalog
-        (None: the standard AWS chain).
+    :param aws_conn_id: AWS connection for tables on S3, the glue policy's catalog and an
+        iceberg policy's Glue catalog or S3 warehouse (None: the standard AWS chain).
+    :param iceberg_conn_id: the Iceberg provider's connection of the iceberg policy's
+        catalog (None: the spec's ``iceberg.catalog.*`` options).
     :return: ``{"partitions", "count", "files", "bytes", "errors", ...}``.
     """
 
@@ -47,6 +50,7 @@ class PartitionExpireOperator(BaseOperator):
         force: bool = False,
         metastore_conn_id: str = "metastore_default",
         aws_conn_id: str | None = None,
+        iceberg_conn_id: str | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
@@ -55,6 +59,7 @@ class PartitionExpireOperator(BaseOperator):
         self.force = force
         self.metastore_conn_id = metastore_conn_id
         self.aws_conn_id = aws_conn_id
+        self.iceberg_conn_id = iceberg_conn_id
 
     def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:
         """Output: the published directory and its Hive table, altered (partitions dropped)."""
@@ -69,6 +74,9 @@ class PartitionExpireOperator(BaseOperator):
             spec,
             MetastoreHook(self.metastore_conn_id).get_conn,
             GlueHook(self.aws_conn_id).get_conn,
+            iceberg_catalog=IcebergCatalogHook(
+                self.iceberg_conn_id, self.aws_conn_id, self.metastore_conn_id
+            ).catalog_factory(spec),
         )
         with AwsStorageHook(self.aws_conn_id).storage():
             report = expire_partitions(

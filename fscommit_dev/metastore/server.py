@@ -68,6 +68,8 @@ def start(state_dir: Path, port: int = 0, timeout: float = 120.0) -> MetastoreSe
             f"jdbc:derby:;databaseName={state_dir / 'metastore_db'};create=true"
         ),
         "datanucleus.schema.autoCreateAll": "true",
+        # pyspark ships HikariCP, not BoneCP (Hive's default pool, which its lock calls need)
+        "datanucleus.connectionPoolingType": "HikariCP",
         "hive.metastore.schema.verification": "false",
         "hive.metastore.warehouse.dir": str(state_dir / "warehouse"),
         "derby.stream.error.file": str(state_dir / "derby.log"),

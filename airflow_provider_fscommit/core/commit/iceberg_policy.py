@@ -35,7 +35,7 @@ import contextlib
 import hashlib
 import logging
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -52,7 +52,7 @@ from airflow_provider_fscommit.core.commit.policy import CommitContext
 from airflow_provider_fscommit.core.compaction.compactor import SPARK_SCHEMA_KEY
 from airflow_provider_fscommit.core.config.options import PolicyKind
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
-from airflow_provider_fscommit.core.errors import IcebergError
+from airflow_provider_fscommit.core.errors import FsCommitError, IcebergError
 from airflow_provider_fscommit.core.formats.file_format import FileFormat
 from airflow_provider_fscommit.core.storage.filesystem import resolve_filesystem
 
@@ -68,6 +68,10 @@ COMMIT_ID = "fscommit.commit-id"
 TABLE_PATH = "fscommit.table-path"
 PARTITIONS = "fscommit.partitions"
 WATERMARK = "fscommit.watermark"
+# What a Hive 2 metastore answers pyiceberg's Hive 3 column types, and the catalog
+# property that makes it write Hive 2's.
+HIVE2_REFUSAL = "timestamp with local time zone"
+HIVE2_COMPATIBLE = "hive.hive2-compatible"
 # A concurrent writer's commit: reload and decide again, with backoff.
 ATTEMPTS = 6
 BACKOFF_S = 0.2
@@ -121,6 +125,12 @@ class IcebergCommitPolicy(CatalogPolicy):
             return
         _check_parquet(self.name, contexts)
         catalog = self.catalog_factory()
+        with _catalog_errors(self.name, "the commit"):
+            self._commit_all(catalog, contexts, parameters or {})
+
+    def _commit_all(
+        self, catalog: Catalog, contexts: Sequence[CommitContext], parameters: Mapping[str, str]
+    ) -> None:
         if self._committed(catalog, _commit_id(contexts)):
             return  # a rerun, or a retry whose first answer was lost: no footer read
         footers = {uri: _footer(uri) for c in contexts for uri in _uris(c)}
@@ -143,7 +153,7 @@ class IcebergCommitPolicy(CatalogPolicy):
                 for c in contexts
             ]
             try:
-                self._commit(table, partitions, footers, parameters or {})
+                self._commit(table, partitions, footers, parameters)
                 return
             except _conflict() as exc:
                 if attempt == ATTEMPTS - 1:
@@ -217,7 +227,10 @@ class IcebergCommitPolicy(CatalogPolicy):
             if holds(table.properties, parameters):
                 return False
             try:
-                with table.transaction() as transaction:
+                with (
+                    _catalog_errors(self.name, "its properties"),
+                    table.transaction() as transaction,
+                ):
                     transaction.set_properties(dict(parameters))
                 return True
             except _conflict() as exc:
@@ -249,6 +262,7 @@ class IcebergCommitPolicy(CatalogPolicy):
             # The files by name: a delete by predicate cannot prove that a file's rows all
             # match (the keys have no column metrics) and would rewrite the files.
             with (
+                _catalog_errors(self.name, "the partitions' removal"),
                 table.transaction() as transaction,
                 transaction.update_snapshot(snapshot_properties=properties).overwrite() as snapshot,
             ):
@@ -418,6 +432,24 @@ def _data_file(table: Table, uri: str, footer: _Footer, values: tuple[Any, ...])
         key_metadata=None,
         **statistics.to_serialized_dict(),
     )
+
+
+@contextlib.contextmanager
+def _catalog_errors(name: str, what: str) -> Iterator[None]:
+    """A catalog's own refusal (Thrift, AWS, REST, SQL) as one error naming the table; a
+    conflict stays itself, for the caller to retry."""
+    try:
+        yield
+    except (FsCommitError, _conflict()):
+        raise
+    except Exception as exc:
+        fix = "nothing was recorded as committed"
+        if HIVE2_REFUSAL in str(exc):  # a Hive 2 metastore has no such column type
+            fix = f"a Hive 2 metastore needs iceberg.catalog.{HIVE2_COMPATIBLE}: true; {fix}"
+        raise IcebergError(
+            f"the catalog of Iceberg table {name} refused {what} ({type(exc).__name__}: "
+            f"{exc}); {fix}"
+        ) from None
 
 
 def _conflict() -> type[Exception]:

@@ -136,6 +136,7 @@ class DagSettings:
     metastore_conn_id: str = "metastore_default"
     aws_conn_id: str | None = None
     http_conn_id: str | None = None
+    iceberg_conn_id: str | None = None
     spark_conf: Mapping[str, str] = field(default_factory=dict)
     stall_timeout: timedelta = timedelta(hours=2)
     wait_timeout: timedelta = timedelta(hours=6)
@@ -160,6 +161,7 @@ _SETTINGS: dict[str, Callable[[Any, str], Any]] = {
     "metastore_conn_id": _text,
     "aws_conn_id": _optional_text,
     "http_conn_id": _optional_text,
+    "iceberg_conn_id": _optional_text,
     "spark_conf": _spark_conf,
     "stall_timeout": _duration,
     "wait_timeout": _duration,

@@ -35,6 +35,7 @@ from tests.support.compaction import (
 )
 from tests.support.duckdb_iceberg import duckdb_python, duckdb_scan
 from tests.support.fault_worker import run_worker
+from tests.support.iceberg import iceberg_ids
 
 PARTITIONS = [f"dt=2026-11-20/hour={h:02d}" for h in range(3)]
 
@@ -68,14 +69,6 @@ def catalog(directory: Path):
         uri=f"sqlite:///{directory}/catalog.db",
         warehouse=f"file://{directory}/warehouse",
     )
-
-
-def iceberg_ids(table) -> dict[tuple, Counter]:
-    rows = table.scan(selected_fields=("dt", "hour", "id")).to_arrow().to_pylist()
-    out: dict[tuple, Counter] = {}
-    for r in rows:
-        out.setdefault((r["dt"], r["hour"]), Counter())[r["id"]] += 1
-    return out
 
 
 def test_partitions_are_registered_once_with_sparks_types_and_prune_by_their_keys(
