@@ -29,6 +29,7 @@ from airflow_provider_fscommit.core.status.table_overview import TableEntry, rea
 from airflow_provider_fscommit.core.status.table_report import (
     DEFAULT_STALL_TIMEOUT,
     OrphanSearch,
+    PartitionReport,
     TableReport,
     read_table_report,
 )
@@ -197,6 +198,12 @@ _PARTITION_COLUMNS = (
 _RIGHT_ALIGNED = {2, 3, 4}  # the sizes and counts
 
 
+def _snapshot(partition: PartitionReport) -> str:
+    """Where an Iceberg table holds the partition's latest commit."""
+    snapshot = partition.iceberg_snapshot_id
+    return "" if snapshot is None else f" (snapshot {snapshot})"
+
+
 def _partition_table(report: TableReport) -> list[str]:
     """One aligned row per partition, then the count of each state."""
     rows = [_PARTITION_COLUMNS]
@@ -212,7 +219,7 @@ def _partition_table(report: TableReport) -> list[str]:
                 else "-",
                 str(p.published_rows) if p.published_files else "-",
                 p.error or iso_ms(p.commit_time_ms) or "",
-                "" if p.error else (iso_ms(p.last_commit_ms) or ""),
+                "" if p.error else (iso_ms(p.last_commit_ms) or "") + _snapshot(p),
                 f"{p.last_origin.dag_id} {p.last_origin.run_id}" if p.last_origin else "",
             )
         )

@@ -55,6 +55,7 @@ th, td { text-align: left; padding: .3rem .5rem; border-bottom: 1px solid #eef1f
 td.n, th.n { text-align: right; font-variant-numeric: tabular-nums; }
 td.p { font-family: ui-monospace, monospace; white-space: nowrap; }
 td.t { white-space: nowrap; }
+td.t .snapshot { color: #555; font-size: 0.85em; }
 svg text { font-family: system-ui, sans-serif; font-size: 11px; fill: #1f2328; }
 """
 
@@ -284,6 +285,11 @@ def _partitions(report: TableReport) -> str:
             f"<td class=t>{_time(p.commit_time_ms, '')}</td>"
             f"<td class=t>{_time(p.last_commit_ms, '')}"
             + (f" ({p.commits} commits)" if p.commits > 1 else "")
+            + (
+                f'<div class="snapshot">Iceberg snapshot {p.iceberg_snapshot_id}</div>'
+                if p.iceberg_snapshot_id is not None
+                else ""
+            )
             + f"</td><td>{_origin(p.last_origin)}</td></tr>"
         )
     return f"<table>{head}{''.join(rows)}</table>"

@@ -278,18 +278,22 @@ class PartitionCommitter:
             p for p in self.policies if isinstance(p, CatalogPolicy) and p.completeness_with_data
         ]
         parameters = self._committing_completeness(pending, reader, now_ms) if with_data else None
+        receipts: dict[str, dict[str, Any]] = {}
         for policy in self.policies:
             if policy in with_data and parameters is not None:
-                policy.commit_all(pending, parameters)
+                said = policy.commit_all(pending, parameters)
             else:
-                policy.commit_all(pending)
+                said = policy.commit_all(pending)
+            for path, receipt in (said or {}).items():
+                receipts.setdefault(path, {}).update(receipt)
             if pending:
                 fault_point("after-policy")
         if pending:
             fault_point("after-policies")
         lock.check()
         for context in pending:
-            record = context.summary.to_dict() | ({"origin": dict(origin)} if origin else {})
+            record = context.summary.to_dict() | receipts.get(context.path, {})
+            record |= {"origin": dict(origin)} if origin else {}
             self.ledger.write_policy_commit(context.path, record)
             state_of = (
                 CommitState.COMMITTED

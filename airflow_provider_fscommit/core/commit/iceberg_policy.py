@@ -48,7 +48,7 @@ from airflow_provider_fscommit.core.commit.iceberg_schema import (
     spark_schema,
     table_schema,
 )
-from airflow_provider_fscommit.core.commit.policy import CommitContext
+from airflow_provider_fscommit.core.commit.policy import CommitContext, Receipts
 from airflow_provider_fscommit.core.compaction.compactor import SPARK_SCHEMA_KEY
 from airflow_provider_fscommit.core.config.options import PolicyKind
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
@@ -68,6 +68,8 @@ COMMIT_ID = "fscommit.commit-id"
 TABLE_PATH = "fscommit.table-path"
 PARTITIONS = "fscommit.partitions"
 WATERMARK = "fscommit.watermark"
+# What the ledger keeps of each committed partition: the snapshot its files are in.
+SNAPSHOT_RECEIPT = "iceberg_snapshot_id"
 # What a Hive 2 metastore answers pyiceberg's Hive 3 column types, and the catalog
 # property that makes it write Hive 2's.
 HIVE2_REFUSAL = "timestamp with local time zone"
@@ -116,23 +118,27 @@ class IcebergCommitPolicy(CatalogPolicy):
 
     def commit_all(
         self, contexts: Sequence[CommitContext], parameters: Mapping[str, str] | None = None
-    ) -> None:
+    ) -> Receipts:
         """Register the partitions' published files in one snapshot, or nothing if the
         table already holds them (see the module's doc); ``parameters``, the table's
-        completeness once they are committed, go into the same transaction."""
+        completeness once they are committed, go into the same transaction. Says, of each
+        partition, the snapshot its files are in (``iceberg_snapshot_id``)."""
         contexts = [c for c in contexts if c.files]  # an empty partition has no files
         if not contexts:
-            return
+            return {}
         _check_parquet(self.name, contexts)
         catalog = self.catalog_factory()
         with _catalog_errors(self.name, "the commit"):
-            self._commit_all(catalog, contexts, parameters or {})
+            snapshot_id = self._commit_all(catalog, contexts, parameters or {})
+        return {c.path: {SNAPSHOT_RECEIPT: snapshot_id} for c in contexts}
 
     def _commit_all(
         self, catalog: Catalog, contexts: Sequence[CommitContext], parameters: Mapping[str, str]
-    ) -> None:
-        if self._committed(catalog, _commit_id(contexts)):
-            return  # a rerun, or a retry whose first answer was lost: no footer read
+    ) -> int | None:
+        """The id of the snapshot holding the partitions' files once committed."""
+        held = self._committed(catalog, _commit_id(contexts))
+        if held is not None:
+            return held  # a rerun, or a retry whose first answer was lost: no footer read
         footers = {uri: _footer(uri) for c in contexts for uri in _uris(c)}
         spark = _spark_schemas(footers)
         keys = contexts[0].spec.partition_keys
@@ -153,8 +159,7 @@ class IcebergCommitPolicy(CatalogPolicy):
                 for c in contexts
             ]
             try:
-                self._commit(table, partitions, footers, parameters)
-                return
+                return self._commit(table, partitions, footers, parameters)
             except _conflict() as exc:
                 if attempt == ATTEMPTS - 1:
                     raise IcebergError(
@@ -171,12 +176,14 @@ class IcebergCommitPolicy(CatalogPolicy):
         partitions: list[_Partition],
         footers: Mapping[str, _Footer],
         parameters: Mapping[str, str],
-    ) -> None:
+    ) -> int | None:
+        """Commit what the table lacks; the id of the snapshot then holding the files."""
         from pyiceberg.table import TableProperties
 
         commit_id = _commit_id([p.context for p in partitions])
-        if _holds_commit(table, commit_id):
-            return  # another run committed this while this one read (a race)
+        held = _commit_snapshot(table, commit_id)
+        if held is not None:
+            return held  # another run committed this while this one read (a race)
         current = _current_files(table, [p.values for p in partitions])
         adds: list[DataFile] = []
         deletes: list[DataFile] = []
@@ -189,8 +196,8 @@ class IcebergCommitPolicy(CatalogPolicy):
                 for uri in partition.files
                 if uri not in held
             ]
-        if not adds and not deletes:
-            return  # the table says what this commit would write already
+        if not adds and not deletes:  # the table holds what this commit would write
+            return _current_snapshot_id(table)
         watermarks = [p.context.summary.watermark_ms for p in partitions]
         summary = {
             COMMIT_ID: commit_id,
@@ -211,6 +218,7 @@ class IcebergCommitPolicy(CatalogPolicy):
                     snapshot.delete_data_file(data_file)
                 for data_file in adds:
                     snapshot.append_data_file(data_file)
+        return _current_snapshot_id(table)  # the transaction's, as the table now reads
 
     def add_done_partitions(self, contexts: Sequence[CommitContext]) -> None:
         raise IcebergError(
@@ -271,13 +279,13 @@ class IcebergCommitPolicy(CatalogPolicy):
                         snapshot.delete_data_file(data_file)
         return len(current)
 
-    def _committed(self, catalog: Catalog, commit_id: str) -> bool:
-        """Whether a snapshot of the table carries ``commit_id`` (a missing table: no)."""
+    def _committed(self, catalog: Catalog, commit_id: str) -> int | None:
+        """The table's snapshot that carries ``commit_id`` (None: none, or no table yet)."""
         try:
-            return _holds_commit(self._load(catalog), commit_id)
+            return _commit_snapshot(self._load(catalog), commit_id)
         except IcebergError:
             if self.create_table:
-                return False
+                return None
             raise
 
     def _table(self, catalog: Catalog, spark: dict[str, Any], keys: Sequence[str]) -> Table:
@@ -356,9 +364,21 @@ def _commit_id(contexts: Sequence[CommitContext]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
-def _holds_commit(table: Table, commit_id: str) -> bool:
-    """Whether a snapshot of ``table`` carries ``commit_id`` (in the metadata it loaded)."""
-    return any((s.summary or {}).get(COMMIT_ID) == commit_id for s in table.metadata.snapshots)
+def _commit_snapshot(table: Table, commit_id: str) -> int | None:
+    """The snapshot of ``table`` that carries ``commit_id`` (in the metadata it loaded)."""
+    return next(
+        (
+            s.snapshot_id
+            for s in table.metadata.snapshots
+            if (s.summary or {}).get(COMMIT_ID) == commit_id
+        ),
+        None,
+    )
+
+
+def _current_snapshot_id(table: Table) -> int | None:
+    snapshot = table.current_snapshot()
+    return None if snapshot is None else snapshot.snapshot_id
 
 
 def _current_files(

@@ -82,6 +82,11 @@ class CommitContext:
         return self.partition.values
 
 
+#: What a policy's ``commit_all`` may say of the partitions it committed, by path (e.g. the
+#: Iceberg snapshot that holds them): the committer keeps it in each one's policy record.
+Receipts = Mapping[str, Mapping[str, Any]]
+
+
 class PartitionCommitPolicy(abc.ABC):
     """Commits partitions; must be idempotent (a rerun commits the same partition again)."""
 
@@ -89,7 +94,9 @@ class PartitionCommitPolicy(abc.ABC):
     def commit(self, context: CommitContext) -> None:
         """Make one partition visible."""
 
-    def commit_all(self, contexts: Sequence[CommitContext]) -> None:
-        """Make many partitions visible; a policy overrides it to batch its calls."""
+    def commit_all(self, contexts: Sequence[CommitContext]) -> Receipts | None:
+        """Make many partitions visible; a policy overrides it to batch its calls (and may
+        return what the ledger should keep of each, :data:`Receipts`)."""
         for context in contexts:
             self.commit(context)
+        return None

@@ -92,6 +92,8 @@ class PartitionSummary:
     # wait for deletion (:mod:`.ledger`).
     published_compactions: int | None = None
     retire_pending: bool = False
+    # The Iceberg snapshot the latest policy commit's files are in (the iceberg policy).
+    iceberg_snapshot_id: int | None = None
 
     @classmethod
     def from_dict(cls, document: Mapping[str, Any]) -> PartitionSummary:

@@ -74,6 +74,7 @@ class PartitionReport:
     commit_time_ms: int | None = None
     last_commit_ms: int | None = None
     last_origin: CommitOrigin | None = None
+    iceberg_snapshot_id: int | None = None  # the snapshot its latest commit is in
     expired_ms: int | None = None
     error: str | None = None
 
@@ -107,6 +108,7 @@ class PartitionReport:
                     "task_id": self.last_origin.task_id,
                 }
             ),
+            "iceberg_snapshot_id": self.iceberg_snapshot_id,
             "expired_ms": self.expired_ms,
             "expired": iso_ms(self.expired_ms),
             "error": self.error,
@@ -341,6 +343,7 @@ def _merge(
         commit_time_ms=status.commit_time_ms if status else None,
         last_commit_ms=recorded.last_commit_ms,
         last_origin=CommitOrigin.from_record({"origin": recorded.last_origin}),
+        iceberg_snapshot_id=recorded.iceberg_snapshot_id,
         expired_ms=recorded.expired_at_ms,
         error=status.error if status else None,
     )

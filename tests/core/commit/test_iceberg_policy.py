@@ -17,6 +17,7 @@ from pyiceberg.exceptions import NoSuchTableError
 from pyiceberg.schema import Schema
 from pyiceberg.types import NestedField, StringType
 
+from airflow_provider_fscommit.cli.main import main
 from airflow_provider_fscommit.core.commit.committer import PartitionCommitter
 from airflow_provider_fscommit.core.commit.iceberg_policy import COMMIT_ID, TABLE_PATH, WATERMARK
 from airflow_provider_fscommit.core.commit.policy_factory import create_policies
@@ -26,7 +27,11 @@ from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.errors import ConfigError, IcebergError
 from airflow_provider_fscommit.core.faults import FAULT_POINTS
 from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
+from airflow_provider_fscommit.core.status.table_overview import TableEntry
+from airflow_provider_fscommit.core.status.table_report import read_table_report
+from airflow_provider_fscommit.plugins.render import render_page
 from fscommit_dev.streams import StreamingTable, hourly_batches, row
+from fscommit_dev.tables import table_flags
 from tests.support.compaction import (
     committable,
     ids_by_partition,
@@ -72,7 +77,7 @@ def catalog(directory: Path):
 
 
 def test_partitions_are_registered_once_with_sparks_types_and_prune_by_their_keys(
-    spark, compacted_stream, tmp_path
+    spark, compacted_stream, tmp_path, capsys
 ):
     stream = compacted_stream
     spec = iceberg_spec(stream, tmp_path)
@@ -80,9 +85,12 @@ def test_partitions_are_registered_once_with_sparks_types_and_prune_by_their_key
     (policy,) = create_policies(spec)
     calls: list[list] = []
     commit_all = policy.commit_all
-    policy.commit_all = lambda contexts, *rest: (
-        calls.append(list(contexts)) or commit_all(contexts, *rest)
-    )
+
+    def recorded(contexts, *rest):
+        calls.append(list(contexts))
+        return commit_all(contexts, *rest)
+
+    policy.commit_all = recorded
     PartitionCommitter(spec, [policy]).commit(PARTITIONS)
     table = catalog(tmp_path).load_table("lake.events")
     assert [(f.name, str(f.field_type), f.required) for f in table.schema().fields] == [
@@ -133,12 +141,25 @@ def test_partitions_are_registered_once_with_sparks_types_and_prune_by_their_key
     assert len(table.metadata.metadata_log) == 1
     planned = list(table.scan(row_filter="hour = '01'").plan_files())
     assert planned and {tuple(t.file.partition) for t in planned} == {("2026-11-20", "01")}
+    # The ledger keeps the snapshot of each partition; status and the status page show it.
+    receipt = {"iceberg_snapshot_id": snapshot.snapshot_id}
+    assert all(ledger.read(p).summary().iceberg_snapshot_id == snapshot.snapshot_id
+               for p in PARTITIONS)  # fmt: skip
+    report = read_table_report(spec)
+    shown = {p.partition: p.iceberg_snapshot_id for p in report.partitions}
+    assert {shown[p] for p in PARTITIONS} == {snapshot.snapshot_id}
+    assert main(["status", *table_flags(table_options(stream, spec.table_path))]) == 0
+    lines = [line for line in capsys.readouterr().out.splitlines() if "hour=01" in line]
+    assert len(lines) == 1 and f"(snapshot {snapshot.snapshot_id})" in lines[0]
+    page = render_page([TableEntry("events", "events.yaml", report=report)], report.now_ms, "")
+    assert page.count(f"Iceberg snapshot {snapshot.snapshot_id}<") == len(PARTITIONS)
 
     # The same call again (its answer lost): its id is in the history. A call for a part
-    # of it (another id): the table holds those files already. Neither commits.
+    # of it (another id): the table holds those files already. Neither commits; both say
+    # where the partitions are.
     (contexts,) = calls
-    commit_all(contexts)
-    commit_all(contexts[:1])
+    assert commit_all(contexts) == {c.path: receipt for c in contexts}
+    assert commit_all(contexts[:1]) == {contexts[0].path: receipt}
     assert len(catalog(tmp_path).load_table("lake.events").metadata.snapshots) == 1
 
 
