@@ -1,5 +1,5 @@
 # The entry points of the README. Each creates .venv with the pinned dependencies first.
-.PHONY: bench demo test test-fast lint venv
+.PHONY: bench demo demo-iceberg test test-fast lint venv
 
 # Parallel test workers (pytest-xdist): many tests sleep while a trigger polls or a server
 # starts, so 3 workers keep the 2 cores of the machines we measure on busy (DEVELOPERS.md).
@@ -11,6 +11,10 @@ venv:
 
 demo: venv
 	@scripts/demo.sh
+
+# The same stream committed to an Apache Iceberg table (pyiceberg's SQL catalog on SQLite).
+demo-iceberg: venv
+	@scripts/demo.sh --catalog iceberg
 
 test: venv
 	.venv/bin/ruff check .

@@ -121,7 +121,7 @@ class _TimedPolicy(PartitionCommitPolicy):
         self.seconds += time.perf_counter() - started
 
 
-def _seed_ledger(table_path: str, partitions: list[str]) -> None:
+def seed_ledger(table_path: str, partitions: list[str]) -> None:
     """Record one published compaction per partition, as the publisher would have."""
     from airflow_provider_fscommit.core.compaction.planner import (
         plan_partition,
@@ -159,7 +159,7 @@ def main() -> None:
 
     table_path, uri, table, count = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
     partitions = [f"dt={dt}/hour={hour}" for dt, hour in partition_values(count)]
-    _seed_ledger(table_path, partitions)
+    seed_ledger(table_path, partitions)
     spec = TableSpec.from_options(
         {
             "staging_path": f"{table_path}-staging",

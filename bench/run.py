@@ -22,6 +22,7 @@ from bench.checkpoint_scale import run_checkpoint_scale
 from bench.compaction import run_compaction
 from bench.engines import ENGINES
 from bench.factory import run_factory
+from bench.iceberg import run_iceberg
 from bench.layout import run_layout
 from bench.ledger_scale import run_ledger_scale
 from bench.machine import describe_machine, load_average
@@ -37,6 +38,7 @@ SUITES = (
     "compaction",
     "checkpoint",
     "metastore",
+    "iceberg",
     "profile",
     "object-store",
     "wait",
@@ -100,6 +102,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "compaction": lambda: run_compaction(settings, args.workloads, args.engines),
         "checkpoint": lambda: run_checkpoint_scale(settings),
         "metastore": lambda: run_metastore(settings),
+        "iceberg": lambda: run_iceberg(settings),
         "profile": lambda: run_profiles(settings),
         "object-store": lambda: run_object_store(settings),
         "wait": lambda: run_wait(settings, args.wait_window, args.wait_runs),

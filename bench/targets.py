@@ -69,9 +69,43 @@ def evaluate(suites: dict[str, Any]) -> list[dict[str, Any]]:
                 metastore["settings"]["scale"],
             )
         )
+    iceberg = suites.get("iceberg")
+    if iceberg:
+        rows += _iceberg_targets(iceberg)
     ledger = suites.get("ledger-scale")
     if ledger:
         rows += _ledger_targets(ledger)
+    return rows
+
+
+def _iceberg_targets(suite: dict[str, Any]) -> list[dict[str, Any]]:
+    """Issue 48's: the iceberg policy's 1,000 partitions in the metastore chain's 2 s, and a
+    commit on the oldest table opening no more Iceberg files than on the youngest."""
+    results, scale = suite["results"], suite["settings"]["scale"]
+    fresh = results["modes"]["fresh"]["seconds"]["min"]
+    rows = [
+        _row(
+            f"{results['partitions']:,} partitions committed to Iceberg <= 2 s",
+            f"{fresh:.2f} s",
+            fresh <= 2,
+            scale,
+        )
+    ]
+    opened = {
+        name: sum(v for k, v in results["modes"][name]["opened"].items() if not k.endswith("bytes"))
+        for name in ("young", "old")
+    }
+    ages = results["ages"]
+    rows.append(
+        _row(
+            f"a one-partition commit on {ages['old']['partitions']:,} partitions opens no more "
+            f"Iceberg files than on {ages['young']['partitions']:,}, besides the manifests "
+            "its partition's range selects",
+            f"{opened['old']} vs {opened['young']}",
+            opened["old"] - results["modes"]["old"]["opened"].get("manifest", 0) <= opened["young"],
+            scale,
+        )
+    )
     return rows
 
 

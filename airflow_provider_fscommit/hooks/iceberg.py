@@ -62,15 +62,26 @@ class IcebergCatalogHook(BaseHook):
 
     def catalog_factory(self, spec: TableSpec) -> IcebergCatalogFactory:
         """What loads the catalog of ``spec`` when the policy first needs it."""
-        return lambda: self.get_catalog(spec)
+        return lambda: self.get_catalog(spec.iceberg_catalog)
 
-    def get_catalog(self, spec: TableSpec) -> Any:
-        """The pyiceberg catalog of ``spec``, with this hook's connections."""
+    def get_catalog(self, properties: Mapping[str, str]) -> Any:
+        """The pyiceberg catalog of a spec's ``iceberg.catalog.*`` properties, with this
+        hook's connections (the Iceberg connection's alone, when named)."""
         if self.iceberg_conn_id is not None:
             return self._provider_catalog()
         from airflow_provider_fscommit.core.commit.iceberg_policy import load_catalog
 
-        return load_catalog(self.catalog_properties(spec.iceberg_catalog))
+        return load_catalog(self.catalog_properties(properties))
+
+    def get_table_parameters(
+        self, database: str, table: str, properties: Mapping[str, str]
+    ) -> dict[str, str]:
+        """``database.table``'s properties, e.g. the completeness a commit run published;
+        one error naming the table if it is missing."""
+        from airflow_provider_fscommit.core.commit.iceberg_policy import IcebergCommitPolicy
+
+        policy = IcebergCommitPolicy(lambda: self.get_catalog(properties), database, table)
+        return policy.read_table_parameters()
 
     def catalog_properties(self, spec_properties: Mapping[str, str]) -> dict[str, str]:
         """The spec's catalog properties, with what the connections fill in."""

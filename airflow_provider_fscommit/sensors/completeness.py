@@ -2,14 +2,14 @@
 
 Downstream teams see the catalog, not the stream: each commit run publishes how far the
 table is complete as the table parameter ``fscommit.complete-through`` (a partition time:
-every partition at or before it is committed) in the Hive metastore or the Glue Data
-Catalog. This sensor waits on that parameter alone, so it needs no access to the stream,
-its checkpoint or the table's files.
+every partition at or before it is committed) in the Hive metastore, the Glue Data
+Catalog or an Iceberg table's properties. This sensor waits on that parameter alone, so
+it needs no access to the stream, its checkpoint or the table's files.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from datetime import datetime, timedelta
 from typing import Any
@@ -17,6 +17,7 @@ from typing import Any
 from airflow.configuration import conf
 from airflow.sdk import BaseSensorOperator
 
+from airflow_provider_fscommit.core.config.options import iceberg_catalog_properties
 from airflow_provider_fscommit.core.config.quantities import epoch_ms, parse_duration
 from airflow_provider_fscommit.core.errors import ConfigError, FsCommitError
 from airflow_provider_fscommit.hooks.metastore import MetastoreHook
@@ -36,8 +37,9 @@ class TableCompletenessSensor(BaseSensorOperator):
     missing table or refused credentials fail the task with one message naming them. Works
     in poke, reschedule and deferrable mode.
 
-    :param catalog: ``"metastore"`` (the Hive metastore of ``metastore_conn_id``) or
-        ``"glue"`` (the Glue Data Catalog of ``aws_conn_id``).
+    :param catalog: ``"metastore"`` (the Hive metastore of ``metastore_conn_id``),
+        ``"glue"`` (the Glue Data Catalog of ``aws_conn_id``) or ``"iceberg"`` (an Iceberg
+        table's properties, its catalog from ``iceberg_conn_id`` or ``iceberg_catalog``).
     :param database: the catalog database; templated.
     :param table_name: the catalog table; templated.
     :param through: the partition time to wait for, a datetime or an ISO-8601 string (no
@@ -50,6 +52,10 @@ class TableCompletenessSensor(BaseSensorOperator):
     :param aws_conn_id: AWS connection of the Glue catalog (None: the standard AWS chain).
     :param metastore_conn_id: Airflow connection of the Hive metastore.
     :param glue_catalog_id: the Glue catalog's account id (None: the identity's own).
+    :param iceberg_conn_id: the Iceberg provider's connection of the Iceberg catalog.
+    :param iceberg_catalog: the Iceberg catalog's pyiceberg properties, as the table spec's
+        ``iceberg.catalog.*`` give them (no credentials: those come from ``aws_conn_id``,
+        ``metastore_conn_id`` or ``iceberg_conn_id``).
     :param deferrable: wait in the triggerer (default: ``[operators] default_deferrable``).
     """
 
@@ -67,12 +73,16 @@ class TableCompletenessSensor(BaseSensorOperator):
         aws_conn_id: str | None = None,
         metastore_conn_id: str = MetastoreHook.default_conn_name,
         glue_catalog_id: str | None = None,
+        iceberg_conn_id: str | None = None,
+        iceberg_catalog: Mapping[str, str] | None = None,
         deferrable: bool = conf.getboolean("operators", "default_deferrable", fallback=False),
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
         if catalog not in CATALOGS:
-            raise ValueError(f"catalog={catalog!r}: name the catalog, 'metastore' or 'glue'")
+            raise ValueError(
+                f"catalog={catalog!r}: name the catalog, 'metastore', 'glue' or 'iceberg'"
+            )
         self.catalog = catalog
         self.database = database
         self.table_name = table_name
@@ -81,6 +91,8 @@ class TableCompletenessSensor(BaseSensorOperator):
         self.aws_conn_id = aws_conn_id
         self.metastore_conn_id = metastore_conn_id
         self.glue_catalog_id = glue_catalog_id
+        self.iceberg_conn_id = iceberg_conn_id
+        self.iceberg_catalog = iceberg_catalog_properties(iceberg_catalog, "iceberg_catalog")
         self.deferrable = deferrable
         self._said: str | None = None
 
@@ -119,6 +131,8 @@ class TableCompletenessSensor(BaseSensorOperator):
             self.aws_conn_id,
             self.metastore_conn_id,
             self.glue_catalog_id,
+            self.iceberg_conn_id,
+            self.iceberg_catalog or None,
         )
 
     def execute_complete(self, context: Any, event: dict[str, Any]) -> None:

@@ -18,20 +18,24 @@ from airflow.triggers.base import BaseTrigger, TriggerEvent
 from airflow_provider_fscommit.core.errors import FsCommitError
 from airflow_provider_fscommit.core.status.completeness import Completeness
 from airflow_provider_fscommit.hooks.glue import GlueHook
+from airflow_provider_fscommit.hooks.iceberg import IcebergCatalogHook
 from airflow_provider_fscommit.hooks.metastore import MetastoreHook
 
-#: The catalogs a commit run publishes completeness to (its metastore and glue policies).
-CATALOGS = ("glue", "metastore")
+#: The catalogs a commit run publishes completeness to (its catalog policies).
+CATALOGS = ("glue", "iceberg", "metastore")
 
 
 @dataclass(frozen=True)
 class CatalogTable:
     """A catalog table the completeness is read from, and how to reach it.
 
-    :param catalog: ``glue`` or ``metastore``.
+    :param catalog: ``glue``, ``iceberg`` or ``metastore``.
     :param aws_conn_id: AWS connection of the Glue catalog (None: the standard AWS chain).
     :param metastore_conn_id: Airflow connection of the Hive metastore.
     :param glue_catalog_id: the Glue catalog's account id (None: the identity's own).
+    :param iceberg_conn_id: the Iceberg provider's connection of an Iceberg table's catalog.
+    :param iceberg_catalog: an Iceberg table's catalog properties, as a spec's
+        ``iceberg.catalog.*`` (credentials from the connections above).
     """
 
     catalog: str
@@ -40,6 +44,8 @@ class CatalogTable:
     aws_conn_id: str | None = None
     metastore_conn_id: str = MetastoreHook.default_conn_name
     glue_catalog_id: str | None = None
+    iceberg_conn_id: str | None = None
+    iceberg_catalog: dict[str, str] | None = None
 
     @property
     def name(self) -> str:
@@ -50,6 +56,13 @@ class CatalogTable:
         if self.catalog == "glue":
             parameters = GlueHook(self.aws_conn_id).get_table_parameters(
                 self.database, self.table_name, self.glue_catalog_id
+            )
+        elif self.catalog == "iceberg":
+            hook = IcebergCatalogHook(
+                self.iceberg_conn_id, self.aws_conn_id, self.metastore_conn_id
+            )
+            parameters = hook.get_table_parameters(
+                self.database, self.table_name, self.iceberg_catalog or {}
             )
         else:
             parameters = MetastoreHook(self.metastore_conn_id).get_table_parameters(

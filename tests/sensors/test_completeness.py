@@ -8,17 +8,25 @@ the way a commit run sets them (the catalog policies' ``update_table_parameters`
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
+from dataclasses import asdict
 
 import pendulum
 import pytest
+from pyiceberg.catalog import load_catalog
+from pyiceberg.schema import Schema
+from pyiceberg.types import LongType, NestedField
 
 from airflow_provider_fscommit.core.commit.glue_policy import GlueCommitPolicy
+from airflow_provider_fscommit.core.commit.iceberg_policy import IcebergCommitPolicy
 from airflow_provider_fscommit.core.commit.metastore_policy import MetastoreCommitPolicy
+from airflow_provider_fscommit.core.errors import ConfigError
 from airflow_provider_fscommit.hooks.glue import glue_client_factory
 from airflow_provider_fscommit.hooks.metastore import uri_metastore_client
 from airflow_provider_fscommit.sensors.completeness import TableCompletenessSensor
+from airflow_provider_fscommit.triggers.completeness import TableCompletenessTrigger
 from airflow_provider_fscommit.version_compat import AirflowException
 from fscommit_dev.metastore.client import create_table
 from fscommit_dev.s3_server import aws_connection_env
@@ -198,3 +206,44 @@ def test_the_default_time_is_the_last_partition_of_the_runs_interval(
         sensor().poke({"data_interval_start": day, "data_interval_end": day})
     with pytest.raises(AirflowException, match="through: 'tomorrow' is not an ISO-8601"):
         sensor(through="tomorrow").poke(interval)
+
+
+def test_an_iceberg_tables_properties_below_at_and_past_complete_through(tmp_path):
+    catalog = {
+        "type": "sql",
+        "uri": f"sqlite:///{tmp_path}/catalog.db",
+        "warehouse": f"file://{tmp_path}/warehouse",
+    }
+    lake = load_catalog("default", **catalog)
+    lake.create_namespace("lake")
+    lake.create_table("lake.awaited", schema=Schema(NestedField(1, "id", LongType())))
+    policy = IcebergCommitPolicy(lambda: load_catalog("default", **catalog), "lake", "awaited")
+    sensor = TableCompletenessSensor(
+        task_id="complete", catalog="iceberg", database="lake", table_name="awaited",
+        through="2026-11-20T03:00:00", iceberg_catalog=catalog, deferrable=True,
+    )  # fmt: skip
+    assert not sensor.poke({})  # no property yet: waits
+    for hour, done in ((2, False), (3, True), (5, True)):  # below, at, past
+        publish_completeness(policy, tmp_path, hour)
+        assert sensor.poke({}) is done, hour
+    # Deferred, the trigger reads the same table from what it stores (no secret in it).
+    trigger = TableCompletenessTrigger(asdict(sensor._table()), sensor._through_ms({}), 0.1)
+    _, kwargs = trigger.serialize()
+    assert kwargs["table"]["iceberg_catalog"] == catalog
+
+    async def first_event():
+        return await anext(TableCompletenessTrigger(**kwargs).run())
+
+    assert asyncio.run(first_event()).payload["complete"] is True
+
+    missing = TableCompletenessSensor(
+        task_id="missing", catalog="iceberg", database="lake", table_name="nope",
+        through="2026-11-20T03:00:00", iceberg_catalog=catalog,
+    )  # fmt: skip
+    with pytest.raises(AirflowException, match=r"Iceberg table lake\.nope does not exist"):
+        missing.poke({})
+    with pytest.raises(ConfigError, match="is a credential"):
+        TableCompletenessSensor(
+            task_id="secret", catalog="iceberg", database="lake", table_name="awaited",
+            iceberg_catalog=catalog | {"s3.secret-access-key": "x"},
+        )  # fmt: skip

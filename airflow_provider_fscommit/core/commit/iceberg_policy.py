@@ -136,13 +136,15 @@ class IcebergCommitPolicy(CatalogPolicy):
         self, catalog: Catalog, contexts: Sequence[CommitContext], parameters: Mapping[str, str]
     ) -> int | None:
         """The id of the snapshot holding the partitions' files once committed."""
-        held = self._committed(catalog, _commit_id(contexts))
+        table = self._existing(catalog)
+        held = None if table is None else _commit_snapshot(table, _commit_id(contexts))
         if held is not None:
             return held  # a rerun, or a retry whose first answer was lost: no footer read
         footers = {uri: _footer(uri) for c in contexts for uri in _uris(c)}
         spark = _spark_schemas(footers)
         keys = contexts[0].spec.partition_keys
-        table = self._table(catalog, next(iter(spark.values())), keys)
+        if table is None:
+            table = self._create(catalog, next(iter(spark.values())), keys)
         for attempt in range(ATTEMPTS):
             for schema in spark.values():
                 check_table(self.name, table.schema(), table.spec(), schema, keys)
@@ -250,16 +252,18 @@ class IcebergCommitPolicy(CatalogPolicy):
                 time.sleep(BACKOFF_S * 2**attempt)
         return False
 
+    def read_table_parameters(self) -> dict[str, str]:
+        """The table's properties, as readers of its published completeness see them."""
+        catalog = self.catalog_factory()
+        with _catalog_errors(self.name, "reading its properties"):
+            return dict(self._load(catalog).properties)
+
     def drop(self, spec: TableSpec, partitions: Sequence[Sequence[str | None]]) -> int:
         """Delete the partitions' files from the table in one snapshot; the files stay on
         storage for partition expiration to delete after."""
-        catalog = self.catalog_factory()
-        try:
-            table = self._load(catalog)
-        except IcebergError:
-            if self.create_table:  # never created: nothing was committed to drop
-                return 0
-            raise
+        table = self._existing(self.catalog_factory())
+        if table is None:  # never created: nothing was committed to drop
+            return 0
         values = [
             tuple(partition_record_values(table.spec(), table.schema(), v, self.name, str(v)))
             for v in partitions
@@ -279,21 +283,19 @@ class IcebergCommitPolicy(CatalogPolicy):
                         snapshot.delete_data_file(data_file)
         return len(current)
 
-    def _committed(self, catalog: Catalog, commit_id: str) -> int | None:
-        """The table's snapshot that carries ``commit_id`` (None: none, or no table yet)."""
+    def _existing(self, catalog: Catalog) -> Table | None:
+        """The table (None: missing, and this policy creates it on its first commit)."""
         try:
-            return _commit_snapshot(self._load(catalog), commit_id)
+            return self._load(catalog)
         except IcebergError:
             if self.create_table:
                 return None
             raise
 
-    def _table(self, catalog: Catalog, spark: dict[str, Any], keys: Sequence[str]) -> Table:
-        """The table, created first when asked and missing."""
+    def _create(self, catalog: Catalog, spark: dict[str, Any], keys: Sequence[str]) -> Table:
+        """The table, made from the files' Spark schema (or as a racing run made it)."""
         from pyiceberg.exceptions import NamespaceAlreadyExistsError, TableAlreadyExistsError
 
-        if not self.create_table:
-            return self._load(catalog)
         schema, partition_spec = table_schema(spark, keys)
         with contextlib.suppress(NamespaceAlreadyExistsError):  # a racing run made it
             catalog.create_namespace_if_not_exists(self.namespace)

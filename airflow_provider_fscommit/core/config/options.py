@@ -159,7 +159,7 @@ ICEBERG_CATALOG_PREFIX = "iceberg.catalog."
 _SECRET_WORDS = ("secret", "token", "credential", "password", "access-key", "account-key")
 
 
-def _iceberg_catalog(value: Any, option: str) -> dict[str, str]:
+def iceberg_catalog_properties(value: Any, option: str) -> dict[str, str]:
     """pyiceberg catalog properties; a credential among them is refused (it would be
     stored in the spec, the DAG's serialized form and the operators' templates)."""
     if value is None or value == "":
@@ -193,7 +193,7 @@ def fold_prefixed_keys(options: Mapping[str, Any]) -> dict[str, Any]:
         else:
             rest[key] = value
     if catalog:
-        given = _iceberg_catalog(rest.get(ICEBERG_CATALOG.name), ICEBERG_CATALOG.name)
+        given = iceberg_catalog_properties(rest.get(ICEBERG_CATALOG.name), ICEBERG_CATALOG.name)
         rest[ICEBERG_CATALOG.name] = given | catalog
     return rest
 
@@ -455,7 +455,7 @@ ICEBERG_CATALOG = ConfigOption(
     "iceberg_catalog",
     None,
     {},
-    _iceberg_catalog,
+    iceberg_catalog_properties,
     description="The iceberg policy's catalog, as pyiceberg's load_catalog takes it: one key "
     "'iceberg.catalog.<property>' per property (type, uri, warehouse, ...); credentials come "
     "from Airflow connections. The namespace and table are metastore_database and "
