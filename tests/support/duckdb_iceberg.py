@@ -33,8 +33,8 @@ for module, name in ((duckdb_extension_avro, "avro"), (duckdb_extension_iceberg,
     connection.execute(f"LOAD {name}")
 scan = f"iceberg_scan('{sys.argv[1]}')"
 types = {row[0]: row[1] for row in connection.execute(f"DESCRIBE SELECT * FROM {scan}").fetchall()}
-rows = connection.execute(f"SELECT dt, hour, id FROM {scan}").fetchall()
-print(json.dumps({"types": types, "rows": rows}))
+rows = connection.execute(sys.argv[2].format(scan=scan)).fetchall()
+print(json.dumps({"types": types, "rows": rows}, default=str))
 """
 
 
@@ -43,19 +43,28 @@ def duckdb_python(directory: Path) -> Path:
     return fresh_venv(Path(sys.base_prefix) / "bin" / "python3", directory / "duckdb", *PACKAGES)
 
 
-def duckdb_scan(
-    python: Path, metadata_location: str
-) -> tuple[dict[str, str], dict[tuple, Counter]]:
-    """The table's column types and ids per (dt, hour), as DuckDB reads the metadata file."""
+def duckdb_query(
+    python: Path, metadata_location: str, query: str = "SELECT dt, hour, id FROM {scan}"
+) -> tuple[dict[str, str], list[list]]:
+    """The table's column types and ``query``'s rows (``{scan}``: the table), as DuckDB
+    reads the metadata file."""
     done = subprocess.run(
-        [str(python), "-c", _READ, metadata_location.removeprefix("file://")],
+        [str(python), "-c", _READ, metadata_location.removeprefix("file://"), query],
         capture_output=True,
         text=True,
         timeout=300,
         check=True,
     )
     read = json.loads(done.stdout)
+    return read["types"], read["rows"]
+
+
+def duckdb_scan(
+    python: Path, metadata_location: str
+) -> tuple[dict[str, str], dict[tuple, Counter]]:
+    """The table's column types and ids per (dt, hour), as DuckDB reads the metadata file."""
+    types, rows = duckdb_query(python, metadata_location)
     ids: dict[tuple, Counter] = {}
-    for dt, hour, row_id in read["rows"]:
+    for dt, hour, row_id in rows:
         ids.setdefault((dt, hour), Counter())[row_id] += 1
-    return read["types"], ids
+    return types, ids

@@ -43,6 +43,7 @@ import pyarrow.parquet as pq
 
 from airflow_provider_fscommit.core.commit.catalog import CatalogPolicy, holds
 from airflow_provider_fscommit.core.commit.iceberg_schema import (
+    added_columns,
     check_table,
     partition_record_values,
     spark_schema,
@@ -140,11 +141,13 @@ class IcebergCommitPolicy(CatalogPolicy):
         held = None if table is None else _commit_snapshot(table, _commit_id(contexts))
         if held is not None:
             return held  # a rerun, or a retry whose first answer was lost: no footer read
-        footers = {uri: _footer(uri) for c in contexts for uri in _uris(c)}
+        footers = {uri: footer for c in contexts for uri, footer in _footers(c)}
         spark = _spark_schemas(footers)
         keys = contexts[0].spec.partition_keys
         if table is None:
             table = self._create(catalog, next(iter(spark.values())), keys)
+        if self.create_table:  # the table is the stream's: it takes a column the stream added
+            table = self._add_columns(catalog, table, list(spark.values()))
         for attempt in range(ATTEMPTS):
             for schema in spark.values():
                 check_table(self.name, table.schema(), table.spec(), schema, keys)
@@ -209,9 +212,12 @@ class IcebergCommitPolicy(CatalogPolicy):
         if any(w is not None for w in watermarks):
             summary[WATERMARK] = str(max(w for w in watermarks if w is not None))
         with table.transaction() as transaction:
-            if table.metadata.name_mapping() is None:  # the files have no field ids
-                mapping = table.schema().name_mapping.model_dump_json()
-                transaction.set_properties({TableProperties.DEFAULT_NAME_MAPPING: mapping})
+            mapping = table.metadata.name_mapping()
+            names = {f.name for f in table.schema().fields}
+            if mapping is None or not names <= {n for f in mapping for n in f.names}:
+                # The files have no field ids: readers find their columns by these names.
+                mapping_json = table.schema().name_mapping.model_dump_json()
+                transaction.set_properties({TableProperties.DEFAULT_NAME_MAPPING: mapping_json})
             if not holds(table.properties, parameters):
                 transaction.set_properties(dict(parameters))
             update = transaction.update_snapshot(snapshot_properties=summary)
@@ -283,6 +289,33 @@ class IcebergCommitPolicy(CatalogPolicy):
                         snapshot.delete_data_file(data_file)
         return len(current)
 
+    def _add_columns(
+        self, catalog: Catalog, table: Table, schemas: Sequence[dict[str, Any]]
+    ) -> Table:
+        """The table with the files' top-level columns it lacks added (optional, as Iceberg
+        adds columns), in a schema change of its own: a column with no data yet reads
+        null, so it may show before the files that hold it."""
+        for attempt in range(ATTEMPTS):
+            added = {
+                name: kind
+                for spark in schemas
+                for name, kind in added_columns(table.schema(), spark)
+            }
+            if not added:
+                return table
+            try:
+                with table.update_schema() as update:
+                    for name, kind in added.items():
+                        update.add_column(name, kind)
+                log.info("added column(s) %s to Iceberg table %s", ", ".join(added), self.name)
+                return table
+            except _conflict():
+                if attempt == ATTEMPTS - 1:
+                    raise
+                time.sleep(BACKOFF_S * 2**attempt)
+                table = self._load(catalog)
+        return table
+
     def _existing(self, catalog: Catalog) -> Table | None:
         """The table (None: missing, and this policy creates it on its first commit)."""
         try:
@@ -324,10 +357,16 @@ class _Footer:
     size: int
 
 
-def _footer(uri: str) -> _Footer:
-    filesystem, path = resolve_filesystem(uri)
-    with filesystem.open_input_file(path) as source:
-        return _Footer(pq.read_metadata(source), source.size())
+def _footers(context: CommitContext) -> Iterator[tuple[str, _Footer]]:
+    """Each published file's URI and footer. The table's root is a URI (decoded once, as
+    the ledger reads it); the partition's directory names are taken as they are (Spark's
+    escaped ``k=50%25`` is the directory's name, and the URI Iceberg keeps says so)."""
+    root = context.spec.require_table_path().rstrip("/")
+    filesystem, base = resolve_filesystem(root)
+    directory = base.rstrip("/") + context.location.rstrip("/")[len(root) :]
+    for name, uri in zip(context.files, _uris(context), strict=True):
+        with filesystem.open_input_file(f"{directory}/{name}") as source:
+            yield uri, _Footer(pq.read_metadata(source), source.size())
 
 
 def _uris(context: CommitContext) -> list[str]:

@@ -102,6 +102,18 @@ def table_schema(spark: dict[str, Any], keys: Sequence[str]) -> tuple[Schema, Pa
     return Schema(*fields), PartitionSpec(*partition_fields)
 
 
+def added_columns(schema: Schema, spark: dict[str, Any]) -> list[tuple[str, IcebergType]]:
+    """The top-level columns of the files that the table lacks (a column the stream added),
+    with their Iceberg types, in the files' order."""
+    ids = itertools.count(1)  # placeholders: the schema update assigns the table's ids
+    held = {f.name for f in schema.fields}
+    return [
+        (c["name"], _iceberg_type(c["type"], ids, c["name"]))
+        for c in spark["fields"]
+        if c["name"] not in held
+    ]
+
+
 def check_table(
     name: str, schema: Schema, spec: PartitionSpec, spark: dict[str, Any], keys: Sequence[str]
 ) -> None:

@@ -9,11 +9,13 @@ import signal
 import subprocess
 import sys
 from collections import Counter
+from datetime import datetime
 from pathlib import Path
 
 import pytest
 from pyiceberg.catalog import load_catalog
 from pyiceberg.exceptions import NoSuchTableError
+from pyiceberg.expressions import EqualTo, IsNull
 from pyiceberg.schema import Schema
 from pyiceberg.types import NestedField, StringType
 
@@ -30,7 +32,7 @@ from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
 from airflow_provider_fscommit.core.status.table_overview import TableEntry
 from airflow_provider_fscommit.core.status.table_report import read_table_report
 from airflow_provider_fscommit.plugins.render import render_page
-from fscommit_dev.streams import StreamingTable, hourly_batches, row
+from fscommit_dev.streams import StreamingTable, TypedTable, hourly_batches, row
 from fscommit_dev.tables import table_flags
 from tests.support.compaction import (
     committable,
@@ -38,7 +40,7 @@ from tests.support.compaction import (
     publish_and_commit,
     table_options,
 )
-from tests.support.duckdb_iceberg import duckdb_python, duckdb_scan
+from tests.support.duckdb_iceberg import duckdb_python, duckdb_query, duckdb_scan
 from tests.support.fault_worker import run_worker
 from tests.support.iceberg import iceberg_ids
 
@@ -319,3 +321,111 @@ def _held(directory: Path) -> dict[tuple, Counter]:
         return iceberg_ids(catalog(directory).load_table("lake.events"))
     except NoSuchTableError:
         return {}
+
+
+def plain(value):
+    """A value as both readers can be compared by: naive local datetimes, maps (pyarrow's
+    pairs) and rows as dicts."""
+    if isinstance(value, datetime):
+        return value.astimezone().replace(tzinfo=None) if value.tzinfo else value
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        if value and all(isinstance(v, tuple) and len(v) == 2 for v in value):
+            return {k: plain(v) for k, v in value}  # a map, as pyarrow gives it
+        return [plain(v) for v in value]
+    return value
+
+
+def test_every_type_family_and_a_column_added_mid_stream_read_back_as_spark_wrote_them(
+    spark, tmp_path
+):
+    typed = TypedTable(tmp_path / "typed")
+    typed.add_batch(spark, [(i, f"2026-11-20T00:{10 * i:02d}:00Z") for i in range(1, 5)], False)
+    typed.add_batch(spark, [(i, f"2026-11-20T01:{5 * i:02d}:00Z") for i in range(5, 8)], False)
+    typed.run(spark, with_extra=False)
+    typed.add_batch(spark, [(i, f"2026-11-20T01:{2 * i:02d}:00Z") for i in range(11, 14)], True)
+    typed.add_batch(spark, [(19, "2026-11-20T05:00:00Z")], True)
+    typed.add_batch(spark, [(20, "2026-11-20T06:00:00Z")], True)  # its batch moves the mark
+    typed.run(spark, with_extra=True)
+    spec = iceberg_spec(typed, tmp_path)
+    publish_and_commit(spec, PARTITIONS[:2])
+    table = catalog(tmp_path).load_table("lake.events")
+    types = {f.name: str(f.field_type) for f in table.schema().fields}
+    assert types == {
+        "id": "long", "ts": "timestamptz", "d": "date", "flag": "boolean", "i": "int",
+        "f": "float", "x": "double", "small_dec": "decimal(5, 2)", "dec": "decimal(12, 3)",
+        "big_dec": "decimal(30, 6)", "s": "string", "bin": "binary",
+        "st": "struct<19: a: optional int, 20: t: optional timestamptz, "
+              "21: tags: optional list<string>>",
+        "arr": "list<double>", "m": "map<string, int>",
+        "nested": "list<struct<27: k: optional string, 28: v: optional long>>",
+        "dt": "string", "hour": "string", "extra": "string",
+    }  # fmt: skip
+    # The column the stream added came in as an optional column, named for readers.
+    assert list(types)[-1] == "extra" and not table.schema().find_field("extra").required
+    staged = (
+        spark.read.option("mergeSchema", "true").parquet(typed.staging)
+        .where("hour in ('00', '01')").collect()
+    )  # fmt: skip
+    read = table.scan().to_arrow().to_pylist()
+    assert len(read) == len(staged) == 10
+    by_id = {r["id"]: r for r in read}
+    for spark_row in staged:
+        theirs = plain(spark_row.asDict(recursive=True))
+        if theirs["nested"] is None:  # pyiceberg reads a null list of structs as [] (its
+            theirs["nested"] = []  # apache/iceberg-python#3833); DuckDB shows the null below
+        assert plain(by_id[spark_row["id"]]) == theirs, spark_row["id"]
+    # DuckDB, independent of pyiceberg: the same nulls as Spark, in every column.
+    columns = [c for c in types if c not in ("dt", "hour")]
+    nulls = ", ".join(f"count(*) FILTER (WHERE {c} IS NULL)" for c in columns)
+    _, ((*counted,),) = duckdb_query(
+        duckdb_python(tmp_path), table.metadata_location, f"SELECT {nulls} FROM {{scan}}"
+    )
+    expected = [sum(r[c] is None for r in staged) for c in columns]
+    assert counted == expected and expected[columns.index("nested")] > 0
+
+
+def test_escaped_and_null_partition_values_of_two_keys_are_each_one_partition(spark, tmp_path):
+    stream = StreamingTable(tmp_path / "odd", partition_by=("dt", "k"))
+    odd = ["a/b", "x=y", "ü ß", "50%", None, "plain"]
+    stream.add_batches(
+        [row(i, "2026-11-20T01:00:00Z", k=k) for i, k in enumerate(odd)],
+        [row(100, "2026-11-22T12:00:00Z")],
+        [row(101, "2026-11-22T13:00:00Z")],  # the batch that records the moved watermark
+    )
+    stream.run(spark)
+    options = table_options(stream, str(tmp_path / "table")) | {
+        "partition_keys": "dt,k",
+        "partition.time-extractor.timestamp-pattern": "$dt 00:00:00",
+        "sink.partition-commit.delay": "1 d",
+    }
+    spec = TableSpec.from_options(
+        options
+        | catalog_options(tmp_path)
+        | {
+            "sink.partition-commit.policy.kind": "iceberg",
+            "metastore_database": "lake",
+            "metastore_table": "odd",
+            "iceberg.create-table": "true",
+        }
+    )
+    paths = [p.partition for p in read_table_report(spec).partitions if "2026-11-20" in p.partition]
+    assert len(paths) == len(odd)
+    publish_and_commit(spec, paths)
+    table = catalog(tmp_path).load_table("lake.odd")
+    rows = table.scan(selected_fields=("id", "dt", "k")).to_arrow().to_pylist()
+    assert sorted(((r["k"] or ""), r["id"]) for r in rows) == sorted(
+        ((k or ""), i) for i, k in enumerate(odd)
+    )
+    assert all(r["dt"] == "2026-11-20" for r in rows)
+    # DuckDB finds the files under their escaped directory names too.
+    _, read = duckdb_query(
+        duckdb_python(tmp_path), table.metadata_location, "SELECT k, id FROM {scan}"
+    )
+    assert sorted((k or "", i) for k, i in read) == sorted((k or "", i) for i, k in enumerate(odd))
+    # Each value is its own partition, found by its value (the null one by IS NULL).
+    for k in odd:
+        found = table.scan(row_filter=IsNull("k") if k is None else EqualTo("k", k)).plan_files()
+        (task,) = list(found)
+        assert tuple(task.file.partition) == ("2026-11-20", k) and task.file.record_count == 1
