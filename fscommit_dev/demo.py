@@ -34,7 +34,7 @@ from airflow_provider_fscommit.cli.status import render_status
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.status.committable import PartitionState
 from airflow_provider_fscommit.core.status.completeness import read_completeness
-from airflow_provider_fscommit.core.status.table_report import read_table_report
+from airflow_provider_fscommit.core.status.table_report import TableReport, read_table_report
 from fscommit_dev.metastore import server as metastore_server
 
 EVENT_TIME_START = "2026-11-20 00:00:00"
@@ -137,32 +137,8 @@ def demo(output: Path, seconds: float, metastore_uri: str) -> int:
             "event_time TIMESTAMP) PARTITIONED BY (dt STRING, hour STRING) STORED AS PARQUET "
             f"LOCATION '{table}'"
         )
-        spec = TableSpec.from_options(
-            {
-                "staging_path": str(output / "staging"),
-                "checkpoint_path": str(output / "checkpoint"),
-                "table_path": str(table),
-                "partition_keys": "dt,hour",
-                "partition.time-extractor.timestamp-pattern": "$dt $hour:00:00",
-                "sink.partition-commit.delay": "1 h",
-                "sink.partition-commit.policy.kind": "metastore,success-file",
-                "metastore_database": "fscommit_demo",
-                "metastore_table": "events",
-            }
-        )
-        report = read_table_report(spec)
-        print()
-        print(render_status(report, read_completeness(report)))
-        print()
-        print(f"Committing the committable partitions into {table} and the metastore")
-        code = run_commit(
-            spec,
-            None,
-            metastore_uri=metastore_uri,
-            spark=SparkOptions(master="local[2]"),
-            dry_run=False,
-            as_json=False,
-        )
+        spec = demo_spec(output, {"sink.partition-commit.policy.kind": "metastore,success-file"})
+        report, code = status_and_commit(spec, "the metastore", metastore_uri)
         print("\nThe Hive table fscommit_demo.events, read by Spark SQL through the metastore:")
         spark.sql("REFRESH TABLE fscommit_demo.events")
         spark.sql(
@@ -186,6 +162,44 @@ def demo(output: Path, seconds: float, metastore_uri: str) -> int:
     return code
 
 
+def demo_spec(output: Path, options: dict[str, str]) -> TableSpec:
+    """The demo's table (hourly ``dt/hour`` partitions, 1 h delay) with ``options``."""
+    return TableSpec.from_options(
+        {
+            "staging_path": str(output / "staging"),
+            "checkpoint_path": str(output / "checkpoint"),
+            "table_path": str(output / "table"),
+            "partition_keys": "dt,hour",
+            "partition.time-extractor.timestamp-pattern": "$dt $hour:00:00",
+            "sink.partition-commit.delay": "1 h",
+            "metastore_database": "fscommit_demo",
+            "metastore_table": "events",
+        }
+        | options
+    )
+
+
+def status_and_commit(
+    spec: TableSpec, catalog: str, metastore_uri: str | None
+) -> tuple[TableReport, int]:
+    """Print the table's status, then commit what is committable as ``fscommit commit``
+    does; the status it printed and the command's exit code."""
+    report = read_table_report(spec)
+    print()
+    print(render_status(report, read_completeness(report)))
+    print()
+    print(f"Committing the committable partitions into {spec.table_path} and {catalog}")
+    code = run_commit(
+        spec,
+        None,
+        metastore_uri=metastore_uri,
+        spark=SparkOptions(master="local[2]"),
+        dry_run=False,
+        as_json=False,
+    )
+    return report, code
+
+
 def demo_iceberg(output: Path, seconds: float) -> int:
     """The demo committing to an Iceberg table of pyiceberg's SQL catalog (SQLite)."""
     spark = spark_session(None, output / "warehouse")
@@ -197,34 +211,13 @@ def demo_iceberg(output: Path, seconds: float) -> int:
     (output / "iceberg").mkdir(parents=True)
     try:
         run_stream(spark, output, seconds)
-        spec = TableSpec.from_options(
-            {
-                "staging_path": str(output / "staging"),
-                "checkpoint_path": str(output / "checkpoint"),
-                "table_path": str(output / "table"),
-                "partition_keys": "dt,hour",
-                "partition.time-extractor.timestamp-pattern": "$dt $hour:00:00",
-                "sink.partition-commit.delay": "1 h",
-                "sink.partition-commit.policy.kind": "iceberg,success-file",
-                "metastore_database": "fscommit_demo",
-                "metastore_table": "events",
-                "iceberg.create-table": "true",
-            }
-            | {f"iceberg.catalog.{key}": value for key, value in catalog.items()}
+        spec = demo_spec(
+            output,
+            {"sink.partition-commit.policy.kind": "iceberg,success-file"}
+            | {"iceberg.create-table": "true"}
+            | {f"iceberg.catalog.{key}": value for key, value in catalog.items()},
         )
-        report = read_table_report(spec)
-        print()
-        print(render_status(report, read_completeness(report)))
-        print()
-        print(f"Committing the committable partitions into {spec.table_path} and Iceberg")
-        code = run_commit(
-            spec,
-            None,
-            metastore_uri=None,
-            spark=SparkOptions(master="local[2]"),
-            dry_run=False,
-            as_json=False,
-        )
+        report, code = status_and_commit(spec, "Iceberg", None)
         committed = [p.partition for p in report.in_state(PartitionState.COMMITTABLE)]
         staged = spark.read.option("basePath", spec.staging_path).parquet(spec.staging_path)
         staged_rows = staged.where(_partition_filter(committed)).count()

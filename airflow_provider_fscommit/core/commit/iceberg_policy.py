@@ -309,12 +309,15 @@ class IcebergCommitPolicy(CatalogPolicy):
                         update.add_column(name, kind)
                 log.info("added column(s) %s to Iceberg table %s", ", ".join(added), self.name)
                 return table
-            except _conflict():
-                if attempt == ATTEMPTS - 1:
-                    raise
+            except _conflict() as exc:
+                last = exc
                 time.sleep(BACKOFF_S * 2**attempt)
                 table = self._load(catalog)
-        return table
+        raise IcebergError(
+            f"Iceberg table {self.name} kept changing while the files' new column(s) "
+            f"{', '.join(added)} were added ({ATTEMPTS} attempts, last: {last}); nothing "
+            "was recorded as committed"
+        )
 
     def _existing(self, catalog: Catalog) -> Table | None:
         """The table (None: missing, and this policy creates it on its first commit)."""
@@ -365,8 +368,14 @@ def _footers(context: CommitContext) -> Iterator[tuple[str, _Footer]]:
     filesystem, base = resolve_filesystem(root)
     directory = base.rstrip("/") + context.location.rstrip("/")[len(root) :]
     for name, uri in zip(context.files, _uris(context), strict=True):
-        with filesystem.open_input_file(f"{directory}/{name}") as source:
-            yield uri, _Footer(pq.read_metadata(source), source.size())
+        try:
+            with filesystem.open_input_file(f"{directory}/{name}") as source:
+                yield uri, _Footer(pq.read_metadata(source), source.size())
+        except OSError as exc:
+            raise IcebergError(
+                f"published file {uri} of {context.path} cannot be read ({exc}); its footer "
+                "gives the Iceberg data file's metrics, so nothing was recorded as committed"
+            ) from None
 
 
 def _uris(context: CommitContext) -> list[str]:
