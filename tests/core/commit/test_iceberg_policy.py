@@ -235,41 +235,72 @@ def test_a_missing_table_or_a_credential_in_the_spec_is_refused_with_the_fix(
         )
 
 
+class Racing:
+    """A catalog whose first table load lets another writer (a second pyiceberg client, for
+    real) change the table right after it: the policy's commit then meets that change."""
+
+    def __init__(self, directory: Path, change) -> None:
+        self.catalog = catalog(directory)
+        self.directory = directory
+        self.change = change
+        self.raced = False
+
+    def __getattr__(self, name: str):
+        return getattr(self.catalog, name)
+
+    def load_table(self, identifier):
+        table = self.catalog.load_table(identifier)
+        if not self.raced:
+            self.raced = True
+            self.change(catalog(self.directory).load_table(identifier))
+        return table
+
+
+def racing_commit(spec: TableSpec, directory: Path, change) -> Racing:
+    """Commit PARTITIONS[1] (the table holds PARTITIONS[0]) while ``change`` races it."""
+    racing = Racing(directory, change)
+    (policy,) = create_policies(
+        TableSpec.from_options(spec.to_dict() | {"iceberg_create_table": False}),
+        iceberg_catalog=lambda: racing,
+    )
+    PartitionCommitter(spec, [policy]).commit(PARTITIONS[1:2])
+    return racing
+
+
 def test_a_commit_that_loses_a_race_decides_again_on_a_fresh_read(compacted_stream, tmp_path):
-    """Another writer commits between this run's read of the table and its commit (a
-    second pyiceberg client, for real): the catalog refuses this run's commit, which is
-    decided again on the table as it is now and keeps the other writer's change."""
+    """Another writer commits between this run's read of the table and its commit: the
+    catalog refuses this run's commit, which is decided again on the table as it is now
+    and keeps the other writer's change."""
     spec = iceberg_spec(compacted_stream, tmp_path)
     publish_and_commit(spec, PARTITIONS[:1])  # creates the table
     CompactionPublisher(spec).run(compact_units, PARTITIONS[1:2])
-    raced: list[str] = []
-
-    class Racing:
-        """The policy's catalog, with another writer committing after its first read."""
-
-        def __init__(self) -> None:
-            self.catalog = catalog(tmp_path)
-
-        def __getattr__(self, name: str):
-            return getattr(self.catalog, name)
-
-        def load_table(self, identifier):
-            table = self.catalog.load_table(identifier)
-            if not raced:
-                raced.append("owner")
-                other = catalog(tmp_path).load_table(identifier)
-                other.transaction().set_properties({"owner": "ads"}).commit_transaction()
-            return table
-
-    (policy,) = create_policies(
-        TableSpec.from_options(spec.to_dict() | {"iceberg_create_table": False}),
-        iceberg_catalog=Racing,
+    racing = racing_commit(
+        spec,
+        tmp_path,
+        lambda t: t.transaction().set_properties({"owner": "ads"}).commit_transaction(),
     )
-    PartitionCommitter(spec, [policy]).commit(PARTITIONS[1:2])
     table = catalog(tmp_path).load_table("lake.events")
-    assert raced and table.properties["owner"] == "ads"
+    assert racing.raced and table.properties["owner"] == "ads"
     assert len(table.metadata.snapshots) == 2
     assert set(iceberg_ids(table)) == {("2026-11-20", "00"), ("2026-11-20", "01")}
+
+
+def test_a_table_dropped_by_a_racing_writer_is_refused_and_recorded_nowhere(
+    compacted_stream, tmp_path
+):
+    """The other writer drops the table meanwhile (a change no retry gets past): one
+    message naming the table, the ledger records nothing. (A racing writer's schema or
+    partitioning change is no refusal: the files are added under the spec they were read
+    with, which Iceberg keeps valid.)"""
+    spec = iceberg_spec(compacted_stream, tmp_path)
+    publish_and_commit(spec, PARTITIONS[:1])
+    CompactionPublisher(spec).run(compact_units, PARTITIONS[1:2])
+    with pytest.raises(IcebergError) as refused:
+        racing_commit(spec, tmp_path, lambda t: catalog(tmp_path).drop_table("lake.events"))
+    assert "Iceberg table lake.events" in str(refused.value)
+    assert "nothing was recorded as committed" in str(refused.value)
+    assert not CommitLedger(spec.table_path).read(PARTITIONS[1]).policies_current
+    assert not catalog(tmp_path).table_exists("lake.events")
 
 
 def staged_ids(spark, stream) -> dict[tuple, Counter]:
