@@ -62,6 +62,7 @@ if TYPE_CHECKING:
     from pyiceberg.expressions import BooleanExpression
     from pyiceberg.manifest import DataFile
     from pyiceberg.table import Table
+    from pyiceberg.table.update.snapshot import UpdateSnapshot
 
 log = logging.getLogger(__name__)
 
@@ -221,7 +222,7 @@ class IcebergCommitPolicy(CatalogPolicy):
             if not holds(table.properties, parameters):
                 transaction.set_properties(dict(parameters))
             update = transaction.update_snapshot(snapshot_properties=summary)
-            with update.overwrite() if deletes else update.fast_append() as snapshot:
+            with _producer(table, update, replaces=bool(deletes)) as snapshot:
                 for data_file in deletes:
                     snapshot.delete_data_file(data_file)
                 for data_file in adds:
@@ -502,6 +503,24 @@ def _data_file(table: Table, uri: str, footer: _Footer, values: tuple[Any, ...])
         key_metadata=None,
         **statistics.to_serialized_dict(),
     )
+
+
+def _producer(table: Table, update: UpdateSnapshot, replaces: bool) -> Any:
+    """The snapshot's producer: an overwrite when files leave, else an append that merges
+    manifests when the table asks for it (``commit.manifest-merge.enabled``, as Iceberg's
+    own appends do; otherwise each commit adds a manifest until the table's maintenance
+    rewrites them)."""
+    from pyiceberg.table import TableProperties
+    from pyiceberg.utils.properties import property_as_bool
+
+    if replaces:
+        return update.overwrite()
+    merge = property_as_bool(
+        table.properties,
+        TableProperties.MANIFEST_MERGE_ENABLED,
+        TableProperties.MANIFEST_MERGE_ENABLED_DEFAULT,
+    )
+    return update.merge_append() if merge else update.fast_append()
 
 
 @contextlib.contextmanager

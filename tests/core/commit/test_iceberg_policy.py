@@ -460,3 +460,25 @@ def test_escaped_and_null_partition_values_of_two_keys_are_each_one_partition(sp
         found = table.scan(row_filter=IsNull("k") if k is None else EqualTo("k", k)).plan_files()
         (task,) = list(found)
         assert tuple(task.file.partition) == ("2026-11-20", k) and task.file.record_count == 1
+
+
+def test_appends_merge_manifests_when_the_table_asks_for_it(compacted_stream, tmp_path):
+    """One commit run per partition: each adds a manifest, unless the table sets
+    commit.manifest-merge.enabled (Iceberg's own appends' setting), then they merge."""
+    spec = iceberg_spec(compacted_stream, tmp_path)
+    publish_and_commit(spec, PARTITIONS[:1])
+    lake = catalog(tmp_path)
+    lake.load_table("lake.events").transaction().set_properties(
+        {"commit.manifest-merge.enabled": "true", "commit.manifest.min-count-to-merge": "2"}
+    ).commit_transaction()
+    for partition in PARTITIONS[1:]:
+        publish_and_commit(spec, [partition])
+    table = lake.load_table("lake.events")
+    assert len(table.current_snapshot().manifests(table.io)) == 1
+    assert len(table.metadata.snapshots) == 3 and len(iceberg_ids(table)) == 3
+
+    unmerged = iceberg_spec(compacted_stream, tmp_path / "unmerged")
+    for partition in PARTITIONS:
+        publish_and_commit(unmerged, [partition])
+    table = catalog(tmp_path / "unmerged").load_table("lake.events")
+    assert len(table.current_snapshot().manifests(table.io)) == 3
