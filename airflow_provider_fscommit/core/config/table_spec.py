@@ -156,10 +156,17 @@ class TableSpec:
     def with_overrides(options: Mapping[str, Any], overrides: Mapping[str, Any]) -> dict[str, Any]:
         """``options`` with ``overrides`` applied (later ones win), unchecked: an option
         given under another name (Flink key vs Python name) is replaced, not doubled; so
-        are a spec's bloom filter columns by the overrides' (Spark's per-column keys)."""
+        are a spec's bloom filter columns by the overrides' (Spark's per-column keys). The
+        Iceberg catalog's properties are each their own: an override of one
+        (``--option iceberg.catalog.uri=…``) keeps the spec's others."""
         values = o.fold_prefixed_keys(options)
         for name, value in o.fold_prefixed_keys(overrides).items():
             option = o.lookup(name)
+            held = [v for k, v in values.items() if _names_option(k, option)]
+            if option is o.ICEBERG_CATALOG and held:
+                value = o.iceberg_catalog_properties(held[0], name) | (
+                    o.iceberg_catalog_properties(value, name)
+                )
             values = {k: v for k, v in values.items() if not _names_option(k, option)}
             values[name] = value
         return values

@@ -356,3 +356,10 @@ def test_overrides_replace_an_option_under_either_name_and_keep_flink_only_keys(
     assert TableSpec.from_options(BASE | bloom).parquet_bloom_filters == {"k": 9}
     with pytest.raises(ConfigError, match=r"expected.ndv#v is set but .*enabled#v is not true"):
         TableSpec.from_options(BASE | {"parquet.bloom.filter.expected.ndv#v": 5})
+    # An Iceberg catalog property overridden alone keeps the spec's other properties.
+    iceberg = {"iceberg.catalog.type": "sql", "iceberg.catalog.uri": "sqlite:///a.db"}
+    overridden = TableSpec.with_overrides(BASE | iceberg, {"iceberg.catalog.uri": "sqlite:///b"})
+    assert TableSpec.from_options(overridden).iceberg_catalog == {
+        "type": "sql",
+        "uri": "sqlite:///b",
+    }
