@@ -33,18 +33,22 @@ from pathlib import Path
 
 import pytest
 import yaml
+from pyiceberg.catalog import load_catalog
 
 from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
 from fscommit_dev.airflow_env import AirflowEnv
 from fscommit_dev.metastore.client import create_table, hive_sql
 from fscommit_dev.streams import StreamingTable, hourly_batches
+from fscommit_dev.tables import hourly_table, table_flags
 from tests.support.airflow_services import running_services, services_airflow_env
+from tests.support.compaction import ids_by_partition
 from tests.support.example_dags import (
     DAY,
     SECRET,
     example_airflow_extra_env,
     example_spec,
 )
+from tests.support.iceberg import iceberg_ids
 from tests.support.pythons import fresh_venv, pip, require_python
 from tests.support.wheel import ROOT, build_wheel
 
@@ -381,6 +385,53 @@ def test_partitioned_runs_catch_up_backfill_and_clear_under_the_services(
         assert states["partition_commit.commit"] == "skipped"
         assert ledger.read(f"{DAY}/hour=01") == before
         assert airflow.query(events) == keys
+
+
+def test_the_iceberg_extra_installs_and_commits_a_stream_to_an_iceberg_table(
+    deployment, wheel, spark, metastore, tmp_path
+):
+    """Last on each line (it adds packages): the ``iceberg`` extra installs with the
+    deployment's packages as constraints (on the floors line at the extra's floors,
+    pyiceberg 0.12.0 and pyarrow 18.0.0, pyarrow raised from the provider's 15), and the
+    line's ``fscommit commit --policy iceberg`` commits a real stream's partitions into an
+    Iceberg table of the Hive catalog (the loopback metastore: no SQLAlchemy 2 needed),
+    which pyiceberg in this environment reads back row for row."""
+    python = deployment.bin / "python"
+    constraints = tmp_path / "constraints.txt"
+    pinned = deployment.before.values()  # the deployment's own packages
+    floors: list[str] = []
+    if deployment.line.at_floors:
+        pinned = [p for p in pinned if not p.lower().startswith("pyarrow==")]
+        floors = ["pyiceberg==0.12.0", "pyarrow==18.0.0"]
+    constraints.write_text("\n".join(pinned) + "\n")
+    pip(
+        python, "install", "--quiet", "--constraint", str(constraints), f"{wheel}[iceberg]", *floors
+    )
+    stream = StreamingTable(tmp_path / "stream")
+    stream.add_batches(*hourly_batches(DAY.removeprefix("dt="), range(4)))
+    stream.run(spark)
+    namespace = f"lake_{deployment.line.minor[1]}"  # the metastore serves every line
+    warehouse = f"file://{tmp_path}/warehouse"
+    options = hourly_table(stream.staging, stream.checkpoint, table_path=str(tmp_path / "table"))
+    iceberg = {"type": "hive", "hive.hive2-compatible": "true", "warehouse": warehouse}
+    done = subprocess.run(
+        [str(deployment.bin / "fscommit"), "commit", *table_flags(options),
+         "--policy", "iceberg", "--database", namespace, "--table-name", "events",
+         *[f"--option=iceberg.catalog.{k}={v}" for k, v in iceberg.items()],
+         "--option=iceberg.create-table=true", "--metastore-uri", metastore.uri,
+         "--spark-master", "local[2]", "--json"],
+        capture_output=True, text=True, cwd=tmp_path, timeout=600,
+        env=_env(deployment, tmp_path) | _spark_of_the_main_env(),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    commits = json.loads(done.stdout)["commits"]
+    assert commits and {c["state"] for c in commits} == {"committed"}
+    hive = load_catalog("reader", type="hive", uri=metastore.uri)
+    table = hive.load_table(f"{namespace}.events")
+    staged = ids_by_partition(spark, stream.staging)
+    read = iceberg_ids(table)
+    assert len(read) == len(commits) and read == {p: staged[p] for p in read}
+    assert table.properties["fscommit.complete-through"].startswith(DAY.removeprefix("dt="))
 
 
 def json_output(stdout: str) -> object:
