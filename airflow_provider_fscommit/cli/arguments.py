@@ -82,13 +82,16 @@ def glue_client_factory() -> GlueClientFactory:
 def iceberg_catalog_factory(spec: TableSpec, metastore_uri: str | None) -> IcebergCatalogFactory:
     """The spec's Iceberg catalog (``iceberg.catalog.*``), loaded when the iceberg policy
     first needs it; a ``hive`` catalog without a ``uri`` takes ``--metastore-uri``."""
-    properties = dict(spec.iceberg_catalog)
-    if metastore_uri and properties.get("type") == "hive":
-        properties.setdefault("uri", metastore_uri)
 
     def catalog() -> object:
-        from airflow_provider_fscommit.core.commit.iceberg_policy import load_catalog
+        from airflow_provider_fscommit.core.commit.iceberg_policy import (
+            load_catalog,
+            wants_metastore_uri,
+        )
 
+        properties = dict(spec.iceberg_catalog)
+        if metastore_uri and wants_metastore_uri(properties):
+            properties["uri"] = metastore_uri
         return load_catalog(properties)
 
     return catalog

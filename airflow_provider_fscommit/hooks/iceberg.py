@@ -85,11 +85,13 @@ class IcebergCatalogHook(BaseHook):
 
     def catalog_properties(self, spec_properties: Mapping[str, str]) -> dict[str, str]:
         """The spec's catalog properties, with what the connections fill in."""
+        from airflow_provider_fscommit.core.commit.iceberg_policy import wants_metastore_uri
+
         filled: dict[str, str] = {}
-        kind = spec_properties.get("type", "")
         if self.aws_conn_id is not None:
-            filled.update(aws_properties(self.aws_conn_id, glue=kind == "glue"))
-        if kind == "hive" and "uri" not in spec_properties:
+            glue = spec_properties.get("type") == "glue"
+            filled.update(aws_properties(self.aws_conn_id, glue=glue))
+        if wants_metastore_uri(spec_properties):
             filled.update(metastore_properties(self.metastore_conn_id))
         return {**filled, **spec_properties}
 

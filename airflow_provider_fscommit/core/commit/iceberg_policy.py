@@ -547,6 +547,12 @@ def _conflict() -> type[Exception]:
     return CommitFailedException
 
 
+def wants_metastore_uri(properties: Mapping[str, str]) -> bool:
+    """Whether the catalog is a Hive one without a ``uri``: it then takes the metastore's
+    (the Airflow connection's, or the CLI's ``--metastore-uri``)."""
+    return properties.get("type") == "hive" and "uri" not in properties
+
+
 def load_catalog(properties: Mapping[str, str]) -> Catalog:
     """pyiceberg's catalog of these properties (``name`` picks an entry of its own
     configuration, ``.pyiceberg.yaml`` or ``PYICEBERG_CATALOG__…``; default ``default``)."""
