@@ -29,7 +29,7 @@ from airflow_provider_fscommit.core.compaction.sort_order import SortOrder
 from airflow_provider_fscommit.core.formats.file_format import FileFormat
 from airflow_provider_fscommit.jobs.launch import package_zip
 from fscommit_dev.streams import typed_row, typed_schema
-from tests.support.pythons import fresh_venv, require_python
+from tests.support.pythons import cached_venv, require_python
 
 pytestmark = pytest.mark.slow
 
@@ -51,8 +51,8 @@ pickle.dump(results, open(sys.argv[2], "wb"))
 def cluster_python(request, tmp_path_factory) -> Path:
     minor, *packages = request.param
     interpreter = require_python(minor)
-    return fresh_venv(
-        interpreter, tmp_path_factory.mktemp(f"cluster-py{minor}") / "venv", *packages
+    return cached_venv(
+        interpreter, *packages, scratch=tmp_path_factory.mktemp(f"cluster-py{minor}") / "venv"
     )
 
 

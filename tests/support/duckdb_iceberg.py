@@ -13,7 +13,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from tests.support.pythons import fresh_venv
+from tests.support.pythons import cached_venv
 
 PACKAGES = (
     "duckdb==1.5.5",
@@ -40,7 +40,9 @@ print(json.dumps({"types": types, "rows": rows}, default=str))
 
 def duckdb_python(directory: Path) -> Path:
     """A venv's Python with DuckDB and its Iceberg and Avro extensions."""
-    return fresh_venv(Path(sys.base_prefix) / "bin" / "python3", directory / "duckdb", *PACKAGES)
+    return cached_venv(
+        Path(sys.base_prefix) / "bin" / "python3", *PACKAGES, scratch=directory / "duckdb"
+    )
 
 
 def duckdb_query(

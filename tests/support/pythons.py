@@ -5,9 +5,10 @@ Found on PATH (``python3.12``) or in pyenv's versions (``$(pyenv root)/versions/
 the newest patch release first. A missing one skips its suite, or fails it under ``CI``:
 the machines that run CI have them (``pyenv versions``).
 
-Every venv a test gets is its own, new copy; what it is copied from is built once and
-kept (:func:`fresh_venv`): resolving and installing a deployment's ~300 packages costs
-minutes of a core, copying them seconds. A build is keyed by everything that goes into it
+A venv a test installs into is its own, new copy (:func:`fresh_venv`); a venv a test only
+runs is the cached build itself (:func:`cached_venv`). Either is built once and kept:
+resolving and installing a deployment's ~300 packages costs minutes of a core, copying
+them seconds, and using them in place nothing. A build is keyed by everything that goes into it
 (the interpreter and its exact version, the pip arguments, which carry the line's pins and
 the floors ``setup.cfg`` declares) and rebuilt when any of them changes or when it is a
 week old, so the unpinned packages a deployment takes (its providers) follow new releases
@@ -80,25 +81,56 @@ def fresh_venv(
 
     ``installs`` are further ``pip install`` argument lists run in order after
     ``packages`` (e.g. ``["--upgrade", "pip"]`` first, then a deployment's requirements).
-    The venv is a copy of a cached build of the same inputs (see the module docstring).
+    The venv is a copy of a cached build of the same inputs (see the module docstring):
+    take this where the test installs or writes into it, :func:`cached_venv` otherwise.
     """
-    steps = [list(step) for step in ([packages] if packages else [])]
-    steps += [list(step) for step in installs]
+    steps = _steps(packages, installs)
     cache = _cache_root()
     if cache is None:
         return _build(interpreter, venv, steps)
     key = _cache_key(interpreter, steps)
-    built = cache / key / "venv"
     with _locked(cache / f"{key}.lock"):
-        if not _is_current(cache / key):
-            shutil.rmtree(cache / key, ignore_errors=True)
-            _build(interpreter, built, steps)
-            (cache / key / "built.json").write_text(
-                json.dumps({"built_at": time.time(), "python": str(interpreter), "steps": steps})
-            )
-            _prune(cache)
-        _copy_venv(built, venv)
+        _copy_venv(_current_build(cache, key, interpreter, steps), venv)
     return venv / "bin" / "python"
+
+
+def cached_venv(interpreter: Path, *packages: str, scratch: Path) -> Path:
+    """The Python of the cached build of ``interpreter`` with ``packages``, used in place.
+
+    For a venv a test only runs (a cluster's Python, a reader): copying several hundred
+    megabytes to run it costs more than the test. The build is at least a day from
+    :data:`MAX_AGE_S`, so no other run rebuilds it while this one uses it. Without the
+    cache (``FSCOMMIT_VENV_CACHE=off``) it is built under ``scratch``.
+    """
+    steps = _steps(packages, ())
+    cache = _cache_root()
+    if cache is None:
+        return _build(interpreter, scratch, steps)
+    key = _cache_key(interpreter, steps)
+    with _locked(cache / f"{key}.lock"):
+        built = _current_build(cache, key, interpreter, steps, margin_s=24 * 3600)
+    return built / "bin" / "python"
+
+
+def _steps(packages: Sequence[str], installs: Sequence[Sequence[str]]) -> list[list[str]]:
+    steps = [list(step) for step in ([packages] if packages else [])]
+    return steps + [list(step) for step in installs]
+
+
+def _current_build(
+    cache: Path, key: str, interpreter: Path, steps: list[list[str]], margin_s: float = 0
+) -> Path:
+    """The cache entry's venv, (re)built first unless it is current for ``margin_s`` more;
+    called under the entry's lock."""
+    built = cache / key / "venv"
+    if not _is_current(cache / key, margin_s):
+        shutil.rmtree(cache / key, ignore_errors=True)
+        _build(interpreter, built, steps)
+        (cache / key / "built.json").write_text(
+            json.dumps({"built_at": time.time(), "python": str(interpreter), "steps": steps})
+        )
+        _prune(cache)
+    return built
 
 
 def _prune(cache: Path) -> None:
@@ -143,13 +175,14 @@ def _cache_key(interpreter: Path, steps: list[list[str]]) -> str:
     return hashlib.sha256(json.dumps(inputs).encode()).hexdigest()[:16]
 
 
-def _is_current(entry: Path) -> bool:
-    """A complete build (its record is written last) younger than :data:`MAX_AGE_S`."""
+def _is_current(entry: Path, margin_s: float = 0) -> bool:
+    """A complete build (its record is written last) younger than :data:`MAX_AGE_S` by
+    ``margin_s``."""
     try:
         built_at = json.loads((entry / "built.json").read_text())["built_at"]
     except (OSError, ValueError, KeyError):
         return False
-    return time.time() - built_at < MAX_AGE_S
+    return time.time() - built_at < MAX_AGE_S - margin_s
 
 
 @contextmanager
