@@ -1,10 +1,10 @@
 """Start and stop a real Hive metastore Thrift server from pyspark's own jars.
 
 pyspark ships the Hive 2.3 metastore, DataNucleus and Derby, which is all a metastore
-needs. ``LoopbackMetastore.java`` (compiled on first use with ``javac``) serves the stock
-handler on 127.0.0.1 only; an embedded Derby database and a warehouse directory live in
-the state directory (the compiled classes too, in its ``classes/``). The server is
-tracked by its PID file there.
+needs. ``LoopbackMetastore.java`` (compiled on first use with ``javac`` and kept in
+``~/.cache/airflow-provider-fscommit/metastore-classes``) serves the stock handler on
+127.0.0.1 only; an embedded Derby database and a warehouse directory live in the state
+directory. The server is tracked by its PID file there.
 
     python -m fscommit_dev.metastore.server start --dir .metastore --port 9083
     python -m fscommit_dev.metastore.server stop --dir .metastore
@@ -13,11 +13,14 @@ tracked by its PID file there.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -44,15 +47,25 @@ class MetastoreServer:
         return f"thrift://127.0.0.1:{self.port}"
 
 
-def _compile(state_dir: Path) -> Path:
-    classes = state_dir / "classes"
+def _compile() -> Path:
+    """The compiled server, once per source and pyspark: kept in the user's cache (every
+    test worker, demo and benchmark of a machine shares it), compiled into a new folder
+    and renamed into place, so a concurrent compile of the same input costs only time."""
+    inputs = hashlib.sha256(SOURCE.read_bytes() + str(JARS).encode()).hexdigest()[:16]
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    classes = Path(base) / "airflow-provider-fscommit" / "metastore-classes" / inputs
     if not (classes / "LoopbackMetastore.class").exists():
-        classes.mkdir(parents=True, exist_ok=True)
+        classes.parent.mkdir(parents=True, exist_ok=True)
+        building = Path(tempfile.mkdtemp(dir=classes.parent, prefix=".compiling-"))
         subprocess.run(
-            ["javac", "-cp", f"{JARS}/*", "-d", str(classes), str(SOURCE)],
+            ["javac", "-cp", f"{JARS}/*", "-d", str(building), str(SOURCE)],
             check=True,
             capture_output=True,
         )
+        try:
+            building.rename(classes)
+        except OSError:  # another process put the same classes there first
+            shutil.rmtree(building, ignore_errors=True)
     return classes
 
 
@@ -61,7 +74,7 @@ def start(state_dir: Path, port: int = 0, timeout: float = 120.0) -> MetastoreSe
     state_dir = state_dir.resolve()
     state_dir.mkdir(parents=True, exist_ok=True)
     port = port or _free_port()
-    classes = _compile(state_dir)
+    classes = _compile()
     properties = {
         "hive.async.log.enabled": "false",
         "javax.jdo.option.ConnectionURL": (
