@@ -14,14 +14,14 @@ from pathlib import Path
 import pytest
 
 from tests.support.compaction import compact_command
-from tests.support.wheel import ROOT, build_wheel
+from tests.support.wheel import ROOT, run_wheel
 
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:
-    return build_wheel(tmp_path_factory.mktemp("source"), tmp_path_factory.mktemp("dist"))
+    return run_wheel(tmp_path_factory)
 
 
 @pytest.fixture(scope="module")

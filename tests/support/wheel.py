@@ -2,7 +2,8 @@
 
 A checkout's leftovers (the editable install's ``*.egg-info``, ``__pycache__``) would
 otherwise hide a file the package data misses. The packaging test and the compatibility
-suites install this wheel, never the source tree.
+suites install this wheel, never the source tree; a run builds it once, whichever worker
+asks first (:func:`run_wheel`).
 """
 
 from __future__ import annotations
@@ -11,6 +12,10 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
+
+from tests.support.run_shared import built_once
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -35,3 +40,15 @@ def build_wheel(source: Path, out: Path) -> Path:
     )
     (built,) = out.glob("airflow_provider_fscommit-*.whl")
     return built
+
+
+def run_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The wheel of this test run, built by the first worker that asks for it."""
+    with built_once(tmp_path_factory, "wheel") as folder:
+        built = list((folder / "dist").glob("airflow_provider_fscommit-*.whl"))
+        if built:
+            return built[0]
+        shutil.rmtree(folder, ignore_errors=True)  # a build that failed half-way
+        (folder / "source").mkdir(parents=True)
+        (folder / "dist").mkdir()
+        return build_wheel(folder / "source", folder / "dist")
