@@ -15,7 +15,7 @@ import signal
 import subprocess
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -175,6 +175,28 @@ class StreamingTable(QueryDirs):
         """The watermark Spark reports for its last executed batch (the oracle)."""
         iso = self.progress[-1]["eventTime"]["watermark"]
         return int(datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp() * 1000)
+
+    def copy_to(self, base: Path) -> StreamingTable:
+        """This table as a new one under ``base``, which a test may change or run further.
+
+        Spark's logs name files by absolute path: the sink log its data files, the file
+        source's log its inputs (what a restarted query skips). Both are rewritten to the
+        copy's paths, and the Hadoop checksum files (``.name.crc``) of the rewritten files
+        dropped, as Hadoop reads a file without one unchecked; modification times are kept,
+        so the source orders its inputs as before. State store files name no path.
+        """
+        shutil.copytree(self.base, base, symlinks=True)
+        old, new = str(self.base).encode(), str(base).encode()
+        logs = [Path(base, "checkpoint", "sources"), Path(base, "staging", "_spark_metadata")]
+        files = [f for log in logs if log.exists() for f in log.rglob("*") if f.is_file()]
+        for path in [f for f in files if not f.name.endswith(".crc")]:
+            content = path.read_bytes()
+            if old in content:
+                stat = path.stat()
+                path.write_bytes(content.replace(old, new))
+                os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+                path.with_name(f".{path.name}.crc").unlink(missing_ok=True)
+        return replace(self, base=base, progress=list(self.progress))
 
     def run_child(self) -> list[dict[str, Any]]:
         """Process every new input file in a child on ``python``; its progress, kept."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import os
+from pathlib import Path
 
 import pytest
 
@@ -19,6 +20,7 @@ from fscommit_dev.streams import (
     new_spark_session,
     row,
 )
+from tests.support.run_shared import shared_stream
 
 # py4j logs "Closing down clientserver connection" from __del__ at interpreter exit,
 # after pytest closed the streams; nothing of it is worth seeing in test output.
@@ -154,15 +156,21 @@ def first_batches_stream(spark, tmp_path_factory) -> StreamingTable:
 
 
 @pytest.fixture
-def hourly_stream(spark, tmp_path) -> StreamingTable:
-    """Four hours of three rows, then a batch of late rows for hours 00 and 01."""
-    stream = StreamingTable(tmp_path / "stream")
-    stream.add_batches(
-        *hourly_batches("2026-11-20", range(4)),
-        [row(50, "2026-11-20T00:10:00Z"), row(51, "2026-11-20T01:10:00Z")],
-    )
-    stream.run(spark)
-    return stream
+def hourly_stream(spark, tmp_path_factory, tmp_path) -> StreamingTable:
+    """Four hours of three rows, then a batch of late rows for hours 00 and 01.
+
+    The test's own copy (it may run it further) of a query run once per test run."""
+
+    def build(base: Path) -> StreamingTable:
+        stream = StreamingTable(base)
+        stream.add_batches(
+            *hourly_batches("2026-11-20", range(4)),
+            [row(50, "2026-11-20T00:10:00Z"), row(51, "2026-11-20T01:10:00Z")],
+        )
+        stream.run(spark)
+        return stream
+
+    return shared_stream(tmp_path_factory, "hourly", build, tmp_path / "stream")
 
 
 @pytest.fixture(scope="session")
