@@ -116,6 +116,16 @@ class ConnectServer:
     def pid(self) -> int:
         return int(self.pid_file.read_text().strip())
 
+    def is_running(self) -> bool:
+        """Its JVM is alive and its port accepts connections."""
+        try:
+            os.kill(self.pid(), 0)
+        except (OSError, ValueError):
+            return False
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", self.port)):
+            return True
+        return False
+
     def kill(self) -> None:
         """SIGKILL the server's JVM, as a lost machine ends it."""
         self._signal(signal.SIGKILL)

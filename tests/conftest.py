@@ -39,12 +39,24 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
+@pytest.hookimpl(trylast=True)  # after pytest's own: its temp folders
 def pytest_configure(config: pytest.Config) -> None:
+    from tests.support.run_shared import RUN_FOLDER_ENV, run_folder
+
+    os.environ[RUN_FOLDER_ENV] = str(run_folder(config._tmp_path_factory))
     if not hasattr(config, "workerinput"):  # the controller, or a run without workers
         from tests.support.scheduling import UnitTimes
 
         record = config.getoption("record_durations")
         config.pluginmanager.register(UnitTimes(record), "fscommit-unit-times")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """The controller stops the run's shared servers once every worker is done."""
+    if not hasattr(config, "workerinput"):
+        from tests.support.run_shared import RUN_FOLDER_ENV, stop_run_servers
+
+        stop_run_servers(Path(os.environ[RUN_FOLDER_ENV]))
 
 
 @pytest.hookimpl(optionalhook=True, tryfirst=True)
@@ -206,12 +218,11 @@ def s3_server(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def connect_server(tmp_path_factory):
-    """A real Spark Connect server on 127.0.0.1 (local[2]), stopped by PID at the end."""
-    from fscommit_dev.spark_connect import ConnectServer
+    """The run's real Spark Connect server on 127.0.0.1 (local[2]): one for every worker,
+    stopped by PID when the run ends (tests/support/run_shared.py)."""
+    from tests.support.run_shared import run_connect_server, run_folder
 
-    server = ConnectServer(tmp_path_factory.mktemp("connect-server")).start()
-    yield server
-    server.stop()
+    return run_connect_server(run_folder(tmp_path_factory))
 
 
 @pytest.fixture

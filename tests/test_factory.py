@@ -21,6 +21,7 @@ from airflow_provider_fscommit.version_compat import AirflowException
 from fscommit_dev.airflow_env import AirflowEnv
 from fscommit_dev.tables import hourly_table
 from tests.support.dag_runs import dag_run, scheduled
+from tests.support.example_dags import connect_connection
 
 DAG_FILE = Path(__file__).resolve().parents[1] / "dags" / "fscommit_tables.py"
 TASKS = ["partition_commit.wait", "partition_commit.compact", "partition_commit.commit"]
@@ -176,10 +177,12 @@ def test_a_broken_spec_hides_no_other_table(
 
 
 @pytest.mark.slow
-def test_airflow_dags_test_of_a_generated_dag_commits_its_hour(compacted_stream, tmp_path):
+def test_airflow_dags_test_of_a_generated_dag_commits_its_hour(
+    compacted_stream, connect_server, tmp_path
+):
     specs = table_specs([compacted_stream], 2, tmp_path / "tables")
     airflow = AirflowEnv(
-        tmp_path / "airflow", {"AIRFLOW_CONN_SPARK_DEFAULT": "spark://local%5B2%5D"}
+        tmp_path / "airflow", {"AIRFLOW_CONN_SPARK_DEFAULT": connect_connection(connect_server)}
     )
     dag_folder(airflow.home, specs)  # the home's dags/, its DAG folder
     airflow.setup()
@@ -244,7 +247,7 @@ def region_stream(spark, tmp_path_factory):
 
 @pytest.mark.slow
 def test_a_table_keyed_before_its_time_commits_every_partition_of_the_runs_hour(
-    region_stream, tmp_path
+    region_stream, connect_server, tmp_path
 ):
     """One run per hour commits that hour of every region, as discovered once the hour is
     complete, and announces each partition on the table asset."""
@@ -257,7 +260,7 @@ def test_a_table_keyed_before_its_time_commits_every_partition_of_the_runs_hour(
     )
     spec["dag"] = {"start_date": "2026-11-20", "dag_id": "regions", "wait_timeout": "3 min"}
     airflow = AirflowEnv(
-        tmp_path / "airflow", {"AIRFLOW_CONN_SPARK_DEFAULT": "spark://local%5B2%5D"}
+        tmp_path / "airflow", {"AIRFLOW_CONN_SPARK_DEFAULT": connect_connection(connect_server)}
     )
     folder = airflow.home / "dags"
     (folder / "specs").mkdir(parents=True)

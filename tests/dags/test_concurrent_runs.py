@@ -27,7 +27,12 @@ from fscommit_dev.airflow_env import AIRFLOW, AirflowEnv
 from fscommit_dev.metastore.client import create_table, hive_sql
 from fscommit_dev.streams import StreamingTable, hourly_batches
 from tests.support.compaction import check_exactly_once
-from tests.support.example_dags import DAY, example_airflow_extra_env, example_spec
+from tests.support.example_dags import (
+    DAY,
+    connect_connection,
+    example_airflow_extra_env,
+    example_spec,
+)
 from tests.support.processes import communicate_all
 
 HOUR = ("2026-11-20", "01")
@@ -45,7 +50,9 @@ RUNS = {
 
 
 @pytest.mark.slow
-def test_three_runs_of_one_hour_at_once_commit_it_exactly_once(spark, metastore, tmp_path):
+def test_three_runs_of_one_hour_at_once_commit_it_exactly_once(
+    spark, metastore, connect_server, tmp_path
+):
     stream = StreamingTable(tmp_path / "stream")
     stream.add_batches(*hourly_batches("2026-11-20", [0, 1, 3, 4]))
     stream.run(spark)  # hours 00 to 02 committable
@@ -57,7 +64,11 @@ def test_three_runs_of_one_hour_at_once_commit_it_exactly_once(spark, metastore,
     hold = {FAULT_ENV: "after-plan", STALL_ENV: str(HOLD_S)}
     homes = {
         name: AirflowEnv(
-            tmp_path / name, example_airflow_extra_env(tmp_path / name, spec, metastore) | hold
+            tmp_path / name,
+            example_airflow_extra_env(
+                tmp_path / name, spec, metastore, connect_connection(connect_server)
+            )
+            | hold,
         )
         for name in RUNS
     }

@@ -14,7 +14,13 @@ from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
 from fscommit_dev.airflow_env import AirflowEnv
 from fscommit_dev.metastore.client import create_table, hive_sql
 from fscommit_dev.streams import StreamingTable, hourly_batches
-from tests.support.example_dags import DAY, SECRET, example_airflow_extra_env, example_spec
+from tests.support.example_dags import (
+    DAY,
+    SECRET,
+    connect_connection,
+    example_airflow_extra_env,
+    example_spec,
+)
 
 
 @pytest.fixture
@@ -26,13 +32,16 @@ def gap_stream(spark, tmp_path) -> StreamingTable:
 
 
 @pytest.mark.slow
-def test_hourly_manual_and_sweep_dags_commit_a_real_stream(gap_stream, metastore, tmp_path):
+def test_hourly_manual_and_sweep_dags_commit_a_real_stream(
+    gap_stream, metastore, connect_server, tmp_path
+):
+    """``spark_default`` is a ``spark_connect`` connection: the compactions run on the
+    run's Connect server, no spark-submit (the launch from a DAG is the Airflow lines')."""
     table = tmp_path / "table"
     create_table(metastore, "examples", table)
     spec = example_spec(gap_stream, table, "examples")
-    airflow = AirflowEnv(
-        tmp_path / "airflow", example_airflow_extra_env(tmp_path, spec, metastore)
-    ).setup()
+    env = example_airflow_extra_env(tmp_path, spec, metastore, connect_connection(connect_server))
+    airflow = AirflowEnv(tmp_path / "airflow", env).setup()
     ledger = CommitLedger(str(table))
 
     # Hourly: hour 01, then the empty hour 02. A run dated T without a partition key covers
@@ -77,6 +86,8 @@ def test_hourly_manual_and_sweep_dags_commit_a_real_stream(gap_stream, metastore
     sweep = airflow.run("dags", "test", "fscommit_sweep")
     assert sweep.returncode == 0, sweep.stdout[-3000:]
     assert SECRET not in sweep.stdout + sweep.stderr
+    assert "compaction units run on the Spark Connect server of spark_default" in sweep.stdout
+    assert "spark-submit" not in sweep.stdout
     mapped = airflow.query(
         "SELECT rendered_map_index, state FROM task_instance "
         "WHERE dag_id = 'fscommit_sweep' AND task_id = 'commit'"
@@ -141,7 +152,9 @@ def test_hourly_manual_and_sweep_dags_commit_a_real_stream(gap_stream, metastore
 
 
 @pytest.mark.slow
-def test_the_sweep_dag_commits_an_orc_stream_that_hive_reads(spark, metastore, tmp_path):
+def test_the_sweep_dag_commits_an_orc_stream_that_hive_reads(
+    spark, metastore, connect_server, tmp_path
+):
     stream = StreamingTable(tmp_path / "stream", file_format="orc")
     stream.add_batches(*hourly_batches("2026-11-20", [0, 1, 3, 4, 5]))
     stream.run(spark)
@@ -153,9 +166,8 @@ def test_the_sweep_dag_commits_an_orc_stream_that_hive_reads(spark, metastore, t
         f"PARTITIONED BY (dt STRING, hour STRING) STORED AS ORC LOCATION '{table}'",
     )
     spec = example_spec(stream, table, "orc_examples") | {"format": "orc"}
-    airflow = AirflowEnv(
-        tmp_path / "airflow", example_airflow_extra_env(tmp_path, spec, metastore)
-    ).setup()
+    env = example_airflow_extra_env(tmp_path, spec, metastore, connect_connection(connect_server))
+    airflow = AirflowEnv(tmp_path / "airflow", env).setup()
     sweep = airflow.run("dags", "test", "fscommit_sweep")
     assert sweep.returncode == 0, sweep.stdout[-3000:]
     states = airflow.task_states("fscommit_sweep")
@@ -169,38 +181,9 @@ def test_the_sweep_dag_commits_an_orc_stream_that_hive_reads(spark, metastore, t
 
 
 @pytest.mark.slow
-def test_the_sweep_dag_compacts_on_a_spark_connect_server(
-    spark, gap_stream, metastore, connect_server, tmp_path
+def test_the_daily_rollup_runs_once_after_the_days_24th_hourly_commit(
+    spark, metastore, connect_server, tmp_path
 ):
-    """``spark_default`` as a ``spark_connect`` connection: the same DAG, no spark-submit."""
-    table = tmp_path / "table"
-    hive_sql(
-        metastore,
-        "CREATE DATABASE IF NOT EXISTS fscommit",
-        "CREATE TABLE fscommit.connect_examples (id BIGINT, ts TIMESTAMP, k STRING, v DOUBLE) "
-        f"PARTITIONED BY (dt STRING, hour STRING) STORED AS PARQUET LOCATION '{table}'",
-    )
-    env = example_airflow_extra_env(
-        tmp_path, example_spec(gap_stream, table, "connect_examples"), metastore
-    )
-    host, port = connect_server.url.removeprefix("sc://").split(":")
-    env["AIRFLOW_CONN_SPARK_DEFAULT"] = json.dumps(
-        {"conn_type": "spark_connect", "host": host, "port": int(port)}
-    )
-    airflow = AirflowEnv(tmp_path / "airflow", env).setup()
-    sweep = airflow.run("dags", "test", "fscommit_sweep")
-    assert sweep.returncode == 0, sweep.stdout[-3000:]
-    assert "compaction units run on the Spark Connect server of spark_default" in sweep.stdout
-    assert "spark-submit" not in sweep.stdout
-    rows = hive_sql(
-        metastore,
-        "SELECT hour, count(*) AS n FROM fscommit.connect_examples GROUP BY hour ORDER BY hour",
-    )
-    assert {r["hour"]: r["n"] for r in rows} == {"00": 3, "01": 3, "03": 3}
-
-
-@pytest.mark.slow
-def test_the_daily_rollup_runs_once_after_the_days_24th_hourly_commit(spark, metastore, tmp_path):
     """The downstream example on Airflow 3.3: 22 hours committed make no run of the day,
     the 23rd and 24th make exactly one, keyed by the day, holding all 24 partitions."""
     stream = StreamingTable(tmp_path / "stream")
@@ -209,9 +192,8 @@ def test_the_daily_rollup_runs_once_after_the_days_24th_hourly_commit(spark, met
     table = tmp_path / "table"
     create_table(metastore, "rollup", table)
     spec = example_spec(stream, table, "rollup")
-    airflow = AirflowEnv(
-        tmp_path / "airflow", example_airflow_extra_env(tmp_path, spec, metastore)
-    ).setup()
+    env = example_airflow_extra_env(tmp_path, spec, metastore, connect_connection(connect_server))
+    airflow = AirflowEnv(tmp_path / "airflow", env).setup()
     # The consumer must be known (serialized, unpaused) when the events happen.
     assert airflow.run("dags", "reserialize").returncode == 0
     assert airflow.run("dags", "unpause", "fscommit_daily_rollup").returncode == 0

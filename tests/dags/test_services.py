@@ -23,7 +23,12 @@ from fscommit_dev.metastore.client import create_table
 from fscommit_dev.streams import StreamingTable, hourly_batches
 from tests.support.airflow_services import running_services, services_airflow_env
 from tests.support.browser import TriggerForm, browser, browser_or_skip, save_screenshot
-from tests.support.example_dags import DAY, example_airflow_extra_env, example_spec
+from tests.support.example_dags import (
+    DAY,
+    connect_connection,
+    example_airflow_extra_env,
+    example_spec,
+)
 
 MANUAL_RUNS = "SELECT run_id FROM dag_run WHERE dag_id = 'fscommit_manual'"
 BACKFILL = ("--from-date", "2026-11-20T00:00:00+00:00", "--to-date", "2026-11-20T02:00:00+00:00")
@@ -31,7 +36,7 @@ BACKFILL = ("--from-date", "2026-11-20T00:00:00+00:00", "--to-date", "2026-11-20
 
 @pytest.mark.slow
 def test_ui_trigger_backfills_and_the_triggerer_commit_each_partition_once(
-    spark, metastore, postgres, tmp_path
+    spark, metastore, postgres, connect_server, tmp_path
 ):
     browser_or_skip()  # before anything starts: no browser, nothing to see
     stream = StreamingTable(tmp_path / "stream")
@@ -40,9 +45,8 @@ def test_ui_trigger_backfills_and_the_triggerer_commit_each_partition_once(
     table = tmp_path / "table"
     create_table(metastore, "served", table)
     spec = example_spec(stream, table, "served")
-    airflow = services_airflow_env(
-        tmp_path / "airflow", example_airflow_extra_env(tmp_path, spec, metastore), postgres
-    )
+    extra = example_airflow_extra_env(tmp_path, spec, metastore, connect_connection(connect_server))
+    airflow = services_airflow_env(tmp_path / "airflow", extra, postgres)
     ledger = CommitLedger(str(table))
     assert airflow.run("dags", "reserialize").returncode == 0
 

@@ -25,14 +25,19 @@ from tests.support.airflow_services import (
     services_airflow_env,
 )
 from tests.support.browser import browser, browser_or_skip, own_text, save_screenshot
-from tests.support.example_dags import DAY, example_airflow_extra_env, example_spec
+from tests.support.example_dags import (
+    DAY,
+    connect_connection,
+    example_airflow_extra_env,
+    example_spec,
+)
 
 LOGIN = ("operator", "fscommit-page-test")
 
 
 @pytest.mark.slow
 def test_status_page_shows_a_table_committed_by_a_real_dag_run(
-    spark, metastore, postgres, tmp_path
+    spark, metastore, postgres, connect_server, tmp_path
 ):
     browser_or_skip()  # before the services start: no browser, nothing to see
     stream = StreamingTable(tmp_path / "stream")
@@ -41,7 +46,7 @@ def test_status_page_shows_a_table_committed_by_a_real_dag_run(
     table = tmp_path / "table"
     create_table(metastore, "page", table)
     spec = example_spec(stream, table, "page")
-    extra = example_airflow_extra_env(tmp_path, spec, metastore)
+    extra = example_airflow_extra_env(tmp_path, spec, metastore, connect_connection(connect_server))
     extra["AIRFLOW__FSCOMMIT__TABLE_SPECS"] = f"{tmp_path / 'table.json'},{tmp_path / 'nope.yaml'}"
     extra |= login_required_env(tmp_path / "passwords.json", *LOGIN)
     airflow = services_airflow_env(tmp_path / "airflow", extra, postgres)

@@ -22,8 +22,13 @@ from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
 from airflow_provider_fscommit.core.spark.staging import StagedFile
 from airflow_provider_fscommit.core.status.committable import PartitionState, TableStatusReader
 from fscommit_dev.tables import hourly_table, table_flags
+from tests.support.run_shared import RUN_FOLDER_ENV, run_connect_server
 
 FSCOMMIT = str(Path(sys.executable).parent / "fscommit")
+# A spark-submit of its own, for the tests whose subject is the launch.
+SUBMIT = ("--spark-master", "local[2]")
+# The flags that say how to launch Spark: with one, compact() spark-submits.
+LAUNCH_FLAGS = ("--spark-master", "--spark-home", "--spark-submit", "--conf")
 
 
 def compact_command(
@@ -50,14 +55,21 @@ def compact(
 ) -> subprocess.CompletedProcess:
     """Run the compaction application through the CLI in its own process group.
 
-    ``extra`` may name partitions or override flags such as ``--spark-master``.
+    ``extra`` may name partitions or flags. The units run on the run's Spark Connect
+    server unless ``extra`` says how to launch Spark (:data:`SUBMIT`, ``--spark-home``, a
+    ``--conf``: the tests of the launch) or a ``fault`` kills the application, whose
+    process group a spark-submit is.
     """
     env = dict(os.environ)
     env.pop("FSCOMMIT_FAULT", None)
     if fault:
         env["FSCOMMIT_FAULT"] = fault
-    if "--spark-master" not in extra:
-        extra = ("--spark-master", "local[2]", *extra)
+    if fault or any(flag in extra for flag in LAUNCH_FLAGS):
+        if "--spark-master" not in extra:
+            extra = (*SUBMIT, *extra)
+    elif "--spark-remote" not in extra:
+        server = run_connect_server(Path(os.environ[RUN_FOLDER_ENV]))
+        extra = ("--spark-remote", server.url, *extra)
     return subprocess.run(
         compact_command(staging, checkpoint, table, *extra, target=target, command=command),
         env=env,

@@ -1,9 +1,12 @@
-"""What one test run builds once for all its workers: a folder they share, and a lock.
+"""What one test run builds or starts once for all its workers: a folder they share, and
+a lock.
 
 pytest-xdist gives each worker its own base temp (``popen-gwN``) inside the run's; that
 run's folder is the one every worker of it sees and no other run does. A thing built
 there (the wheel, a stream) is built by the first worker that asks, the others wait on
-its lock and take it as it is.
+its lock and take it as it is. A server started there (the Spark Connect server the
+compactions run on) lives until the run ends: the controller stops it by PID
+(:func:`stop_run_servers`), after every worker is done.
 """
 
 from __future__ import annotations
@@ -16,7 +19,12 @@ from pathlib import Path
 
 import pytest
 
+from fscommit_dev.spark_connect import ConnectServer
 from fscommit_dev.streams import StreamingTable
+
+# The environment variable naming the run's folder, set for the workers and their children
+# by tests/conftest.py, so a helper without fixtures (tests/support/compaction.py) finds it.
+RUN_FOLDER_ENV = "FSCOMMIT_TEST_RUN_FOLDER"
 
 
 def run_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
@@ -57,3 +65,30 @@ def shared_stream(
             table = build(folder / "table")
             made.write_bytes(pickle.dumps(table))  # written last: the mark of a whole build
     return table.copy_to(base)
+
+
+def run_connect_server(folder: Path) -> ConnectServer:
+    """The run's Spark Connect server (local[2], workers without the provider), started
+    by the first caller. ``folder``: :func:`run_folder`, or the value of RUN_FOLDER_ENV.
+
+    A compaction on it costs a client's second of CPU where a spark-submit costs a JVM's
+    nine; the tests whose subject is the launch (the hook's command, the cluster's Python,
+    the standalone cluster, the Spark lines, a killed application) still spark-submit.
+    """
+    server = ConnectServer(folder / "connect-server")
+    with (folder / "connect-server.lock").open("a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        port_file = server.base / "port"
+        if port_file.exists():
+            server.port = int(port_file.read_text())
+            if server.is_running():
+                return server
+        server.base.mkdir(exist_ok=True)
+        server.start()
+        port_file.write_text(str(server.port))
+    return server
+
+
+def stop_run_servers(folder: Path) -> None:
+    """Stop what the run's workers started in ``folder`` (the controller, at the end)."""
+    ConnectServer(folder / "connect-server").stop()
