@@ -16,12 +16,18 @@ demo: venv
 demo-iceberg: venv
 	@scripts/demo.sh --catalog iceberg
 
+# The suite's budgets on the 2-core machines CI runs on (DEVELOPERS.md): each run says how
+# long it took against its own.
+TEST_BUDGET_MIN ?= 35
+FAST_BUDGET_MIN ?= 5
+TIMED = scripts/timed.sh
+
 test: venv
 	.venv/bin/ruff check .
-	$(PYTEST)
+	@$(TIMED) "make test" $(TEST_BUDGET_MIN) $(PYTEST)
 
 test-fast: venv
-	$(PYTEST) -m "not slow"
+	@$(TIMED) "make test-fast" $(FAST_BUDGET_MIN) $(PYTEST) -m "not slow"
 
 lint: venv
 	.venv/bin/ruff check .
