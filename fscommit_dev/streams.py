@@ -10,12 +10,13 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
 import sys
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,9 @@ BLOCK_VALUE = "__block__"
 _INPUT_MTIME_BASE = 1_700_000_000
 # Where a child query (stream_job.py) appends its progress, one JSON object a line.
 CHILD_PROGRESS = "child-progress.jsonl"
+# The name of a file of Spark's metadata logs (the sink's, the file source's, offsets and
+# commits): the batch id, ``.compact`` after a compaction.
+LOG_FILE = re.compile(r"\d+(\.compact)?")
 
 # The JVMs the suite's Spark starts (every spark-submit, the sessions, the Connect
 # servers) each live seconds: with C1 alone and the serial collector a spark-submit of a
@@ -180,23 +184,30 @@ class StreamingTable(QueryDirs):
         """This table as a new one under ``base``, which a test may change or run further.
 
         Spark's logs name files by absolute path: the sink log its data files, the file
-        source's log its inputs (what a restarted query skips). Both are rewritten to the
-        copy's paths, and the Hadoop checksum files (``.name.crc``) of the rewritten files
-        dropped, as Hadoop reads a file without one unchecked; modification times are kept,
-        so the source orders its inputs as before. State store files name no path.
+        source's log its inputs (what a restarted query skips). Every log file (``N`` or
+        ``N.compact``, wherever it is kept) is rewritten to the copy's paths, and its Hadoop
+        checksum file (``.N.crc``) dropped, as Hadoop reads a file without one unchecked;
+        modification times are kept, so the source orders its inputs as before. State
+        store files name no path. What a builder noted on the table (``killed_mid_batch``'s
+        orphans and files at the kill) is moved along.
         """
         shutil.copytree(self.base, base, symlinks=True)
         old, new = str(self.base).encode(), str(base).encode()
-        logs = [Path(base, "checkpoint", "sources"), Path(base, "staging", "_spark_metadata")]
-        files = [f for log in logs if log.exists() for f in log.rglob("*") if f.is_file()]
-        for path in [f for f in files if not f.name.endswith(".crc")]:
+        for path in base.rglob("*"):
+            if not LOG_FILE.fullmatch(path.name) or not path.is_file():
+                continue
             content = path.read_bytes()
             if old in content:
                 stat = path.stat()
                 path.write_bytes(content.replace(old, new))
                 os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
                 path.with_name(f".{path.name}.crc").unlink(missing_ok=True)
-        return replace(self, base=base, progress=list(self.progress))
+        copy = replace(self, base=base, progress=list(self.progress))
+        declared = {f.name for f in fields(self)}
+        for name, value in vars(self).items():
+            if name not in declared:  # noted by a builder: paths under base, or lists of them
+                setattr(copy, name, _rebased(value, self.base, base))
+        return copy
 
     def run_child(self) -> list[dict[str, Any]]:
         """Process every new input file in a child on ``python``; its progress, kept."""
@@ -476,6 +487,15 @@ def killed_mid_batch(table: StreamingTable, *then: list[dict]) -> StreamingTable
         raise RuntimeError(f"the restarted query failed; see {table.base}/child.log")
     table.child_progress()
     return table
+
+
+def _rebased(value: Any, old: Path, new: Path) -> Any:
+    """``value`` (a path or a list of paths) with the ones under ``old`` moved to ``new``."""
+    if isinstance(value, list):
+        return [_rebased(v, old, new) for v in value]
+    if isinstance(value, Path) and value.is_relative_to(old):
+        return new / value.relative_to(old)
+    return value
 
 
 def _part_files(table: StreamingTable, partition_dir: str) -> list[Path]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -74,82 +75,118 @@ def spark():
     session.stop()
 
 
+def _worker_copy(
+    tmp_path_factory: pytest.TempPathFactory, name: str, build: Callable[[Path], StreamingTable]
+) -> StreamingTable:
+    """This worker's copy of the stream ``build`` runs once per test run (the worker's
+    tests share it, as they share any session fixture)."""
+    return shared_stream(tmp_path_factory, name, build, tmp_path_factory.mktemp(name) / "stream")
+
+
 @pytest.fixture(scope="session")
 def compacted_stream(spark, tmp_path_factory) -> StreamingTable:
     """Eight hourly batches: the sink log compacts (interval 3) and old batches are purged."""
-    table = StreamingTable(tmp_path_factory.mktemp("compacted"))
-    table.add_batches(*hourly_batches("2026-11-20", range(8)))
-    table.run(spark)
-    return table
+
+    def build(base: Path) -> StreamingTable:
+        table = StreamingTable(base)
+        table.add_batches(*hourly_batches("2026-11-20", range(8)))
+        table.run(spark)
+        return table
+
+    return _worker_copy(tmp_path_factory, "compacted", build)
 
 
 @pytest.fixture(scope="session")
 def late_stateful_stream(spark, tmp_path_factory) -> StreamingTable:
     """A stateful query (dropDuplicates, offset log v2) that receives late and repeated rows."""
-    table = StreamingTable(tmp_path_factory.mktemp("stateful"), stateful=True, offset_log_version=2)
-    batches = hourly_batches("2026-11-20", range(4))
-    batches.append(
-        [
-            row(1000, "2026-11-20T00:05:00Z"),  # older than the watermark: Spark drops it
-            row(31, "2026-11-20T03:20:00Z"),  # a duplicate of batch 3: dropped by state
-            row(1001, "2026-11-20T04:10:00Z"),
-        ]
-    )
-    table.add_batches(*batches)
-    table.run(spark)
-    return table
+
+    def build(base: Path) -> StreamingTable:
+        table = StreamingTable(base, stateful=True, offset_log_version=2)
+        batches = hourly_batches("2026-11-20", range(4))
+        batches.append(
+            [
+                row(1000, "2026-11-20T00:05:00Z"),  # older than the watermark: Spark drops it
+                row(31, "2026-11-20T03:20:00Z"),  # a duplicate of batch 3: dropped by state
+                row(1001, "2026-11-20T04:10:00Z"),
+            ]
+        )
+        table.add_batches(*batches)
+        table.run(spark)
+        return table
+
+    return _worker_copy(tmp_path_factory, "stateful", build)
 
 
 @pytest.fixture(scope="session")
 def late_stateless_stream(spark, tmp_path_factory) -> StreamingTable:
     """A stateless query: rows older than the watermark are still written (late data)."""
-    table = StreamingTable(tmp_path_factory.mktemp("stateless-late"))
-    table.add_batches(*hourly_batches("2026-11-20", range(4)))
-    table.run(spark)
-    return table
+
+    def build(base: Path) -> StreamingTable:
+        table = StreamingTable(base)
+        table.add_batches(*hourly_batches("2026-11-20", range(4)))
+        table.run(spark)
+        return table
+
+    return _worker_copy(tmp_path_factory, "stateless-late", build)
 
 
 @pytest.fixture(scope="session")
 def awkward_stream(spark, tmp_path_factory) -> StreamingTable:
     """Partition values that need Hive escaping, a null, an empty string and non-ASCII."""
-    table = StreamingTable(tmp_path_factory.mktemp("awkward"), partition_by=("dt", "k"))
-    values = ["a b:c/d%e=f#g", None, "", "ü→✓", "x'y\"z", "50%", "__HIVE_x", "[1]{2}^*?\\"]
-    table.add_batches(
-        [row(i, f"2026-11-20T01:{i:02d}:00Z", k=v) for i, v in enumerate(values)],
-        [row(100, "2026-11-20T05:00:00Z", k="later")],
-    )
-    table.run(spark)
-    return table
+
+    def build(base: Path) -> StreamingTable:
+        table = StreamingTable(base, partition_by=("dt", "k"))
+        values = ["a b:c/d%e=f#g", None, "", "ü→✓", "x'y\"z", "50%", "__HIVE_x", "[1]{2}^*?\\"]
+        table.add_batches(
+            [row(i, f"2026-11-20T01:{i:02d}:00Z", k=v) for i, v in enumerate(values)],
+            [row(100, "2026-11-20T05:00:00Z", k="later")],
+        )
+        table.run(spark)
+        return table
+
+    return _worker_copy(tmp_path_factory, "awkward", build)
 
 
 @pytest.fixture(scope="session")
 def shanghai_stream(spark, tmp_path_factory) -> StreamingTable:
     """Partition values on Asia/Shanghai wall clock (UTC+8) while the watermark is UTC."""
-    table = StreamingTable(tmp_path_factory.mktemp("shanghai"), time_zone="Asia/Shanghai")
-    table.add_batches(*hourly_batches("2026-11-20", range(0, 5)))
-    table.run(spark)
-    return table
+
+    def build(base: Path) -> StreamingTable:
+        table = StreamingTable(base, time_zone="Asia/Shanghai")
+        table.add_batches(*hourly_batches("2026-11-20", range(0, 5)))
+        table.run(spark)
+        return table
+
+    return _worker_copy(tmp_path_factory, "shanghai", build)
 
 
 @pytest.fixture(scope="session")
 def killed_stream(tmp_path_factory) -> StreamingTable:
     """A query SIGKILLed mid-batch after one task wrote its files, then restarted."""
-    table = StreamingTable(tmp_path_factory.mktemp("killed"), blockable=True)
-    table.add_batches(*hourly_batches("2026-11-20", range(2)))
-    return killed_mid_batch(table)
+
+    def build(base: Path) -> StreamingTable:
+        table = StreamingTable(base, blockable=True)
+        table.add_batches(*hourly_batches("2026-11-20", range(2)))
+        return killed_mid_batch(table)
+
+    return _worker_copy(tmp_path_factory, "killed", build)
 
 
 @pytest.fixture(scope="session")
 def fault_stream(spark, tmp_path_factory) -> StreamingTable:
     """Six hours, then a second round of rows for hours 00-03: two files per partition
     (the fault-injection trials, on local disk and on S3, read it and never write it)."""
-    table = StreamingTable(tmp_path_factory.mktemp("faults"))
-    table.add_batches(
-        *hourly_batches("2026-11-20", range(6)),
-        [row(100 + h, f"2026-11-20T{h:02d}:40:00Z") for h in range(4)],
-    )
-    table.run(spark)
-    return table
+
+    def build(base: Path) -> StreamingTable:
+        table = StreamingTable(base)
+        table.add_batches(
+            *hourly_batches("2026-11-20", range(6)),
+            [row(100 + h, f"2026-11-20T{h:02d}:40:00Z") for h in range(4)],
+        )
+        table.run(spark)
+        return table
+
+    return _worker_copy(tmp_path_factory, "faults", build)
 
 
 @pytest.fixture(scope="session")
@@ -161,10 +198,14 @@ def first_batches_stream(spark, tmp_path_factory) -> StreamingTable:
     wrote hour 00 with that watermark. Spark has now seen event times (the next batch
     runs with 00:10) but the safe watermark is still 0.
     """
-    stream = StreamingTable(tmp_path_factory.mktemp("first-batches"))
-    stream.add_batches([], *hourly_batches("2026-11-20", range(1)))
-    stream.run(spark)
-    return stream
+
+    def build(base: Path) -> StreamingTable:
+        stream = StreamingTable(base)
+        stream.add_batches([], *hourly_batches("2026-11-20", range(1)))
+        stream.run(spark)
+        return stream
+
+    return _worker_copy(tmp_path_factory, "first-batches", build)
 
 
 @pytest.fixture
@@ -197,13 +238,12 @@ def metastore(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
-def postgres():
-    """A real PostgreSQL server on 127.0.0.1 for Airflow's metadata, stopped by PID at the end."""
-    from tests.support.postgres import PostgresServer
+def postgres(tmp_path_factory):
+    """The run's real PostgreSQL server on 127.0.0.1 for Airflow's metadata: one for every
+    worker, stopped by PID when the run ends (tests/support/run_shared.py)."""
+    from tests.support.run_shared import run_folder, run_postgres
 
-    server = PostgresServer.start()
-    yield server
-    server.stop()
+    return run_postgres(run_folder(tmp_path_factory))
 
 
 @pytest.fixture(scope="session")
