@@ -3,13 +3,15 @@
 Its metadata database is a SQLite file in the Airflow home (enough for ``airflow dags
 test``, one process at a time) unless a PostgreSQL database is given, as the tests of the
 real services (scheduler, api-server, triggerer, dag-processor) do. The SQLite file is a
-copy of one ``airflow db migrate`` made for the installation's first home in this
-process (a migration takes seconds; what it writes depends on the installation only).
+copy of one ``airflow db migrate`` made once per installation and kept (a migration takes
+seconds of a core; what it writes depends on the installation only).
 """
 
 from __future__ import annotations
 
-import atexit
+import fcntl
+import hashlib
+import json
 import os
 import shutil
 import subprocess
@@ -67,11 +69,11 @@ class AirflowEnv:
         )
 
     def setup(self) -> AirflowEnv:
+        """The home's DAG folder, and a migrated SQLite database when none is given (a
+        given database is migrated already, or :meth:`migrate` it)."""
         self.dags_folder.mkdir(parents=True, exist_ok=True)
         if self.database is None:
             shutil.copyfile(_migrated_sqlite(self.bin), self.home / "airflow.db")
-        else:
-            self.migrate()
         return self
 
     def migrate(self) -> None:
@@ -96,15 +98,26 @@ class AirflowEnv:
         return {f"{t}[{i}]" if i >= 0 else t: s for t, i, s in rows}
 
 
-_MIGRATED: dict[Path, Path] = {}  # an installation's scripts: its freshly migrated SQLite file
-
-
 def _migrated_sqlite(bin: Path) -> Path:
-    """A SQLite metadata database ``airflow db migrate`` of ``bin``'s Airflow made, in a
-    directory this process removes when it ends."""
-    if bin not in _MIGRATED:
-        home = Path(tempfile.mkdtemp(prefix="fscommit-airflow-db-"))
-        atexit.register(shutil.rmtree, home, ignore_errors=True)
-        AirflowEnv(home, {}, bin=bin).migrate()
-        _MIGRATED[bin] = home / "airflow.db"
-    return _MIGRATED[bin]
+    """A SQLite metadata database ``airflow db migrate`` of ``bin``'s Airflow made.
+
+    What a migration writes depends on the installation only: the file is kept in the
+    user's cache under the installation's packages (its ``*.dist-info`` names, which carry
+    every version), not its path, so the copies of one venv share it, every test worker
+    and run of a machine migrates each installation once, and one migrates while the
+    others wait on its lock.
+    """
+    site = next((bin.parent / "lib").glob("python*/site-packages"))
+    packages = sorted(p.name for p in site.glob("*.dist-info"))
+    key = hashlib.sha256(json.dumps([site.parent.name, packages]).encode()).hexdigest()[:16]
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    folder = Path(base) / "airflow-provider-fscommit" / "airflow-db" / key
+    folder.mkdir(parents=True, exist_ok=True)
+    with (folder / "lock").open("a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (folder / "airflow.db").exists():
+            home = Path(tempfile.mkdtemp(dir=folder))
+            AirflowEnv(home, {}, bin=bin).migrate()
+            (home / "airflow.db").rename(folder / "airflow.db")  # whole, or not at all
+            shutil.rmtree(home, ignore_errors=True)
+    return folder / "airflow.db"

@@ -51,7 +51,7 @@ def test_ui_trigger_backfills_and_the_triggerer_commit_each_partition_once(
     assert airflow.run("dags", "reserialize").returncode == 0
 
     with running_services(airflow) as services:
-        assert listening_addresses(postgres.process.pid) == {f"127.0.0.1:{postgres.port}"}
+        assert listening_addresses(postgres.pid) == {f"127.0.0.1:{postgres.port}"}
         for name, process in services.processes.items():
             addresses = listening_addresses(process.pid)
             assert all(a.startswith("127.0.0.1:") for a in addresses), (name, addresses)

@@ -8,6 +8,7 @@ log servers are not started (``--skip-serve-logs``; they would bind every interf
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import signal
@@ -21,7 +22,7 @@ from pathlib import Path
 
 import requests
 
-from fscommit_dev.airflow_env import AirflowEnv
+from fscommit_dev.airflow_env import AIRFLOW, AirflowEnv
 from fscommit_dev.listeners import free_port
 from tests.support.postgres import PostgresServer
 
@@ -248,15 +249,19 @@ def services_airflow_env(
 ) -> AirflowEnv:
     """An :class:`AirflowEnv` (migrated) set up to run :func:`running_services`.
 
-    Its metadata database is a new database on ``postgres``: the services write to it
-    concurrently, as in production (SQLite lets one process write at a time). ``bin``: the
+    Its metadata database is a new database on ``postgres``, migrated (a copy of the
+    installation's migrated template): the services write to it concurrently, as in
+    production (SQLite lets one process write at a time). ``bin``: the
     scripts of another Airflow installation (a compatibility line's), default this one's.
     """
-    database = postgres.create_database(f"airflow_{uuid.uuid4().hex[:12]}")
-    env = services_env(free_port()) | extra_env
-    if bin is None:
-        return AirflowEnv(home, env, database).setup()
-    return AirflowEnv(home, env, database, bin=bin).setup()
+    bin = bin or Path(AIRFLOW).parent
+
+    def migrate(url: str) -> None:
+        AirflowEnv(home / "migrating", {}, url, bin=bin).migrate()
+
+    key = hashlib.sha256(str(bin.resolve()).encode()).hexdigest()[:12]
+    database = postgres.migrated_database(f"airflow_{uuid.uuid4().hex[:12]}", migrate, key)
+    return AirflowEnv(home, services_env(free_port()) | extra_env, database, bin=bin).setup()
 
 
 def _stop(processes: list[subprocess.Popen], grace: float = 20) -> None:

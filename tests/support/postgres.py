@@ -1,9 +1,11 @@
 """A PostgreSQL server for Airflow's metadata database, as production Airflow runs it.
 
-The server comes from Debian's packages (``scripts/bootstrap.sh`` installs them). Each test
-session starts one with its own data directory, listening on 127.0.0.1 only (no Unix
-socket), and stops it by PID; each Airflow installation gets a database of its own. It
-is a throwaway server: trust authentication on loopback, and no fsync.
+The server comes from Debian's packages (``scripts/bootstrap.sh`` installs them). A test
+run starts one with its own data directory, listening on 127.0.0.1 only (no Unix
+socket), and stops it by PID at the end (``tests/support/run_shared.py``); each Airflow
+installation gets a database of its own, a copy of a template ``airflow db migrate``
+made once per Airflow installation and server. It is a throwaway server: trust
+authentication on loopback, and no fsync.
 
 PostgreSQL refuses to run as root, so as root (CI) the server runs as Debian's
 ``postgres`` user, which owns the data directory.
@@ -11,6 +13,7 @@ PostgreSQL refuses to run as root, so as root (CI) the server runs as Debian's
 
 from __future__ import annotations
 
+import fcntl
 import glob
 import os
 import pwd
@@ -19,6 +22,8 @@ import signal
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable
+from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -53,10 +58,12 @@ class PostgresServer:
 
     directory: Path
     port: int
-    process: subprocess.Popen
+    pid: int  # the postmaster's
 
     @classmethod
     def start(cls) -> PostgresServer:
+        """A new server, its data in a new folder of the system's temp (which the
+        ``postgres`` user reaches, unlike root's pytest folders)."""
         postgres_or_skip()
         directory = Path(tempfile.mkdtemp(prefix="fscommit-postgres-"))
         run_as = _run_as()
@@ -94,7 +101,7 @@ class PostgresServer:
                 start_new_session=True,
                 **run_as,
             )
-        server = cls(directory, port, process)
+        server = cls(directory, port, process.pid)
         server._wait_until_ready()
         return server
 
@@ -105,6 +112,21 @@ class PostgresServer:
     def create_database(self, name: str) -> str:
         """A new empty database; its SQLAlchemy URL."""
         self.execute("postgres", f'CREATE DATABASE "{name}"')
+        return self.url(name)
+
+    def migrated_database(self, name: str, migrate: Callable[[str], None], key: str) -> str:
+        """A new database that is a copy of one ``migrate`` (given its URL) made once per
+        ``key`` on this server (the Airflow installation): a migration costs a core half a
+        minute, a copy of its database a second. Its SQLAlchemy URL."""
+        template = f"migrated_{key}"
+        with (self.directory / f"{template}.lock").open("a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            done = f"SELECT 1 FROM pg_database WHERE datname = '{template}' AND datistemplate"
+            if not self.execute("postgres", done):
+                self.execute("postgres", f'DROP DATABASE IF EXISTS "{template}"')
+                migrate(self.create_database(template))
+                self.execute("postgres", f'ALTER DATABASE "{template}" IS_TEMPLATE true')
+            self.execute("postgres", f'CREATE DATABASE "{name}" TEMPLATE "{template}"')
         return self.url(name)
 
     def execute(self, database: str, sql: str) -> list[tuple]:
@@ -129,19 +151,30 @@ class PostgresServer:
                 self.execute("postgres", "SELECT 1")
                 return
             except psycopg2.OperationalError:  # not accepting connections yet
-                if self.process.poll() is not None or time.monotonic() > deadline:
+                if not self._running() or time.monotonic() > deadline:
                     log = (self.directory / "postgres.log").read_text(errors="replace")
                     self.stop()
                     raise RuntimeError(f"PostgreSQL did not start:\n{log[-3000:]}") from None
                 time.sleep(0.2)
 
+    def _running(self) -> bool:
+        """The postmaster is alive (reaped first when this process started it)."""
+        with suppress(ChildProcessError):
+            if os.waitpid(self.pid, os.WNOHANG)[0] == self.pid:
+                return False
+        try:
+            os.kill(self.pid, 0)
+        except ProcessLookupError:
+            return False
+        return True
+
     def stop(self, grace: float = 30) -> None:
         """Fast shutdown (SIGINT to the postmaster's PID), then remove the data directory."""
-        if self.process.poll() is None:
-            os.kill(self.process.pid, signal.SIGINT)
-            try:
-                self.process.wait(timeout=grace)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.process.pid, signal.SIGKILL)
-                self.process.wait(timeout=grace)
+        with suppress(ProcessLookupError):
+            os.kill(self.pid, signal.SIGINT)
+            deadline = time.monotonic() + grace
+            while self._running() and time.monotonic() < deadline:
+                time.sleep(0.1)
+            if self._running():
+                os.killpg(self.pid, signal.SIGKILL)
         shutil.rmtree(self.directory, ignore_errors=True)

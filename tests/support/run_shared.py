@@ -5,13 +5,14 @@ pytest-xdist gives each worker its own base temp (``popen-gwN``) inside the run'
 run's folder is the one every worker of it sees and no other run does. A thing built
 there (the wheel, a stream) is built by the first worker that asks, the others wait on
 its lock and take it as it is. A server started there (the Spark Connect server the
-compactions run on) lives until the run ends: the controller stops it by PID
-(:func:`stop_run_servers`), after every worker is done.
+compactions run on, the PostgreSQL server of the Airflow deployments) lives until the run
+ends: the controller stops it by PID (:func:`stop_run_servers`), after every worker is done.
 """
 
 from __future__ import annotations
 
 import fcntl
+import json
 import pickle
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -21,6 +22,7 @@ import pytest
 
 from fscommit_dev.spark_connect import ConnectServer
 from fscommit_dev.streams import StreamingTable
+from tests.support.postgres import PostgresServer
 
 # The environment variable naming the run's folder, set for the workers and their children
 # by tests/conftest.py, so a helper without fixtures (tests/support/compaction.py) finds it.
@@ -89,6 +91,27 @@ def run_connect_server(folder: Path) -> ConnectServer:
     return server
 
 
+def run_postgres(folder: Path) -> PostgresServer:
+    """The run's PostgreSQL server, started by the first caller (the Airflow deployments
+    of every worker each get a database on it)."""
+    record = folder / "postgres.json"
+    with (folder / "postgres.lock").open("a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if record.exists():
+            fields = json.loads(record.read_text())
+            return PostgresServer(Path(fields["directory"]), fields["port"], fields["pid"])
+        server = PostgresServer.start()
+        record.write_text(
+            json.dumps({"directory": str(server.directory), "port": server.port, "pid": server.pid})
+        )
+    return server
+
+
 def stop_run_servers(folder: Path) -> None:
     """Stop what the run's workers started in ``folder`` (the controller, at the end)."""
     ConnectServer(folder / "connect-server").stop()
+    record = folder / "postgres.json"
+    if record.exists():
+        fields = json.loads(record.read_text())
+        PostgresServer(Path(fields["directory"]), fields["port"], fields["pid"]).stop()
+        record.unlink()
