@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.compaction import compact_command
+from tests.support.pythons import installed_venv
 from tests.support.wheel import ROOT, run_wheel
 
 pytestmark = pytest.mark.slow
@@ -26,17 +27,30 @@ def wheel(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def venv(wheel, tmp_path_factory) -> Path:
-    """A fresh venv with the wheel installed exactly as scripts/install.sh installs it."""
-    path = tmp_path_factory.mktemp("venv")
-    subprocess.run([sys.executable, "-m", "venv", str(path)], check=True)
-    installed = subprocess.run(
-        [str(ROOT / "scripts" / "install.sh"), str(path / "bin" / "python"), f"{wheel}[spark]"],
-        capture_output=True,
-        text=True,
-        timeout=1200,
-    )
-    assert installed.returncode == 0, installed.stdout[-3000:] + installed.stderr[-3000:]
-    return path / "bin"
+    """A new venv with the wheel installed exactly as scripts/install.sh installs it.
+
+    Kept (tests/support/pythons.py) under what decides its content: the wheel's files,
+    ``constraints.txt``, ``install.sh`` and this Python; a change to any of them builds a
+    new one, so the test still sees what a fresh install of this tree makes."""
+
+    def install(path: Path) -> None:
+        subprocess.run([sys.executable, "-m", "venv", str(path)], check=True)
+        installed = subprocess.run(
+            [str(ROOT / "scripts" / "install.sh"), str(path / "bin" / "python"), f"{wheel}[spark]"],
+            capture_output=True,
+            text=True,
+            timeout=1200,
+        )
+        assert installed.returncode == 0, installed.stdout[-3000:] + installed.stderr[-3000:]
+
+    files = sorted((i.filename, i.CRC) for i in zipfile.ZipFile(wheel).infolist())
+    inputs = [
+        "packaging",
+        files,
+        *((ROOT / name).read_text() for name in ("constraints.txt", "scripts/install.sh")),
+    ]
+    scratch = tmp_path_factory.mktemp("venv") / "venv"
+    return installed_venv(Path(sys.executable), inputs, install, scratch).parent
 
 
 def run(venv: Path, *command: str, cwd: Path, **env: str) -> subprocess.CompletedProcess:

@@ -26,7 +26,7 @@ import os
 import shutil
 import subprocess
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -90,7 +90,7 @@ def fresh_venv(
         return _build(interpreter, venv, steps)
     key = _cache_key(interpreter, steps)
     with _locked(cache / f"{key}.lock"):
-        _copy_venv(_current_build(cache, key, interpreter, steps), venv)
+        _copy_venv(_current_build(cache, key, _installer(interpreter, steps)), venv)
     return venv / "bin" / "python"
 
 
@@ -106,10 +106,29 @@ def cached_venv(interpreter: Path, *packages: str, scratch: Path) -> Path:
     cache = _cache_root()
     if cache is None:
         return _build(interpreter, scratch, steps)
-    key = _cache_key(interpreter, steps)
+    return installed_venv(interpreter, steps, _installer(interpreter, steps), scratch=scratch)
+
+
+def installed_venv(
+    interpreter: Path, inputs: object, install: Callable[[Path], None], scratch: Path
+) -> Path:
+    """The Python of a venv ``install`` makes at the folder it is given, cached under
+    ``interpreter`` and ``inputs`` (everything that decides what ``install`` puts in it)
+    and used in place, as :func:`cached_venv`'s (built under ``scratch`` without the
+    cache)."""
+    cache = _cache_root()
+    if cache is None:
+        install(scratch)
+        return scratch / "bin" / "python"
+    key = _cache_key(interpreter, inputs)
     with _locked(cache / f"{key}.lock"):
-        built = _current_build(cache, key, interpreter, steps, margin_s=24 * 3600)
+        built = _current_build(cache, key, install, margin_s=24 * 3600)
     return built / "bin" / "python"
+
+
+def _installer(interpreter: Path, steps: list[list[str]]) -> Callable[[Path], None]:
+    """What builds a venv of ``interpreter`` with the ``pip install`` ``steps``."""
+    return lambda venv: _build(interpreter, venv, steps)
 
 
 def _steps(packages: Sequence[str], installs: Sequence[Sequence[str]]) -> list[list[str]]:
@@ -118,17 +137,15 @@ def _steps(packages: Sequence[str], installs: Sequence[Sequence[str]]) -> list[l
 
 
 def _current_build(
-    cache: Path, key: str, interpreter: Path, steps: list[list[str]], margin_s: float = 0
+    cache: Path, key: str, install: Callable[[Path], None], margin_s: float = 0
 ) -> Path:
-    """The cache entry's venv, (re)built first unless it is current for ``margin_s`` more;
-    called under the entry's lock."""
+    """The cache entry's venv, (re)built by ``install`` first unless it is current for
+    ``margin_s`` more; called under the entry's lock."""
     built = cache / key / "venv"
     if not _is_current(cache / key, margin_s):
         shutil.rmtree(cache / key, ignore_errors=True)
-        _build(interpreter, built, steps)
-        (cache / key / "built.json").write_text(
-            json.dumps({"built_at": time.time(), "python": str(interpreter), "steps": steps})
-        )
+        install(built)
+        (cache / key / "built.json").write_text(json.dumps({"built_at": time.time()}))
         _prune(cache)
     return built
 
@@ -166,7 +183,7 @@ def _cache_root() -> Path | None:
     return Path(base) / "airflow-provider-fscommit" / "venvs"
 
 
-def _cache_key(interpreter: Path, steps: list[list[str]]) -> str:
+def _cache_key(interpreter: Path, steps: object) -> str:
     version = subprocess.run(
         [str(interpreter), "-c", "import sys; print(sys.version)"],
         capture_output=True, text=True, check=True, timeout=60,
