@@ -21,6 +21,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from fscommit_dev.relocate import rewrite_paths
+
 ROOT = Path(__file__).resolve().parents[1]
 BLOCK_VALUE = "__block__"
 # Input files get increasing modification times from here, so the file source (which
@@ -192,15 +194,9 @@ class StreamingTable(QueryDirs):
         orphans and files at the kill) is moved along.
         """
         shutil.copytree(self.base, base, symlinks=True)
-        old, new = str(self.base).encode(), str(base).encode()
         for path in base.rglob("*"):
-            if not LOG_FILE.fullmatch(path.name) or not path.is_file():
-                continue
-            content = path.read_bytes()
-            if old in content:
-                stat = path.stat()
-                path.write_bytes(content.replace(old, new))
-                os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+            is_log = LOG_FILE.fullmatch(path.name) and path.is_file()
+            if is_log and rewrite_paths(path, str(self.base), str(base)):
                 path.with_name(f".{path.name}.crc").unlink(missing_ok=True)
         copy = replace(self, base=base, progress=list(self.progress))
         declared = {f.name for f in fields(self)}

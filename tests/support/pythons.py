@@ -32,6 +32,8 @@ from pathlib import Path
 
 import pytest
 
+from fscommit_dev.relocate import rewrite_paths
+
 
 def _pyenv_root() -> Path | None:
     if os.environ.get("PYENV_ROOT"):
@@ -222,15 +224,9 @@ def _copy_venv(source: Path, venv: Path) -> None:
     times are kept, so the copied bytecode stays valid.
     """
     shutil.copytree(source, venv, symlinks=True)
-    old, new = str(source).encode(), str(venv).encode()
     for path in [venv / "pyvenv.cfg", *(venv / "bin").iterdir()]:
-        if path.is_symlink() or not path.is_file():
-            continue
-        content = path.read_bytes()
-        if old in content:
-            stat = path.stat()
-            path.write_bytes(content.replace(old, new))
-            os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+        if path.is_file() and not path.is_symlink():
+            rewrite_paths(path, str(source), str(venv))
 
 
 def pip(python: Path, *args: str) -> subprocess.CompletedProcess:
