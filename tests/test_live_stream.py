@@ -138,6 +138,8 @@ def test_readers_and_compactions_of_a_stream_that_compacts_and_purges_its_logs(
         for poller in pollers:
             poller.start()
         compactions = []
+        slow = pollers[1]
+        slow_calls = slow.calls
         for batch in range(1, BATCHES):
             stream.add_batches(live_input(batch))
             while latest_commit(stream) < batch:  # one input file per micro-batch
@@ -145,6 +147,12 @@ def test_readers_and_compactions_of_a_stream_that_compacts_and_purges_its_logs(
                 time.sleep(1.5)
             if batch % 12 == 0:
                 compactions.append(compact(stream.staging, stream.checkpoint, table))
+            # At least three slow reads overlap the batches, however quick the compactions.
+            if batch % 12 == 0 or batch == BATCHES - 1:
+                while slow.calls == slow_calls and not slow.failures:
+                    assert time.monotonic() < deadline + 600, "the slow reader is stuck"
+                    time.sleep(0.5)
+                slow_calls = slow.calls
     finally:
         for poller in pollers:
             poller.stop.set()
