@@ -15,7 +15,7 @@ import fcntl
 import json
 import pickle
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
 import pytest
@@ -36,16 +36,20 @@ def run_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @contextmanager
-def built_once(tmp_path_factory: pytest.TempPathFactory, name: str) -> Iterator[Path]:
-    """``name``'s folder in :func:`run_folder`, held under its lock while the caller looks
-    for what is built there and builds it if it is missing."""
-    shared = run_folder(tmp_path_factory)
-    with (shared / f"{name}.lock").open("a") as lock:
+def locked(folder: Path, name: str) -> Iterator[Path]:
+    """``folder / name``, held under its lock (``name.lock`` beside it) while the caller
+    looks for what is built or started there and makes it if it is missing."""
+    with (folder / f"{name}.lock").open("a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         try:
-            yield shared / name
+            yield folder / name
         finally:
             fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def built_once(tmp_path_factory: pytest.TempPathFactory, name: str) -> AbstractContextManager[Path]:
+    """:func:`locked` in the run's folder."""
+    return locked(run_folder(tmp_path_factory), name)
 
 
 def shared_stream(
@@ -77,10 +81,9 @@ def run_connect_server(folder: Path) -> ConnectServer:
     nine; the tests whose subject is the launch (the hook's command, the cluster's Python,
     the standalone cluster, the Spark lines, a killed application) still spark-submit.
     """
-    server = ConnectServer(folder / "connect-server")
-    with (folder / "connect-server.lock").open("a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        port_file = server.base / "port"
+    with locked(folder, "connect-server") as base:
+        server = ConnectServer(base)
+        port_file = base / "port"
         if port_file.exists():
             server.port = int(port_file.read_text())
             if server.is_running():
@@ -94,9 +97,7 @@ def run_connect_server(folder: Path) -> ConnectServer:
 def run_postgres(folder: Path) -> PostgresServer:
     """The run's PostgreSQL server, started by the first caller (the Airflow deployments
     of every worker each get a database on it)."""
-    record = folder / "postgres.json"
-    with (folder / "postgres.lock").open("a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    with locked(folder, "postgres.json") as record:
         if record.exists():
             fields = json.loads(record.read_text())
             return PostgresServer(Path(fields["directory"]), fields["port"], fields["pid"])
