@@ -1,7 +1,10 @@
 """Session fixtures: one Spark session and real streaming tables written by real queries.
 
-Each table fixture runs a Spark Structured Streaming query once per test session and hands
-the tests its directories plus what Spark itself reported (the oracle to compare with).
+Each table fixture runs a Spark Structured Streaming query once per test run (the first
+worker that needs it) and hands each worker, or for ``hourly_stream`` each test, a copy:
+its directories plus what Spark itself reported (the oracle to compare with). The run's
+Spark Connect and PostgreSQL servers are started by the first worker that needs them and
+stopped by the controller at the end (``tests/support/run_shared.py``).
 """
 
 from __future__ import annotations
