@@ -246,7 +246,7 @@ def _commit(location: str) -> dict[str, Any]:
     units in this process, timed apart), the policies and the completeness step."""
     from airflow_provider_fscommit.core.commit.committer import PartitionCommitter
     from airflow_provider_fscommit.core.commit.policy_factory import create_policies
-    from airflow_provider_fscommit.core.commit.publisher import CompactionPublisher
+    from airflow_provider_fscommit.core.publish.publisher import CompactionPublisher
     from airflow_provider_fscommit.jobs.driver import run_group
 
     spec = _spec(location)
@@ -282,7 +282,7 @@ def _status(location: str) -> dict[str, Any]:
 
 
 def _plan(location: str) -> dict[str, Any]:
-    from airflow_provider_fscommit.core.commit.publisher import CompactionPublisher
+    from airflow_provider_fscommit.core.publish.publisher import CompactionPublisher
 
     return {"plans": len(CompactionPublisher(_spec(location)).preview(None).plans)}
 

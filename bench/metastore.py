@@ -26,7 +26,8 @@ from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from airflow_provider_fscommit.core.commit.policy import CommitContext, PartitionCommitPolicy
+from airflow_provider_fscommit.core.commit.policy import PartitionCommitPolicy
+from airflow_provider_fscommit.core.publish.published import CommitContext
 from bench.measure import check, print_result, run_measured, summarize
 from bench.settings import REPO, BenchSettings, python
 from bench.spark import spark_env, submit_command

@@ -85,8 +85,8 @@ def _reader(log: SyntheticLog) -> Any:
 
 
 def _compaction(staged: WorkloadInput, table: Path) -> Any:
-    from airflow_provider_fscommit.core.commit.publisher import CompactionPublisher
     from airflow_provider_fscommit.core.compaction.compactor import compact_units
+    from airflow_provider_fscommit.core.publish.publisher import CompactionPublisher
 
     shutil.rmtree(table, ignore_errors=True)
     publisher = CompactionPublisher(staged.table_spec(str(table)))

@@ -21,10 +21,10 @@ import pytest
 from pyspark.sql import functions as F
 
 from airflow_provider_fscommit.cli.main import main
-from airflow_provider_fscommit.core.commit.publisher import CompactionPublisher
 from airflow_provider_fscommit.core.compaction.compactor import compact_units
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
+from airflow_provider_fscommit.core.publish.publisher import CompactionPublisher
 from fscommit_dev.metastore.client import hive_sql, thrift_client
 from fscommit_dev.s3_tables import place_on_s3
 from fscommit_dev.streams import StreamingTable, TypedTable, killed_mid_batch, row, spark_env

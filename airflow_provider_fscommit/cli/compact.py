@@ -19,9 +19,9 @@ from airflow_provider_fscommit.cli.compaction import (
     render_summary,
     run_compaction,
 )
-from airflow_provider_fscommit.core.commit.publisher import CompactionPublisher
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.errors import FsCommitError
+from airflow_provider_fscommit.core.publish.publisher import CompactionPublisher
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

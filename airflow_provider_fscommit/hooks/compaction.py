@@ -27,12 +27,12 @@ from airflow.providers.apache.spark.hooks.spark_connect import SparkConnectHook
 from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
 from airflow.sdk import Connection
 
-from airflow_provider_fscommit.core.commit.publisher import (
+from airflow_provider_fscommit.core.config.table_spec import TableSpec
+from airflow_provider_fscommit.core.errors import FsCommitError
+from airflow_provider_fscommit.core.publish.publisher import (
     CompactionPreview,
     CompactionPublisher,
 )
-from airflow_provider_fscommit.core.config.table_spec import TableSpec
-from airflow_provider_fscommit.core.errors import FsCommitError
 from airflow_provider_fscommit.core.storage.object_store import S3Settings
 from airflow_provider_fscommit.hooks.aws import AwsStorageHook
 from airflow_provider_fscommit.jobs.launch import CompactionSubmission, SparkInstallation

@@ -27,7 +27,6 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from airflow_provider_fscommit.console import messages_to_stderr
-from airflow_provider_fscommit.core.commit.publisher import CompactionPublisher
 from airflow_provider_fscommit.core.compaction.bin_packing import balance
 from airflow_provider_fscommit.core.compaction.compactor import UnitResult, UnitTask, compact_units
 from airflow_provider_fscommit.core.compaction.plan import CompactionPlan
@@ -35,6 +34,7 @@ from airflow_provider_fscommit.core.compaction.summary import CompactionSummary,
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.errors import FsCommitError
 from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
+from airflow_provider_fscommit.core.publish.publisher import CompactionPublisher
 from airflow_provider_fscommit.jobs.floors import refusal, runtime
 
 PLANNED_PREFIX = "FSCOMMIT_PLANNED "

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from airflow_provider_fscommit.core.commit.policy import CommitContext, PartitionCommitPolicy
+from airflow_provider_fscommit.core.commit.policy import PartitionCommitPolicy
 from airflow_provider_fscommit.core.errors import ConfigError
 from airflow_provider_fscommit.core.loader import load_class
+from airflow_provider_fscommit.core.publish.published import CommitContext
 
 OPTION = "sink.partition-commit.policy.class"
 

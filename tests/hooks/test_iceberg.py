@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 from pyiceberg.catalog import load_catalog
 
-from airflow_provider_fscommit.core.commit.publisher import CompactionPublisher
 from airflow_provider_fscommit.core.compaction.compactor import compact_units
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.errors import IcebergError
 from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
+from airflow_provider_fscommit.core.publish.publisher import CompactionPublisher
 from airflow_provider_fscommit.hooks.commit import PartitionCommitHook
 from airflow_provider_fscommit.hooks.iceberg import IcebergCatalogHook
 from fscommit_dev.s3_server import ACCESS_KEY, REGION, aws_connection_env

@@ -14,11 +14,11 @@ from pathlib import Path
 
 from airflow_provider_fscommit.core.commit.committer import PartitionCommitter
 from airflow_provider_fscommit.core.commit.policy_factory import create_policies
-from airflow_provider_fscommit.core.commit.publisher import CompactionPublisher
 from airflow_provider_fscommit.core.compaction.compactor import compact_units
 from airflow_provider_fscommit.core.compaction.planner import plan_partition
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
+from airflow_provider_fscommit.core.publish.publisher import CompactionPublisher
 from airflow_provider_fscommit.core.spark.staging import StagedFile
 from airflow_provider_fscommit.core.status.committable import PartitionState, TableStatusReader
 from fscommit_dev.tables import hourly_table, table_flags

@@ -19,10 +19,10 @@ from pathlib import Path
 
 from airflow_provider_fscommit.core.commit.committer import PartitionCommitter
 from airflow_provider_fscommit.core.commit.policy_factory import create_policies
-from airflow_provider_fscommit.core.commit.publisher import CompactionPublisher
 from airflow_provider_fscommit.core.compaction.compactor import compact_units
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.ledger import lock
+from airflow_provider_fscommit.core.publish.publisher import CompactionPublisher
 
 
 def _metastore_client():

@@ -6,9 +6,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import ClassVar
 
-from airflow_provider_fscommit.core.commit.policy import CommitContext, CommitSummary
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.partition.partition_spec import PartitionSpec
+from airflow_provider_fscommit.core.publish.published import CommitContext, CommitSummary
 from fscommit_dev.metastore.client import thrift_client
 
 

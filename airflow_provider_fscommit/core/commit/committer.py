@@ -32,20 +32,21 @@ from dataclasses import dataclass
 from typing import Any
 
 from airflow_provider_fscommit.core.commit.catalog import CatalogPolicy
-from airflow_provider_fscommit.core.commit.policy import (
-    CommitContext,
-    CommitSummary,
-    PartitionCommitPolicy,
-)
+from airflow_provider_fscommit.core.commit.policy import PartitionCommitPolicy
 from airflow_provider_fscommit.core.compat import StrEnum
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.errors import FsCommitError
 from airflow_provider_fscommit.core.faults import fault_point
-from airflow_provider_fscommit.core.formats.file_format import FileFormat
 from airflow_provider_fscommit.core.ledger.ledger import CommitLedger, PartitionLedger
 from airflow_provider_fscommit.core.ledger.lock import TableLock
-from airflow_provider_fscommit.core.ledger.table_state import PartitionSummary
 from airflow_provider_fscommit.core.partition.partition_spec import PartitionSpec
+from airflow_provider_fscommit.core.publish.published import (
+    CommitBatch,
+    CommitContext,
+    CommitSummary,
+    commit_summary,
+)
+from airflow_provider_fscommit.core.publish.retirement import retire
 from airflow_provider_fscommit.core.status.committable import TableStatusReader
 from airflow_provider_fscommit.core.status.completeness import (
     Completeness,
@@ -55,9 +56,11 @@ from airflow_provider_fscommit.core.status.completeness import (
 )
 from airflow_provider_fscommit.core.status.expiry import expired_reason
 from airflow_provider_fscommit.core.status.table_report import OrphanSearch, read_table_report
-from airflow_provider_fscommit.core.storage.filesystem import (
-    delete_dir_if_exists,
-    delete_if_exists,
+from airflow_provider_fscommit.core.status.work import (
+    EVERY_STEP,
+    Work,
+    answered_by_summary,
+    partition_work,
 )
 from airflow_provider_fscommit.core.storage.object_store import explain, store_errors
 
@@ -126,19 +129,57 @@ class PartitionCommitter:
         reader = TableStatusReader(self.spec)
         now_ms = int(time.time() * 1000)
         with TableLock(self.table_path, "commit", single_writer=self.spec.single_writer) as lock:
-            outcomes = self._commit(partitions, commit_empty, lock, origin, reader, now_ms)
-            self.completeness = self._publish_completeness(lock, reader, now_ms)
-            self._catalog_completeness(self.completeness.published)
-            return outcomes
+            return self._commit(partitions, commit_empty, lock, origin, reader, now_ms)
 
-    def _catalog_completeness(self, published: Completeness | None) -> None:
-        """Copy the published completeness into the table parameters of every catalog the
-        chain commits to, for readers outside Airflow (Trino, Athena, Spark).
+    def _completeness(
+        self, pending: Sequence[CommitContext], reader: TableStatusReader, now_ms: int
+    ) -> tuple[TableCompleteness, Completeness | None]:
+        """The run's one completeness value: what it publishes once ``pending`` is committed.
+
+        Computed once, before the policies, counting ``pending`` as committed: a catalog
+        that writes it in the same commit as the partitions' data (an Iceberg transaction)
+        and the ledger's record after the policies get the same value, and it is never
+        computed again from a state that a failed ledger write left behind (which would be
+        lower). Forward only from the published record (:meth:`Completeness.advance`).
+        A state that cannot be read publishes nothing new, with the reason in ``current``;
+        the next run publishes it. Returns it, and the value the ledger is to record (None:
+        it holds it already).
+        """
+        published: Completeness | None = None
+        try:
+            published = published_completeness(self.ledger)
+            report = read_table_report(self.spec, orphans=OrphanSearch.NONE, reader=reader)
+            current = current_completeness(report, committing={c.path for c in pending})
+        except (FsCommitError, OSError) as exc:
+            reason = _reason(exc)
+            log.warning("the table's completeness is not published: %s", reason)
+            return TableCompleteness(published, Completeness(None, None, reason=reason)), None
+        previous = published or Completeness(None, None)
+        advanced = previous.advance(current, now_ms)
+        if advanced == previous:
+            return TableCompleteness(published, current), None
+        return TableCompleteness(advanced, current), advanced
+
+    def _record_completeness(
+        self, completeness: TableCompleteness, advanced: Completeness | None, lock: TableLock
+    ) -> None:
+        """Record the run's completeness in the ledger, after the policies and the partitions'
+        records, then copy it into every catalog of the chain, for readers outside Airflow
+        (Trino, Athena, Spark).
 
         Under the lock, so two runs never write an older value over a newer one; a catalog
-        that already holds it is not written. The partitions are committed by then: a
-        catalog that refuses is named in the log, and the next run writes it.
+        that already holds it (or a later one) is not written. The partitions are committed
+        by then: a ledger or catalog that refuses is named in the log, and the next run
+        writes it.
         """
+        if advanced is not None:
+            try:
+                lock.check()
+                self.ledger.write_completeness(advanced.to_record())
+            except (FsCommitError, OSError) as exc:
+                reason = _reason(exc)
+                log.warning("the table's completeness is not recorded in the ledger: %s", reason)
+        published = completeness.published
         if published is None:
             return
         parameters = published.table_parameters()
@@ -154,55 +195,6 @@ class PartitionCommitter:
                     policy.name,
                     exc,
                 )
-
-    def _publish_completeness(
-        self, lock: TableLock, reader: TableStatusReader, now_ms: int
-    ) -> TableCompleteness:
-        """Move the published completeness forward to what the table's state gives now.
-
-        After the run's ledger writes and under its lock, so it counts this run's commits
-        and two runs never interleave their read and write of the record. The partitions
-        are committed by then: a state that cannot be read (a checkpoint gone, a ledger
-        record unreadable, a store failing) or a lock lost leaves the record as it was, with
-        the reason in ``current``; the next run publishes it.
-        """
-        published: Completeness | None = None
-        try:
-            published = published_completeness(self.ledger)
-            current = current_completeness(
-                read_table_report(self.spec, orphans=OrphanSearch.NONE, reader=reader)
-            )
-            previous = published or Completeness(None, None)
-            advanced = previous.advance(current, now_ms)
-            if advanced == previous:
-                return TableCompleteness(published, current)
-            lock.check()
-            self.ledger.write_completeness(advanced.to_record())
-        except (FsCommitError, OSError) as exc:  # the partitions are committed: say, go on
-            reason = str(explain(exc) or exc) if isinstance(exc, OSError) else str(exc)
-            log.warning("the table's completeness is not published: %s", reason)
-            return TableCompleteness(published, Completeness(None, None, reason=reason))
-        return TableCompleteness(advanced, current)
-
-    def _committing_completeness(
-        self, pending: Sequence[CommitContext], reader: TableStatusReader, now_ms: int
-    ) -> dict[str, str] | None:
-        """The table parameters this run publishes once ``pending`` is committed, for a
-        catalog that writes them in the same commit as the partitions' data (so its readers
-        never see them ahead of it). The same values :meth:`_publish_completeness` computes
-        after the ledger's records (same state, same clock), so that catalog is not written
-        again; None when nothing is pending or the state cannot be read (the catalog then
-        gets them after, as the others do)."""
-        if not pending:
-            return None
-        try:
-            published = published_completeness(self.ledger) or Completeness(None, None)
-            report = read_table_report(self.spec, orphans=OrphanSearch.NONE, reader=reader)
-            current = current_completeness(report, committing={c.path for c in pending})
-        except (FsCommitError, OSError) as exc:
-            log.warning("the table's completeness goes to the catalogs after the commit: %s", exc)
-            return None
-        return published.advance(current, now_ms).table_parameters()
 
     def _commit(
         self,
@@ -231,59 +223,50 @@ class PartitionCommitter:
         looked: list[str] = []
         for path in dict.fromkeys(partitions):
             recorded = state.get(path)  # a partition of the state: a valid path
-            if (
-                recorded is not None
-                and staged is not None
-                and recorded.settles(staged.get(path, 0))
-            ):
-                # Expired for good (the records agree), or past its expiration by the
-                # summary's clock (the records decide: the summary may lag a commit).
-                expired = expired_reason(self.spec, path, recorded, now_ms)
-                if recorded.expired_at_ms is not None:
+            counted = None if staged is None else staged.get(path, 0)
+            work = partition_work(self.spec, path, recorded, counted, now_ms)
+            # Any work the summary asks for may be a publication it lags: the records decide.
+            if staged is not None and answered_by_summary(work, recorded, EVERY_STEP):
+                assert recorded is not None
+                if work & Work.EXPIRED:
+                    expired = expired_reason(self.spec, path, recorded, now_ms)
                     outcomes.append(CommitOutcome(path, CommitState.EXPIRED, reason=expired))
-                    continue
-                if (
-                    not expired
-                    and recorded.policies_current
-                    and recorded.latest_commit is not None
-                    and not recorded.retire_pending
-                ):
-                    summary = _summary(recorded, now_ms)
+                else:
+                    summary = commit_summary(recorded, now_ms)
                     outcomes.append(CommitOutcome(path, CommitState.UP_TO_DATE, summary))
-                    continue
+                continue
             spec = PartitionSpec.parse(  # before its records: a path from a user is checked
                 path, self.spec.partition_keys, self.spec.partition_default_name
             )
             records = self.ledger.look(path, state)
             looked.append(path)
-            expired = expired_reason(self.spec, path, records, now_ms)
-            if expired:
+            work = partition_work(self.spec, path, records.summary(), counted, now_ms)
+            if work & Work.EXPIRED:
+                expired = expired_reason(self.spec, path, records, now_ms)
                 outcomes.append(CommitOutcome(path, CommitState.EXPIRED, reason=expired))
                 continue
             if not records.commits and not commit_empty:
                 outcomes.append(CommitOutcome(path, CommitState.NOTHING_PUBLISHED))
                 continue
-            summary = _summary(records.summary(), now_ms)
-            if records.policies_current:
+            summary = commit_summary(records.summary(), now_ms)
+            if not work & Work.COMMIT:
                 outcomes.append(CommitOutcome(path, CommitState.UP_TO_DATE, summary))
-                if records.retire_pending:  # a run stopped between its policies and this
-                    self._retire(path, records, lock)
+                if work & Work.RETIRE:  # a run stopped between its policies and this
+                    retire(self.ledger, path, records, lock)
                 continue
             location = self.ledger.files_location(path, records.directory)
             self.ledger.filesystem.create_dir(self.ledger.partition_dir(path), recursive=True)
             files = tuple(o["name"] for r in records.live_commits for o in r["outputs"])
             pending.append(CommitContext(self.spec, spec, path, location, summary, origin, files))
             history[path] = records
-        with_data = [
-            p for p in self.policies if isinstance(p, CatalogPolicy) and p.completeness_with_data
-        ]
-        parameters = self._committing_completeness(pending, reader, now_ms) if with_data else None
+        completeness, advanced = self._completeness(pending, reader, now_ms)
+        published = completeness.published
+        batch = CommitBatch(
+            tuple(pending), None if published is None else published.table_parameters()
+        )
         receipts: dict[str, dict[str, Any]] = {}
         for policy in self.policies:
-            if policy in with_data and parameters is not None:
-                said = policy.commit_all(pending, parameters)
-            else:
-                said = policy.commit_all(pending)
+            said = policy.commit_all(batch)
             for path, receipt in (said or {}).items():
                 receipts.setdefault(path, {}).update(receipt)
             if pending:
@@ -302,33 +285,16 @@ class PartitionCommitter:
             )
             outcomes.append(CommitOutcome(context.path, state_of, context.summary))
             if history[context.path].superseded:  # the catalog reads the rewrite's files now
-                self._retire(context.path, history[context.path], lock)
+                retire(self.ledger, context.path, history[context.path], lock)
         self.ledger.record_done(looked)
+        self._record_completeness(completeness, advanced, lock)
+        self.completeness = completeness
         return sorted(outcomes, key=lambda o: o.partition)
 
-    def _retire(self, path: str, records: PartitionLedger, lock: TableLock) -> None:
-        """Delete the files a committed rewrite replaced (and the directories of earlier
-        rewrites they leave empty), then record that they are gone.
 
-        Only after the policies committed the rewrite: readers through the catalog read
-        its directory by then. Idempotent: a run killed in between deletes the rest.
-        """
-        rewrite = records.latest_rewrite
-        assert rewrite is not None
-        files = records.superseded
-        directory = self.ledger.partition_dir(path)
-        filesystem = self.ledger.filesystem
-        for position, name in enumerate(files):
-            delete_if_exists(filesystem, f"{directory}/{name}")
-            if position == 0:
-                fault_point("during-retire")
-        for emptied in sorted(
-            {name.rpartition("/")[0] for name in files} - {"", rewrite.directory}
-        ):
-            delete_dir_if_exists(filesystem, f"{directory}/{emptied}")
-        lock.check()
-        record = {"rewrite_seq": rewrite.seq, "files": files, "retired_ms": int(time.time() * 1000)}
-        self.ledger.write_retirement(path, record)
+def _reason(exc: Exception) -> str:
+    """What a store's or the ledger's failure says, for the log."""
+    return str(explain(exc) or exc) if isinstance(exc, OSError) else str(exc)
 
 
 def _staged(reader: TableStatusReader) -> dict[str, int] | None:
@@ -339,17 +305,3 @@ def _staged(reader: TableStatusReader) -> dict[str, int] | None:
     except (FsCommitError, OSError):
         return None
     return {p.staged.path: p.staged.files for p in status.partitions}
-
-
-def _summary(recorded: PartitionSummary, now_ms: int) -> CommitSummary:
-    """The commit facts of everything published for a partition so far (maybe nothing)."""
-    return CommitSummary(
-        files=recorded.published_files,
-        bytes=recorded.published_bytes,
-        rows=recorded.published_rows,
-        watermark_ms=recorded.watermark_ms,
-        max_batch_id=recorded.max_batch_id,
-        compaction_seq=recorded.latest_commit,
-        committed_at_ms=now_ms,
-        format=FileFormat(recorded.format) if recorded.format else None,
-    )

@@ -35,7 +35,7 @@ from airflow_provider_fscommit.core.faults import fault_point
 from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
 from airflow_provider_fscommit.core.ledger.lock import TableLock
 from airflow_provider_fscommit.core.partition.partition_spec import PartitionSpec
-from airflow_provider_fscommit.core.status.expiry import PartitionHistory, age_start_ms
+from airflow_provider_fscommit.core.status.expiry import PartitionHistory, expiry_start_ms
 from airflow_provider_fscommit.core.storage.filesystem import exists
 from airflow_provider_fscommit.core.storage.object_store import store_errors
 
@@ -138,16 +138,15 @@ def _find(spec: TableSpec, ledger: CommitLedger, report: ExpirationReport) -> No
     report.errors.extend({"partition": p, "error": e} for p, e in sorted(state.errors.items()))
     for path, recorded in sorted(state.partitions.items()):
         try:
-            if recorded.expired_at_ms is not None or not _past(spec, path, recorded, report):
+            if recorded.expired_at_ms is not None or _past(spec, path, recorded, report) is None:
                 continue
             records = ledger.look(path, state)
-            if records.expired is not None or not _past(spec, path, records, report):
+            start = None if records.expired is not None else _past(spec, path, records, report)
+            if start is None:
                 continue
-            start = age_start_ms(spec, path, records)
         except (LedgerError, PartitionTimeError) as exc:
             report.errors.append({"partition": path, "error": str(exc)})
             continue
-        assert start is not None
         files = _files(ledger, path)
         report.partitions.append(
             {
@@ -165,11 +164,10 @@ def _find(spec: TableSpec, ledger: CommitLedger, report: ExpirationReport) -> No
 
 def _past(
     spec: TableSpec, partition: str, history: PartitionHistory, report: ExpirationReport
-) -> bool:
-    """Whether the partition's age (from ``history``) is past the expiration time."""
-    assert spec.expiration_time is not None
-    start = age_start_ms(spec, partition, history)
-    return start is not None and report.now_ms - start > spec.expiration_time // _MS
+) -> int | None:
+    """When the partition's age (from ``history``) started, if it is past the expiration
+    time (``status.expiry``'s rule: the one compaction and the commit refuse by)."""
+    return expiry_start_ms(spec, partition, history, report.now_ms)
 
 
 def _files(ledger: CommitLedger, partition: str) -> dict[str, int]:

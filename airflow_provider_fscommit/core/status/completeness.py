@@ -117,7 +117,7 @@ class Completeness:
         if self.complete_through_ms is None:
             return False, (
                 f"{table} has no {COMPLETE_THROUGH_PARAMETER} yet: no commit run has published "
-                f"its completeness (a table commits it with the metastore or glue policy); "
+                f"its completeness (each run copies it into every catalog of its chain); "
                 f"waiting for {wanted}"
             )
         through = iso_ms(self.complete_through_ms)
@@ -189,6 +189,23 @@ def _parameter_ms(parameters: Mapping[str, str], key: str, table: str) -> int | 
             f"{table}: its table parameter {key} is {text!r}, not an ISO-8601 time as fscommit "
             "writes it; remove it and let the next commit run publish it"
         ) from None
+
+
+def forward_parameters(
+    held: Mapping[str, str] | None, parameters: Mapping[str, str], table: str
+) -> dict[str, str]:
+    """The completeness parameters to write over those catalog ``table`` holds: each value
+    the later of the two (:meth:`Completeness.advance`), so no reader of the catalog ever
+    sees one go back, even where the catalog is ahead of the ledger (a run whose ledger
+    record failed after the catalog committed). A held value that is not a time as fscommit
+    writes it is replaced."""
+    try:
+        before = Completeness.from_table_parameters(held or {}, table)
+    except ConfigError:
+        return dict(parameters)
+    wanted = Completeness.from_table_parameters(parameters, table)
+    after = before.advance(wanted, wanted.committed_at_ms or 0)
+    return before.table_parameters() if after is before else after.table_parameters()
 
 
 def published_completeness(ledger: CommitLedger) -> Completeness | None:

@@ -1,9 +1,10 @@
 """Discovery: every partition that has something to commit, for a sweep or task mapping.
 
-A partition needs work when it is committable and either some of its committed staged
-files are not published yet (new, or late data for a committed partition) or its latest
-publication has not gone through the commit policies. An expired partition (or one past
-its expiration) needs none: its late data is never published.
+A committable partition is discovered when it needs any work (:mod:`.work`): staged files
+not published yet (new, or late data for a committed partition), a fragmented partition
+to compact again, a publication the commit policies have not committed, or files a
+committed rewrite replaced left to retire by a run that stopped. An expired partition (or
+one past its expiration) needs none: its late data is never published.
 """
 
 from __future__ import annotations
@@ -13,25 +14,33 @@ from dataclasses import dataclass
 
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
+from airflow_provider_fscommit.core.ledger.table_state import PartitionSummary
 from airflow_provider_fscommit.core.partition.partition_spec import PartitionGlob, PartitionSpec
 from airflow_provider_fscommit.core.status.committable import PartitionState, TableStatusReader
-from airflow_provider_fscommit.core.status.expiry import expired_reason
+from airflow_provider_fscommit.core.status.work import (
+    EVERY_STEP,
+    Work,
+    answered_by_summary,
+    partition_work,
+)
 from airflow_provider_fscommit.core.storage.object_store import store_errors
 
 
 @dataclass(frozen=True)
 class PendingCommit:
     partition: str
-    reason: str  # new | late-data | policies-pending
+    reason: str  # new | late-data | fragmented | policies-pending | retire-pending
 
 
 @store_errors
 def partitions_to_commit(spec: TableSpec, within: str | None = None) -> list[PendingCommit]:
-    """Committable partitions not committed yet, plus committed ones with late data.
+    """Committable partitions with work: not committed yet, late data, fragmented (when
+    rewrites are on), not committed since their last publication, or a rewrite's replaced
+    files not retired yet.
 
     ``within``: only the partitions of this glob (``region=*/dt=2026-11-20/hour=03``: the
     hour of every region) or this one partition. The table state answers for the
-    partitions with nothing new; only the others' records are read (the state may lag
+    partitions it finds no work for; only the others' records are read (the state may lag
     them, never lead).
     """
     reader = TableStatusReader(spec)
@@ -39,30 +48,31 @@ def partitions_to_commit(spec: TableSpec, within: str | None = None) -> list[Pen
     ledger = CommitLedger(spec.require_table_path())
     state = ledger.state()
     selection = None if within is None else _selection(spec, within)
-    look = []
+    now_ms = int(time.time() * 1000)
+    pending = []
     for partition in status.in_state(PartitionState.COMMITTABLE):
         if selection is not None and not selection.matches(partition.staged.spec):
             continue
-        recorded = state.get(partition.staged.path)
-        if recorded is not None and (
-            recorded.expired_at_ms is not None
-            or (recorded.settles(partition.staged.files) and recorded.policies_current)
-        ):
-            continue
-        look.append(partition.staged.path)
-    files = reader.staging.committed_files(status.snapshot, set(look))
-    pending = []
-    now_ms = int(time.time() * 1000)
-    for path in look:
-        records = ledger.look(path, state)
-        if expired_reason(spec, path, records, now_ms):
-            continue
-        unpublished = {f.uri for f in files[path]} - records.settled_inputs
-        if unpublished:
-            pending.append(PendingCommit(path, "late-data" if records.commits else "new"))
-        elif not records.policies_current:
-            pending.append(PendingCommit(path, "policies-pending"))
+        path, staged = partition.staged.path, partition.staged.files
+        recorded = state.get(path)
+        work = partition_work(spec, path, recorded, staged, now_ms)
+        if not answered_by_summary(work, recorded, EVERY_STEP):
+            records = ledger.look(path, state).summary()
+            work = partition_work(spec, path, records, staged, now_ms)
+            recorded = records
+        if work and not work & Work.EXPIRED:
+            assert recorded is not None
+            pending.append(PendingCommit(path, _reason(work, recorded)))
     return pending
+
+
+def _reason(work: Work, recorded: PartitionSummary) -> str:
+    """The first step a sweep takes for the partition, as the discovery names it."""
+    if work & Work.COMPACT:
+        return "late-data" if recorded.latest_commit is not None else "new"
+    if work & Work.REWRITE:
+        return "fragmented"
+    return "policies-pending" if work & Work.COMMIT else "retire-pending"
 
 
 def _selection(spec: TableSpec, within: str) -> PartitionGlob:

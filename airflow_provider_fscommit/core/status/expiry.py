@@ -45,20 +45,34 @@ def age_start_ms(spec: TableSpec, partition: str, records: PartitionHistory) -> 
     return records.last_update_ms
 
 
+def expiry_start_ms(
+    spec: TableSpec, partition: str, records: PartitionHistory, now_ms: int
+) -> int | None:
+    """The instant ``partition``'s age counts from, when it is past the expiration time
+    (None: it is not, it has no age yet, or the table sets no expiration): the one rule
+    that compaction, the commit, discovery and expiration itself all apply. ``values-time``
+    raises ``PartitionTimeError`` for a path the extractor cannot read."""
+    if spec.expiration_time is None:
+        return None
+    start = age_start_ms(spec, partition, records)
+    if start is None or now_ms - start <= spec.expiration_time // _MS:
+        return None
+    return start
+
+
 def expired_reason(
     spec: TableSpec, partition: str, records: PartitionHistory, now_ms: int
 ) -> str | None:
     """Why nothing of ``partition`` may be published or committed again (None: it may)."""
     if records.expired_at_ms is not None:
         return f"expired at {iso_ms(records.expired_at_ms)}; late data for it is not published"
-    if spec.expiration_time is None:
-        return None
     try:
-        start = age_start_ms(spec, partition, records)
+        start = expiry_start_ms(spec, partition, records, now_ms)
     except PartitionTimeError:
         return None  # compaction reports the partition's time error itself
-    if start is None or now_ms - start <= spec.expiration_time // _MS:
+    if start is None:
         return None
+    assert spec.expiration_time is not None
     return (
         f"past partition.expiration-time ({format_duration(spec.expiration_time)} after "
         f"{iso_ms(start)}); it is expired, not published"

@@ -29,6 +29,12 @@ from airflow_provider_fscommit.core.status.committable import (
 )
 from airflow_provider_fscommit.core.status.partition_wait import is_stalled, progress_since_ms
 from airflow_provider_fscommit.core.status.table_watch import table_watch
+from airflow_provider_fscommit.core.status.work import (
+    EVERY_STEP,
+    Work,
+    answered_by_summary,
+    partition_work,
+)
 from airflow_provider_fscommit.core.storage.object_store import explain, store_errors
 
 # The sensor has no default stall timeout; a page needs one to say "stalled" at all.
@@ -77,6 +83,7 @@ class PartitionReport:
     iceberg_snapshot_id: int | None = None  # the snapshot its latest commit is in
     expired_ms: int | None = None
     error: str | None = None
+    work: Work = Work.NONE  # what a run would do for it (:mod:`.work`)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -112,6 +119,7 @@ class PartitionReport:
             "expired_ms": self.expired_ms,
             "expired": iso_ms(self.expired_ms),
             "error": self.error,
+            "work": self.work.names,
         }
 
 
@@ -161,8 +169,8 @@ class TableReport:
             return "the next compaction run compacts them again"
         return (
             "they stay so: compacting them again needs compaction.rewrite-fragmented and a "
-            "catalog policy (metastore, glue), whose location switch shows readers the new "
-            "files at once"
+            "catalog policy that shows readers the new files at once (one that switches a "
+            "partition's location atomically: metastore, glue; or an Iceberg snapshot)"
         )
 
     def counts(self) -> dict[str, int]:
@@ -237,19 +245,26 @@ def _report(
 ) -> TableReport:
     status = reader.read(now_ms=now_ms, find_orphans=orphans is OrphanSearch.ALL)
     since = progress_since_ms(status.checkpoint, reader.checkpoint)
-    partitions, error = _partitions(spec, status)
+    partitions, error = _partitions(spec, status, now_ms)
     if orphans is OrphanSearch.UNCOMMITTED:
         unsettled = [p.partition for p in partitions if p.state not in _SETTLED_STATES]
         status = reader.with_orphans(status, unsettled)
     return TableReport(status, partitions, stall_timeout, since, error)
 
 
-def _partitions(spec: TableSpec, status: TableStatus) -> tuple[list[PartitionReport], str | None]:
-    """Every partition's report, and why the ledger could not be read (if so)."""
+def _partitions(
+    spec: TableSpec, status: TableStatus, now_ms: int
+) -> tuple[list[PartitionReport], str | None]:
+    """Every partition's report, and why the ledger could not be read (if so).
+
+    A partition the table state finds work for is reported from its records, which the
+    state may lag (:func:`.work.answered_by_summary`): the report says what a run would do.
+    """
     if not spec.table_path:
         return [_from_status(p) for p in status.partitions], None
     try:
-        state = CommitLedger(spec.table_path).state()
+        ledger = CommitLedger(spec.table_path)
+        state = ledger.state()
     except (OSError, LedgerError) as exc:
         # An unreachable table directory or a damaged table state must not hide what the
         # stream says.
@@ -259,10 +274,20 @@ def _partitions(spec: TableSpec, status: TableStatus) -> tuple[list[PartitionRep
     staged = {p.staged.path: p for p in status.partitions}
     partitions = []
     for path in sorted(set(staged) | set(state.partitions) | set(state.errors)):
-        if path in state.errors:
-            partitions.append(_errored(spec, path, staged.get(path), state.errors[path]))
-        else:
-            partitions.append(_merge(spec, path, staged.get(path), state.get(path)))
+        found = staged.get(path)
+        recorded = state.get(path)
+        files = found.staged.files if found else None
+        work = partition_work(spec, path, recorded, files, now_ms)
+        try:
+            if path in state.errors:
+                raise LedgerError(state.errors[path])
+            if recorded is not None and not answered_by_summary(work, recorded, EVERY_STEP):
+                recorded = ledger.look(path, state).summary()
+                work = partition_work(spec, path, recorded, files, now_ms)
+        except LedgerError as exc:
+            partitions.append(_errored(spec, path, found, str(exc)))
+            continue
+        partitions.append(_merge(spec, path, found, recorded, work))
     return partitions, None
 
 
@@ -298,6 +323,7 @@ def _merge(
     path: str,
     status: PartitionStatus | None,
     recorded: PartitionSummary | None,
+    work: Work,
 ) -> PartitionReport:
     """A partition's report from its staged files and its summary in the table state."""
     recorded = recorded or PartitionSummary()
@@ -346,6 +372,7 @@ def _merge(
         iceberg_snapshot_id=recorded.iceberg_snapshot_id,
         expired_ms=recorded.expired_at_ms,
         error=status.error if status else None,
+        work=work,
     )
 
 

@@ -9,9 +9,10 @@ from typing import ClassVar
 
 import pytest
 
-from airflow_provider_fscommit.core.commit.policy import CommitContext, PartitionCommitPolicy
+from airflow_provider_fscommit.core.commit.policy import PartitionCommitPolicy
 from airflow_provider_fscommit.core.errors import MetastoreError
 from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
+from airflow_provider_fscommit.core.publish.published import CommitContext
 from fscommit_dev.metastore.client import (
     create_table,
     metastore_committer,

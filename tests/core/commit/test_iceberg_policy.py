@@ -23,7 +23,7 @@ from airflow_provider_fscommit.cli.main import main
 from airflow_provider_fscommit.core.commit.committer import PartitionCommitter
 from airflow_provider_fscommit.core.commit.iceberg_policy import COMMIT_ID, TABLE_PATH, WATERMARK
 from airflow_provider_fscommit.core.commit.policy_factory import create_policies
-from airflow_provider_fscommit.core.commit.publisher import CompactionPublisher
+from airflow_provider_fscommit.core.publish.publisher import CompactionPublisher
 from airflow_provider_fscommit.core.compaction.compactor import compact_units
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.errors import ConfigError, IcebergError

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from airflow_provider_fscommit.core.commit.mark_event_policy import LOAD_DONE, MarkEventCommitPolicy
-from airflow_provider_fscommit.core.commit.policy import CommitContext
+from airflow_provider_fscommit.core.catalogs.metastore_table import LOAD_DONE
+from airflow_provider_fscommit.core.commit.mark_event_policy import MarkEventCommitPolicy
 from airflow_provider_fscommit.core.errors import MetastoreError
 from airflow_provider_fscommit.core.partition.partition_spec import PartitionSpec
+from airflow_provider_fscommit.core.publish.published import CommitContext
 from fscommit_dev.metastore.client import (
     create_table,
     metastore_committer,

@@ -7,11 +7,11 @@ import pytest
 
 from airflow_provider_fscommit.core.commit.committer import PartitionCommitter
 from airflow_provider_fscommit.core.commit.metastore_policy import MetastoreCommitPolicy
-from airflow_provider_fscommit.core.commit.policy import CommitContext, CommitSummary
 from airflow_provider_fscommit.core.commit.policy_factory import create_policies
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.errors import MetastoreError
 from airflow_provider_fscommit.core.partition.partition_spec import PartitionSpec
+from airflow_provider_fscommit.core.publish.published import CommitContext, CommitSummary
 from fscommit_dev.metastore.client import create_table, metastore_table_spec, thrift_client
 from tests.support.metastore_calls import CountingClient, context, counting_factory
 

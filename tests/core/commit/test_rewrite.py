@@ -18,11 +18,11 @@ from airflow_provider_fscommit.cli.main import main
 from airflow_provider_fscommit.core.commit.committer import PartitionCommitter
 from airflow_provider_fscommit.core.commit.metastore_policy import MetastoreCommitPolicy
 from airflow_provider_fscommit.core.commit.policy_factory import create_policies
-from airflow_provider_fscommit.core.commit.publisher import CompactionPublisher
 from airflow_provider_fscommit.core.compaction.compactor import compact_units
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.faults import FAULT_POINTS, REWRITE_FAULT_POINTS
 from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
+from airflow_provider_fscommit.core.publish.publisher import CompactionPublisher
 from airflow_provider_fscommit.core.status.table_overview import TableEntry
 from airflow_provider_fscommit.core.status.table_report import read_table_report
 from airflow_provider_fscommit.plugins.render import render_page

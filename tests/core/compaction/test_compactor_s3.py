@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from airflow_provider_fscommit.core.commit.publisher import CompactionPublisher
 from airflow_provider_fscommit.core.compaction.compactor import compact_units
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
+from airflow_provider_fscommit.core.publish.publisher import CompactionPublisher
 from fscommit_dev.s3_tables import assert_exactly_once, place_on_s3, staged_ids
 
 

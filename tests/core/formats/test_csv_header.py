@@ -14,12 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from airflow_provider_fscommit.core.commit.publisher import CompactionPublisher
 from airflow_provider_fscommit.core.compaction.compactor import compact_units
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.errors import CsvHeaderError
 from airflow_provider_fscommit.core.formats.line_files import LINE_CODECS
 from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
+from airflow_provider_fscommit.core.publish.publisher import CompactionPublisher
 from fscommit_dev.streams import StreamingTable, row
 from fscommit_dev.tables import hourly_table
 

@@ -13,8 +13,7 @@ import pytest
 from airflow_provider_fscommit.core.commit import success_file_policy
 from airflow_provider_fscommit.core.commit.committer import PartitionCommitter
 from airflow_provider_fscommit.core.commit.policy_factory import create_policies
-from airflow_provider_fscommit.core.commit.publisher import CompactionPublisher
-from airflow_provider_fscommit.core.compaction import compactor
+from airflow_provider_fscommit.core.compaction import compactor, readers
 from airflow_provider_fscommit.core.compaction.compactor import compact_units
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.errors import LedgerError
@@ -28,6 +27,7 @@ from airflow_provider_fscommit.core.ledger.table_state import (
     PartitionSummary,
 )
 from airflow_provider_fscommit.core.maintenance.retention import clean_staging
+from airflow_provider_fscommit.core.publish.publisher import CompactionPublisher
 from airflow_provider_fscommit.core.spark import checkpoint, sink_log, staging
 from airflow_provider_fscommit.core.status.table_report import read_table_report
 from fscommit_dev.aged_table import AgedTable
@@ -36,7 +36,7 @@ from fscommit_dev.tables import table_flags
 
 # Every module of a run that opens, lists or writes a file.
 COUNTED = (ledger_module, lock, sink_log, checkpoint, staging, file_format, compactor)
-COUNTED += (success_file_policy,)
+COUNTED += (readers, success_file_policy)
 # What may differ between a day-old and a 100-day-old table: the table state's
 # checkpoint cadence (a checkpoint, its hint and a clean-up listing).
 SLACK = 5
@@ -156,7 +156,7 @@ import sys
 from datetime import timedelta
 from pathlib import Path
 from fscommit_dev.aged_table import AgedTable
-from airflow_provider_fscommit.core.commit.publisher import CompactionPublisher
+from airflow_provider_fscommit.core.publish.publisher import CompactionPublisher
 CompactionPublisher(AgedTable(Path(sys.argv[1]), 6).spec()).run(lambda tasks: [])
 """
 

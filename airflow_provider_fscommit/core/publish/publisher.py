@@ -25,8 +25,10 @@ A fragmented partition (:mod:`fragmentation`) is planned as a *rewrite*: its pub
 files and its new staged ones into a directory of the plan's own, by the same steps.
 Publishing it leaves the files it replaced where they are: the catalog's readers keep
 reading them until the policies move the partition's location to the new directory,
-and the committer deletes them after that (:mod:`committer`). So rewrites need a catalog
-policy (metastore, glue): a reader that lists directories would see both for a while.
+and the committer retires them after that (:mod:`retirement`). So rewrites need a catalog
+policy that moves its readers to the new files at once (one that switches a partition's
+location atomically: metastore, glue; or an Iceberg snapshot that swaps the files): a
+reader that lists directories would see both for a while.
 
 Steps 1 and 4 race for one name, ``commit-<seq>.json``, created once: should two runs
 overlap (a lease lost on a stalled host or a slow store), the one that abandons a plan and
@@ -35,8 +37,9 @@ deletes its hidden outputs and reports the partition failed; a rerun publishes i
 
 Publishing is the first half of a partition's commit (the committer's policies are the
 second), and it combines the layers below: the status readers (what is committable), the
-planner and the compactor, the ledger and the table lock. So it lives in ``commit``, above
-all of them, and ``compaction`` stays a pure Spark-side merge that knows no ledger.
+planner and the compactor, the ledger and the table lock. So it has a layer of its own,
+``publish``, above all of them and below ``commit``, and ``compaction`` stays a pure
+Spark-side merge that knows no ledger.
 """
 
 from __future__ import annotations
@@ -47,15 +50,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from airflow_provider_fscommit.core.compaction.compactor import (
-    OutputLayout,
-    PlanSchema,
-    UnitResult,
-    UnitTask,
-    hidden_name,
-    read_plan_schema,
-)
+from airflow_provider_fscommit.core.compaction.compactor import UnitResult, UnitTask, hidden_name
+from airflow_provider_fscommit.core.compaction.layout import OutputLayout
 from airflow_provider_fscommit.core.compaction.plan import CompactionPlan
+from airflow_provider_fscommit.core.compaction.plan_schema import PlanSchema, read_plan_schema
 from airflow_provider_fscommit.core.compaction.planner import (
     CODEC_EXTENSIONS,
     plan_partition,
@@ -73,11 +71,16 @@ from airflow_provider_fscommit.core.formats.csv_header import partition_header
 from airflow_provider_fscommit.core.formats.file_format import FileFormat, partition_format
 from airflow_provider_fscommit.core.ledger.ledger import CommitLedger, PartitionLedger
 from airflow_provider_fscommit.core.ledger.lock import TableLock
-from airflow_provider_fscommit.core.ledger.table_state import PartitionSummary
 from airflow_provider_fscommit.core.spark.sink_log import SinkLogSnapshot
 from airflow_provider_fscommit.core.spark.staging import StagedFile
 from airflow_provider_fscommit.core.status.committable import PartitionState, TableStatusReader
 from airflow_provider_fscommit.core.status.expiry import expired_reason
+from airflow_provider_fscommit.core.status.work import (
+    PUBLISHING,
+    Work,
+    answered_by_summary,
+    partition_work,
+)
 from airflow_provider_fscommit.core.storage.filesystem import (
     delete_dir_if_exists,
     delete_if_exists,
@@ -239,33 +242,35 @@ class CompactionPublisher:
         state = self.ledger.state() if dry_run else self.ledger.upgrade()
         now_ms = int(time.time() * 1000)
         settled: list[PartitionOutcome] = []  # nothing to do, or refused
-        work: list[str] = []
+        needs: list[str] = []  # the partitions whose records decide
         for partition in selection.partitions:
             summary = state.get(partition)
             staged = selection.staged_files[partition]
-            if summary is None or not summary.settles(staged) or self._fragmented(summary):
-                work.append(partition)
+            work = partition_work(self.spec, partition, summary, staged, now_ms)
+            if not answered_by_summary(work, summary, PUBLISHING):
+                needs.append(partition)
                 continue
-            expired = expired_reason(self.spec, partition, summary, now_ms)
-            if expired:
+            assert summary is not None
+            if work & Work.EXPIRED:
+                expired = expired_reason(self.spec, partition, summary, now_ms)
                 settled.append(PartitionOutcome(partition, CompactionState.EXPIRED, error=expired))
                 continue
             empty = not staged and not summary.published_inputs
             state_of = CompactionState.EMPTY if empty else CompactionState.UP_TO_DATE
             settled.append(PartitionOutcome(partition, state_of))
         files = (
-            self.reader.staging.committed_files(selection.snapshot, set(work))
+            self.reader.staging.committed_files(selection.snapshot, set(needs))
             if selection.snapshot is not None
-            else {p: [] for p in work}
+            else {p: [] for p in needs}
         )
         formats = {  # every partition's, before anything is written: a wrong spec changes nothing
-            p: partition_format(p, [f.uri for f in files[p]], self.spec.format) for p in work
+            p: partition_format(p, [f.uri for f in files[p]], self.spec.format) for p in needs
         }
-        for partition in work:  # CSV headers too: refused, nothing written
+        for partition in needs:  # CSV headers too: refused, nothing written
             if formats[partition] is FileFormat.CSV:
                 self._csv_header(partition, [f.uri for f in files[partition]])
         plans: list[CompactionPlan] = []
-        for partition in work:
+        for partition in needs:
             ledger = self.ledger.look(partition, state)
             if not dry_run:
                 self._looked.add(partition)
@@ -340,15 +345,6 @@ class CompactionPublisher:
         live = [o for record in ledger.live_commits for o in record.get("outputs", [])]
         published = [StagedFile(f"{directory}/{o['name']}", o.get("bytes", 0)) for o in live]
         return plan_rewrite(partition, published, committed, ledger.settled_inputs, **common)
-
-    def _fragmented(self, summary: PartitionSummary) -> bool:
-        """Whether a settled partition's summary says it may be fragmented (its records
-        decide; a summary older than rewrites does not count compactions)."""
-        lines = summary.format is not None and FileFormat(summary.format).is_lines
-        if not self.spec.rewrites_fragmented or lines:
-            return False
-        fragmentation = summary.fragmentation(self.spec.compaction_file_size)
-        return fragmentation.fragmented(self.layout.sort is not None)
 
     def _layout_refusal(self, plan: CompactionPlan) -> str | None:
         """Why the table's layout (sort order, bloom filters) cannot lay out ``plan``'s

@@ -1,0 +1,97 @@
+"""What work a partition needs: the one answer every caller asks for.
+
+Discovery (a sweep's list), the publisher (what to compact), the committer (what to commit
+or retire), the table report and the status page (what is outstanding) and expiration
+(what to expire) all ask it of a partition, from the same facts: its summary (the table
+state's, or its records' own) and the number of committed files the sink log lists for it.
+Each caller acts on the part of the answer that is its step, so none re-decides it.
+
+The table state's summary may lag the records (a run killed before it recorded them), never
+lead them: a lagging summary can only ask for more work than the records would. So the
+state answers a caller whose steps it finds nothing for; otherwise the records decide
+(:func:`answered_by_summary`), and a run reads only the records of partitions with work.
+"""
+
+from __future__ import annotations
+
+import enum
+
+from airflow_provider_fscommit.core.config.table_spec import TableSpec
+from airflow_provider_fscommit.core.formats.file_format import FileFormat
+from airflow_provider_fscommit.core.ledger.table_state import PartitionSummary
+from airflow_provider_fscommit.core.status.expiry import expired_reason
+
+
+class Work(enum.Flag):
+    """The steps a partition needs, in the order a run takes them (none: ``NONE``).
+
+    ``EXPIRED`` stands alone: past its expiration, nothing of the partition is published or
+    committed again (expiration itself deletes it, if it has not yet).
+    """
+
+    NONE = 0
+    COMPACT = enum.auto()  # committed staged files not published yet, or a plan left open
+    REWRITE = enum.auto()  # published, but fragmented: compacted again into a new directory
+    COMMIT = enum.auto()  # the policies have not committed its latest publication
+    RETIRE = enum.auto()  # the files a committed rewrite replaced wait for deletion
+    EXPIRED = enum.auto()
+
+    @property
+    def names(self) -> list[str]:
+        """Each step's name, lower case, as the JSON outputs show them ([] for none)."""
+        return [step.name.lower() for step in Work if step & self and step.name]
+
+
+#: The steps of a compaction run (the publisher's), and every step (a commit run commits
+#: what a publication made, which a summary asking for any step may lag).
+PUBLISHING = Work.COMPACT | Work.REWRITE
+EVERY_STEP = PUBLISHING | Work.COMMIT | Work.RETIRE
+
+
+def partition_work(
+    spec: TableSpec,
+    path: str,
+    summary: PartitionSummary | None,
+    staged_files: int | None,
+    now_ms: int,
+) -> Work:
+    """The work ``path`` needs, by ``summary`` (None: no records) and ``staged_files``, the
+    committed files the sink log lists for it (None: the stream cannot be read, so whether
+    anything is left to publish is not judged)."""
+    summary = summary or PartitionSummary()
+    if expired_reason(spec, path, summary, now_ms):
+        return Work.EXPIRED
+    work = Work.NONE
+    if staged_files is not None and not summary.settles(staged_files):
+        work |= Work.COMPACT
+    elif _fragmented(spec, summary):
+        work |= Work.REWRITE
+    if not summary.policies_current:
+        work |= Work.COMMIT
+    if summary.retire_pending:
+        work |= Work.RETIRE
+    return work
+
+
+def answered_by_summary(work: Work, summary: PartitionSummary | None, steps: Work) -> bool:
+    """Whether a table state's ``summary`` settles what a caller doing ``steps`` needs,
+    without the partition's records: it asks for none of them, or the partition is
+    recorded as expired (the records agree). A summary that asks for work, or that is past
+    its expiration by its own clock (an ``update-time`` partition committed again since is
+    not), may lag the records: they decide."""
+    if summary is None:
+        return False
+    if work & Work.EXPIRED:
+        return summary.expired_at_ms is not None
+    return not work & steps
+
+
+def _fragmented(spec: TableSpec, summary: PartitionSummary) -> bool:
+    """Whether a settled partition is to be compacted again (``compaction.rewrite-fragmented``;
+    never a line format's, whose files are concatenated, not rewritten). A summary older
+    than rewrites does not count compactions: its records decide."""
+    lines = summary.format is not None and FileFormat(summary.format).is_lines
+    if not spec.rewrites_fragmented or lines:
+        return False
+    fragmentation = summary.fragmentation(spec.compaction_file_size)
+    return fragmentation.fragmented(bool(spec.sort_columns))
