@@ -29,7 +29,7 @@ import pyarrow as pa
 import pyarrow.orc as po
 import pyarrow.parquet as pq
 
-from airflow_provider_fscommit.core.compaction.compactor import SPARK_SCHEMA_KEY
+from airflow_provider_fscommit.core.formats.spark_metadata import SPARK_SCHEMA_KEY
 from bench.measure import check, run_measured
 from bench.spark import spark_env, submit_command
 from bench.workloads import WorkloadInput

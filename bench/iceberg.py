@@ -110,7 +110,7 @@ def _publish(table_path: str, partitions: list[str]) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from airflow_provider_fscommit.core.compaction.compactor import SPARK_SCHEMA_KEY
+    from airflow_provider_fscommit.core.formats.spark_metadata import SPARK_SCHEMA_KEY
     from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
 
     seed_ledger(table_path, partitions)

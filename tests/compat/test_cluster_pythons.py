@@ -20,11 +20,9 @@ from pathlib import Path
 
 import pytest
 
-from airflow_provider_fscommit.core.compaction.compactor import (
-    OutputLayout,
-    UnitTask,
-    read_plan_schema,
-)
+from airflow_provider_fscommit.core.compaction.compactor import UnitTask
+from airflow_provider_fscommit.core.compaction.layout import OutputLayout
+from airflow_provider_fscommit.core.compaction.plan_schema import read_plan_schema
 from airflow_provider_fscommit.core.compaction.sort_order import SortOrder
 from airflow_provider_fscommit.core.formats.file_format import FileFormat
 from airflow_provider_fscommit.jobs.launch import package_zip

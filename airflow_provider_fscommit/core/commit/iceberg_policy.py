@@ -50,11 +50,11 @@ from airflow_provider_fscommit.core.commit.iceberg_schema import (
     table_schema,
 )
 from airflow_provider_fscommit.core.commit.policy import CommitContext, Receipts
-from airflow_provider_fscommit.core.compaction.compactor import SPARK_SCHEMA_KEY
 from airflow_provider_fscommit.core.config.options import PolicyKind
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.errors import FsCommitError, IcebergError
 from airflow_provider_fscommit.core.formats.file_format import FileFormat
+from airflow_provider_fscommit.core.formats.spark_metadata import SPARK_SCHEMA_KEY
 from airflow_provider_fscommit.core.storage.filesystem import resolve_filesystem
 
 if TYPE_CHECKING:

@@ -25,8 +25,8 @@ from datetime import date
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from airflow_provider_fscommit.core.compaction.compactor import SPARK_SCHEMA_KEY
 from airflow_provider_fscommit.core.errors import IcebergError
+from airflow_provider_fscommit.core.formats.spark_metadata import SPARK_SCHEMA_KEY
 
 if TYPE_CHECKING:  # pyiceberg is the iceberg extra's: imported where it is used
     from pyiceberg.partitioning import PartitionSpec

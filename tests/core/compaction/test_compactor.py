@@ -7,12 +7,8 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from airflow_provider_fscommit.core.compaction.compactor import (
-    UnitTask,
-    compact_task,
-    hidden_name,
-    read_plan_schema,
-)
+from airflow_provider_fscommit.core.compaction.compactor import UnitTask, compact_task, hidden_name
+from airflow_provider_fscommit.core.compaction.plan_schema import read_plan_schema
 from airflow_provider_fscommit.core.errors import SchemaMismatchError
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pyarrow.orc as po
 
-from airflow_provider_fscommit.core.compaction import compactor
+from airflow_provider_fscommit.core.compaction import readers
 from airflow_provider_fscommit.core.compaction.compactor import UnitTask, compact_task, hidden_name
 from airflow_provider_fscommit.core.formats.file_format import FileFormat
 
@@ -56,7 +56,7 @@ def test_before_pyarrow_25_the_footer_refuses_what_the_reader_would_wrap_around(
 ):
     """pyarrow up to 24 reads such timestamps without an error, wrapped around; the
     compactor asks the Footer first there (here: as on such a pyarrow)."""
-    monkeypatch.setattr(compactor, "ORC_READER_REFUSES_FAR_TIMESTAMPS", False)
+    monkeypatch.setattr(readers, "ORC_READER_REFUSES_FAR_TIMESTAMPS", False)
     for name in ("a", "b"):
         spark.sql(FAR).coalesce(1).write.orc(str(tmp_path / name))
     inputs = [next((tmp_path / n).glob("part-*.orc")) for n in ("a", "b")]
