@@ -17,7 +17,7 @@ from typing import Any
 from airflow.configuration import conf
 from airflow.sdk import BaseSensorOperator
 
-from airflow_provider_fscommit.core.config.options import iceberg_catalog_properties
+from airflow_provider_fscommit.core.config.option_values import iceberg_catalog_properties
 from airflow_provider_fscommit.core.config.quantities import epoch_ms, parse_duration
 from airflow_provider_fscommit.core.errors import ConfigError, FsCommitError
 from airflow_provider_fscommit.hooks.metastore import MetastoreHook

@@ -23,6 +23,7 @@ import pyarrow.parquet as pq
 from airflow_provider_fscommit.core.compaction.sort_order import SortOrder
 from airflow_provider_fscommit.core.compat import PARQUET_BLOOM_FILTERS, PYARROW_VERSION
 from airflow_provider_fscommit.core.config import options as o
+from airflow_provider_fscommit.core.config.option_values import BLOOM_ENABLED_PREFIX
 from airflow_provider_fscommit.core.errors import ConfigError, FsCommitError
 from airflow_provider_fscommit.core.formats.file_format import FileFormat
 
@@ -78,7 +79,7 @@ class OutputLayout:
         bloom = (
             (o.ORC_BLOOM_FILTER_COLUMNS.key, self.orc_bloom_filter_columns)
             if file_format is FileFormat.ORC
-            else (o.BLOOM_ENABLED_PREFIX + "<column>", [c for c, _ in self.parquet_bloom_filters])
+            else (BLOOM_ENABLED_PREFIX + "<column>", [c for c, _ in self.parquet_bloom_filters])
         )
         missing = [name for name in bloom[1] if name not in schema.names]
         if missing:

@@ -3,199 +3,25 @@
 Mirrors Flink's ``FileSystemConnectorOptions``. A user coming from Flink can paste the
 table options verbatim (``sink.partition-commit.delay = '1 h'``); Python code, the CLI and
 DAG Params use the Python names. The CLI help, the DAG Params and the docs read the
-descriptions from here, so they never disagree.
+descriptions from here, so they never disagree. How each value is read is
+:mod:`.option_values`; Spark's per-column and pyiceberg's per-property keys are folded into
+their options by :mod:`.prefixed_keys`.
 """
 
 from __future__ import annotations
 
 import difflib
-import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
 from airflow_provider_fscommit.core.compat import StrEnum
+from airflow_provider_fscommit.core.config import option_values as v
 from airflow_provider_fscommit.core.config.quantities import parse_duration, parse_memory_size
-from airflow_provider_fscommit.core.errors import ConfigError, shown
+from airflow_provider_fscommit.core.errors import ConfigError
 from airflow_provider_fscommit.core.formats.file_format import parse_format
 from airflow_provider_fscommit.core.partition.partition_spec import DEFAULT_PARTITION_NAME
-
-
-def _text(value: Any, option: str) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise ConfigError(f"{option}: expected a non-empty string, got {value!r}")
-    return value.strip()
-
-
-def _optional_text(value: Any, option: str) -> str | None:
-    return None if value is None or value == "" else _text(value, option)
-
-
-def _names(value: Any, option: str) -> tuple[str, ...]:
-    """A list given as ``'a,b'`` (Flink's form) or as a sequence of strings."""
-    if isinstance(value, str):
-        items: Any = value.split(",") if value.strip() else []
-        if any(not part.strip() for part in items):
-            raise ConfigError(f"{option}: {value!r} has an empty entry; write e.g. 'dt,hour'")
-    elif isinstance(value, (list, tuple)):
-        items = value
-    else:
-        raise ConfigError(f"{option}: expected a comma-separated list, got {value!r}")
-    names = tuple(_text(item, option) for item in items)
-    if len(set(names)) != len(names):
-        raise ConfigError(f"{option}: {list(names)} names an entry twice")
-    return names
-
-
-def _parameters(value: Any, option: str) -> tuple[str, ...]:
-    """Flink's ``policy.class.parameters``: ``;``-separated strings, kept verbatim."""
-    if value is None or value == "":
-        return ()
-    if isinstance(value, str):
-        return tuple(value.split(";"))
-    if isinstance(value, Sequence) and all(isinstance(v, str) for v in value):
-        return tuple(value)
-    raise ConfigError(f"{option}: expected ';'-separated parameters, got {value!r}")
-
-
-def _boolean(value: Any, option: str) -> bool:
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
-        return value.strip().lower() == "true"
-    raise ConfigError(f"{option}: expected true or false, got {value!r}")
-
-
-def _optional_boolean(value: Any, option: str) -> bool | None:
-    """Unset (None) is an answer of its own: the files are looked at instead."""
-    return None if value is None or value == "" else _boolean(value, option)
-
-
-def _choice(*allowed: str) -> Callable[[Any, str], str]:
-    """One of ``allowed`` in any case, as Flink reads its enum options; kept lower-case."""
-
-    def parse(value: Any, option: str) -> str:
-        text = _text(value, option)
-        if text.lower() not in allowed:
-            raise ConfigError(f"{option}: {text!r} is not one of {', '.join(allowed)}")
-        return text.lower()
-
-    return parse
-
-
-def _positive_int(value: Any, option: str) -> int:
-    if isinstance(value, str) and value.strip().isdigit():
-        value = int(value.strip())
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise ConfigError(f"{option}: expected a positive whole number, got {value!r}")
-    return value
-
-
-def _probability(value: Any, option: str) -> float:
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        number = -1.0
-    if isinstance(value, bool) or not 0.0 < number < 1.0:
-        raise ConfigError(f"{option}: expected a probability between 0 and 1, got {value!r}")
-    return number
-
-
-# Spark's (parquet-mr's) per-column bloom filter keys: '<prefix>#<column>'.
-BLOOM_ENABLED_PREFIX = "parquet.bloom.filter.enabled#"
-BLOOM_NDV_PREFIX = "parquet.bloom.filter.expected.ndv#"
-
-
-def _bloom_filters(value: Any, option: str) -> dict[str, int | None]:
-    """Columns with a Parquet bloom filter, each with its expected distinct values (None:
-    the partition's rows); :func:`fold_bloom_filter_keys` builds it from Spark's keys."""
-    if value is None or value == "":
-        return {}
-    if not isinstance(value, Mapping):
-        raise ConfigError(
-            f"{option}: expected a mapping of column to expected distinct values, got "
-            f"{value!r}; or use Spark's keys {BLOOM_ENABLED_PREFIX}<column>: true"
-        )
-    return {
-        _text(column, option): None if ndv is None else _positive_int(ndv, option)
-        for column, ndv in value.items()
-    }
-
-
-def fold_bloom_filter_keys(options: Mapping[str, Any]) -> dict[str, Any]:
-    """``options`` with Spark's per-column bloom filter keys folded into
-    ``parquet_bloom_filters``: ``parquet.bloom.filter.enabled#user_id: true`` and
-    ``parquet.bloom.filter.expected.ndv#user_id: 1000000`` become ``{"user_id": 1000000}``.
-    """
-    enabled: dict[str, bool] = {}
-    ndv: dict[str, Any] = {}
-    rest: dict[str, Any] = {}
-    for key, value in options.items():
-        if key.startswith(BLOOM_ENABLED_PREFIX):
-            enabled[key.removeprefix(BLOOM_ENABLED_PREFIX)] = _boolean(value, key)
-        elif key.startswith(BLOOM_NDV_PREFIX):
-            ndv[key.removeprefix(BLOOM_NDV_PREFIX)] = _positive_int(value, key)
-        else:
-            rest[key] = value
-    if not enabled and not ndv:
-        return rest
-    orphans = sorted(set(ndv) - {column for column, on in enabled.items() if on})
-    if orphans:
-        raise ConfigError(
-            f"{BLOOM_NDV_PREFIX}{orphans[0]} is set but {BLOOM_ENABLED_PREFIX}{orphans[0]} is "
-            "not true: enable the column's bloom filter, or drop its expected.ndv"
-        )
-    folded = dict(_bloom_filters(rest.get(PARQUET_BLOOM_FILTERS.name), PARQUET_BLOOM_FILTERS.name))
-    folded.update({column: ndv.get(column) for column, on in enabled.items() if on})
-    rest[PARQUET_BLOOM_FILTERS.name] = folded
-    return rest
-
-
-# pyiceberg's catalog properties (``load_catalog``), one table option each:
-# 'iceberg.catalog.<property>'.
-ICEBERG_CATALOG_PREFIX = "iceberg.catalog."
-# Words of the property names that carry a secret: those come from Airflow connections.
-_SECRET_WORDS = ("secret", "token", "credential", "password", "access-key", "account-key")
-
-
-def iceberg_catalog_properties(value: Any, option: str) -> dict[str, str]:
-    """pyiceberg catalog properties; a credential among them is refused (it would be
-    stored in the spec, the DAG's serialized form and the operators' templates)."""
-    if value is None or value == "":
-        return {}
-    if not isinstance(value, Mapping):
-        raise ConfigError(
-            f"{option}: expected a mapping of pyiceberg catalog property to value, got "
-            f"{value!r}; or use the keys {ICEBERG_CATALOG_PREFIX}<property>"
-        )
-    properties = {_text(k, option): _text(str(v), option) for k, v in value.items()}
-    secret = sorted(k for k in properties if any(w in k.lower() for w in _SECRET_WORDS))
-    if secret:
-        raise ConfigError(
-            f"{ICEBERG_CATALOG_PREFIX}{secret[0]} is a credential, which a table spec must not "
-            "hold; give it through the catalog's Airflow connection (aws_conn_id for Glue, "
-            "metastore_conn_id for Hive, the iceberg connection for REST) or the catalog's "
-            "own environment (PYICEBERG_CATALOG__<NAME>__…)"
-        )
-    return properties
-
-
-def fold_prefixed_keys(options: Mapping[str, Any]) -> dict[str, Any]:
-    """``options`` with the per-column and per-property keys folded into their options:
-    Spark's bloom filter keys (:func:`fold_bloom_filter_keys`) and
-    ``iceberg.catalog.<property>`` into ``iceberg_catalog``."""
-    rest: dict[str, Any] = {}
-    catalog: dict[str, Any] = {}
-    for key, value in fold_bloom_filter_keys(options).items():
-        if key.startswith(ICEBERG_CATALOG_PREFIX):
-            catalog[key.removeprefix(ICEBERG_CATALOG_PREFIX)] = value
-        else:
-            rest[key] = value
-    if catalog:
-        given = iceberg_catalog_properties(rest.get(ICEBERG_CATALOG.name), ICEBERG_CATALOG.name)
-        rest[ICEBERG_CATALOG.name] = given | catalog
-    return rest
 
 
 class TriggerKind(StrEnum):
@@ -211,47 +37,6 @@ class ExpirationStrategy(StrEnum):
 
     VALUES_TIME = "values-time"
     UPDATE_TIME = "update-time"
-
-
-def _member(kinds: type[StrEnum]) -> Callable[[Any, str], Any]:
-    """A member of ``kinds`` by its value, in any case, as Flink reads its enum options."""
-    parse_value = _choice(*(kind.value for kind in kinds))
-    return lambda value, option: kinds(parse_value(value, option))
-
-
-def _report_params(value: Any, option: str) -> str | None:
-    """Paimon's ``params``: any text, kept as written (Paimon sends it verbatim).
-
-    A mapping (a YAML spec or a Param that wrote an object) becomes its compact JSON text,
-    so that a spec stays plain JSON values and pastes between Paimon, YAML and Params.
-    """
-    if value is None or value == "" or value == {}:
-        return None
-    if isinstance(value, str):
-        return value
-    if not isinstance(value, Mapping):
-        raise ConfigError(
-            f"{option}: expected text (Paimon's form, e.g. 'team=ads') or a JSON object, "
-            f"got {shown(value)}"
-        )
-    try:
-        return json.dumps(dict(value), sort_keys=True, separators=(",", ":"))
-    except (TypeError, ValueError) as exc:
-        raise ConfigError(f"{option}: {shown(value)} cannot be sent as JSON ({exc})") from None
-
-
-def _positive_duration(value: Any, option: str) -> timedelta:
-    refused = ConfigError(f"{option}: expected a positive duration such as '5 s', got {value!r}")
-    if isinstance(value, str) and value.strip().startswith("-"):
-        raise refused  # a minus sign, not an unknown unit
-    duration = parse_duration(value, option)
-    if duration <= timedelta(0):
-        raise refused
-    return duration
-
-
-def _optional_positive_duration(value: Any, option: str) -> timedelta | None:
-    return None if value in (None, "") else _positive_duration(value, option)
 
 
 class PolicyKind(StrEnum):
@@ -292,7 +77,7 @@ def policy_kinds(
     value: Any, option: str = "sink.partition-commit.policy.kind"
 ) -> tuple[PolicyKind, ...]:
     """Policy kinds in any case, as Flink's ``PartitionCommitPolicyFactory`` reads them."""
-    names = _names(tuple(name.lower() for name in _names(value, option)), option)
+    names = v.names(tuple(name.lower() for name in v.names(value, option)), option)
     known = [kind.value for kind in PolicyKind]
     unknown = sorted(set(names) - set(known))
     if unknown:
@@ -320,7 +105,7 @@ STAGING_PATH = ConfigOption(
     "staging_path",
     None,
     None,
-    _text,
+    v.text,
     required=True,
     description="The streaming query's file sink directory (holds _spark_metadata). "
     "Read-only for fscommit.",
@@ -329,7 +114,7 @@ CHECKPOINT_PATH = ConfigOption(
     "checkpoint_path",
     None,
     None,
-    _text,
+    v.text,
     required=True,
     description="The streaming query's checkpointLocation (holds offsets/ and commits/).",
 )
@@ -337,14 +122,14 @@ TABLE_PATH = ConfigOption(
     "table_path",
     None,
     None,
-    _optional_text,
+    v.optional_text,
     description="The published table directory that compaction and commit write into.",
 )
 PARTITION_KEYS = ConfigOption(
     "partition_keys",
     None,
     (),
-    _names,
+    v.names,
     required=True,
     description="The partition columns in path order, e.g. dt,hour (Spark's partitionBy).",
 )
@@ -352,7 +137,7 @@ SINK_PARTITION_COMMIT_TRIGGER = ConfigOption(
     "trigger",
     "sink.partition-commit.trigger",
     TriggerKind.PARTITION_TIME,
-    _member(TriggerKind),
+    v.member(TriggerKind),
     description="partition-time: commit when the watermark passes the partition time plus "
     "the delay; process-time: when the wall clock passes the partition's creation plus the "
     "delay; idle-time: when no file has been committed to it for "
@@ -371,7 +156,7 @@ SINK_PARTITION_COMMIT_WATERMARK_TIME_ZONE = ConfigOption(
     "watermark_time_zone",
     "sink.partition-commit.watermark-time-zone",
     "UTC",
-    _text,
+    v.text,
     description="The time zone of the partition values' wall clock, as Flink accepts it: a "
     "TZDB id such as 'Asia/Shanghai' (with its daylight saving time), a fixed offset such "
     "as 'GMT+08:00', or 'UTC'.",
@@ -380,7 +165,7 @@ SINK_PARTITION_COMMIT_END_INPUT = ConfigOption(
     "end_of_input",
     "sink.partition-commit.end-input",
     False,
-    _boolean,
+    v.boolean,
     description="The query has stopped for good (trigger availableNow or once, or stopped): "
     "every partition in its sink log is complete, whatever the watermark (Paimon's "
     "partition.end-input-to-done). Refused while the query is still writing a batch.",
@@ -390,7 +175,7 @@ PARTITION_IDLE_TIME_TO_DONE = ConfigOption(
     "idle_time_to_done",
     "partition.idle-time-to-done",
     None,
-    _optional_positive_duration,
+    v.optional_positive_duration,
     description="The idle-time trigger's wait: a partition is done when no new file has "
     "been committed to it for this long, e.g. '30 min'.",
 )
@@ -398,7 +183,7 @@ PARTITION_TIME_INTERVAL = ConfigOption(
     "time_interval",
     "partition.time-interval",
     None,
-    _optional_positive_duration,
+    v.optional_positive_duration,
     description="The idle-time trigger's span of one partition, e.g. '1 h' for hourly "
     "partitions: as in Paimon, a partition is done only once the idle time has passed "
     "after both its newest file and its partition time plus this interval.",
@@ -416,7 +201,7 @@ SINK_PARTITION_COMMIT_POLICY_CLASS = ConfigOption(
     "policy_class",
     "sink.partition-commit.policy.class",
     None,
-    _optional_text,
+    v.optional_text,
     description="Dotted Python path of the custom commit policy class.",
     aliases=("partition.mark-done-action.custom.class",),
 )
@@ -424,14 +209,14 @@ SINK_PARTITION_COMMIT_POLICY_CLASS_PARAMETERS = ConfigOption(
     "policy_class_parameters",
     "sink.partition-commit.policy.class.parameters",
     (),
-    _parameters,
+    v.parameters,
     description="';'-separated string parameters passed to the custom policy's constructor.",
 )
 METASTORE_DATABASE = ConfigOption(
     "metastore_database",
     None,
     "default",
-    _text,
+    v.text,
     description="Database of the table the metastore and glue policies commit to (the "
     "iceberg policy: its namespace).",
 )
@@ -439,7 +224,7 @@ METASTORE_TABLE = ConfigOption(
     "metastore_table",
     None,
     None,
-    _optional_text,
+    v.optional_text,
     description="Table the metastore, glue and iceberg policies add partitions to (it must "
     "exist, unless iceberg.create-table).",
 )
@@ -447,7 +232,7 @@ GLUE_CATALOG_ID = ConfigOption(
     "glue_catalog_id",
     "glue.catalog-id",
     None,
-    _optional_text,
+    v.optional_text,
     description="AWS account id of the Glue Data Catalog the glue policy commits to, for a "
     "catalog shared from another account; default: the caller's own catalog.",
 )
@@ -455,7 +240,7 @@ ICEBERG_CATALOG = ConfigOption(
     "iceberg_catalog",
     None,
     {},
-    iceberg_catalog_properties,
+    v.iceberg_catalog_properties,
     description="The iceberg policy's catalog, as pyiceberg's load_catalog takes it: one key "
     "'iceberg.catalog.<property>' per property (type, uri, warehouse, ...); credentials come "
     "from Airflow connections. The namespace and table are metastore_database and "
@@ -465,7 +250,7 @@ ICEBERG_CREATE_TABLE = ConfigOption(
     "iceberg_create_table",
     "iceberg.create-table",
     False,
-    _boolean,
+    v.boolean,
     description="Create the Iceberg table on the first commit: the files' Spark schema in "
     "Iceberg types, the partition keys as string columns with identity partitioning.",
 )
@@ -473,14 +258,14 @@ SINK_PARTITION_COMMIT_SUCCESS_FILE_NAME = ConfigOption(
     "success_file_name",
     "sink.partition-commit.success-file.name",
     "_SUCCESS",
-    _text,
+    v.text,
     description="Name of the success-file policy's marker file.",
 )
 HTTP_REPORT_URL = ConfigOption(
     "http_report_url",
     "partition.mark-done-action.http.url",
     None,
-    _optional_text,
+    v.optional_text,
     description="The http-report policy's endpoint: each committed partition is POSTed "
     "there as JSON (in DAGs, an HTTP connection may give it instead).",
 )
@@ -488,7 +273,7 @@ HTTP_REPORT_PARAMS = ConfigOption(
     "http_report_params",
     "partition.mark-done-action.http.params",
     None,
-    _report_params,
+    v.report_params,
     description="Sent as written as 'params' in every http-report document (Paimon's "
     "text, e.g. 'team=ads'); text holding a JSON object is also sent parsed as "
     "'params_object'.",
@@ -497,7 +282,7 @@ HTTP_REPORT_TIMEOUT = ConfigOption(
     "http_report_timeout",
     "partition.mark-done-action.http.timeout",
     timedelta(seconds=5),
-    _positive_duration,
+    v.positive_duration,
     description="How long the http-report policy waits for an answer; past it the "
     "partition is not committed and the next run reports it again.",
 )
@@ -506,7 +291,7 @@ PARTITION_EXPIRATION_TIME = ConfigOption(
     "expiration_time",
     "partition.expiration-time",
     None,
-    _optional_positive_duration,
+    v.optional_positive_duration,
     description="Published partitions older than this are expired (fscommit expire, "
     "PartitionExpireOperator): dropped from the metastore, their files deleted, and late "
     "data for them never published again, e.g. '30 d'.",
@@ -515,7 +300,7 @@ PARTITION_EXPIRATION_STRATEGY = ConfigOption(
     "expiration_strategy",
     "partition.expiration-strategy",
     ExpirationStrategy.VALUES_TIME,
-    _member(ExpirationStrategy),
+    v.member(ExpirationStrategy),
     description="What a partition's age is measured from: values-time, its partition time "
     "(the time extractor's, in the watermark time zone); update-time, its last commit.",
 )
@@ -523,7 +308,7 @@ PARTITION_EXPIRATION_CHECK_INTERVAL = ConfigOption(
     "expiration_check_interval",
     "partition.expiration-check-interval",
     timedelta(hours=1),
-    _positive_duration,
+    v.positive_duration,
     description="An applied expiration runs at most once per this interval (a more frequent "
     "schedule finds nothing to do; --force checks anyway).",
 )
@@ -531,7 +316,7 @@ METASTORE_COLUMN_STATISTICS = ConfigOption(
     "metastore_column_statistics",
     "metastore.column-statistics",
     False,
-    _boolean,
+    v.boolean,
     description="The metastore policy also writes each partition's column statistics "
     "(min, max, null count from the published files' footers) for Hive's and Spark's "
     "cost-based optimizers.",
@@ -540,21 +325,21 @@ PARTITION_TIME_EXTRACTOR_KIND = ConfigOption(
     "time_extractor_kind",
     "partition.time-extractor.kind",
     "default",
-    _choice("default", "custom"),
+    v.choice("default", "custom"),
     description="default: timestamp pattern and formatter; custom: a user class.",
 )
 PARTITION_TIME_EXTRACTOR_CLASS = ConfigOption(
     "time_extractor_class",
     "partition.time-extractor.class",
     None,
-    _optional_text,
+    v.optional_text,
     description="Dotted Python path of a PartitionTimeExtractor subclass (kind custom).",
 )
 PARTITION_TIME_EXTRACTOR_TIMESTAMP_PATTERN = ConfigOption(
     "timestamp_pattern",
     "partition.time-extractor.timestamp-pattern",
     None,
-    _optional_text,
+    v.optional_text,
     description="How to build the partition time from values, e.g. '$dt $hour:00:00'; "
     "default: the first partition value.",
 )
@@ -562,7 +347,7 @@ PARTITION_TIME_EXTRACTOR_TIMESTAMP_FORMATTER = ConfigOption(
     "timestamp_formatter",
     "partition.time-extractor.timestamp-formatter",
     None,
-    _optional_text,
+    v.optional_text,
     description="Java DateTimeFormatter pattern for the filled timestamp, e.g. 'yyyyMMdd'; "
     "default: lenient y-M-d[ H:m:s[.f]].",
 )
@@ -570,7 +355,7 @@ AUTO_COMPACTION = ConfigOption(
     "auto_compaction",
     "auto-compaction",
     True,
-    _boolean,
+    v.boolean,
     description="Compact a partition's small files before committing it.",
 )
 COMPACTION_FILE_SIZE = ConfigOption(
@@ -584,7 +369,7 @@ COMPACTION_SORT_BY = ConfigOption(
     "compaction_sort_by",
     "compaction.sort-by",
     (),
-    _names,
+    v.names,
     description="Columns to sort each compacted partition by, e.g. 'user_id,ts' (ascending, "
     "nulls first, as Spark's ORDER BY): its files and row groups then cover disjoint ranges "
     "of the first column, so a reader's filter on it skips the rest. Parquet and ORC.",
@@ -593,7 +378,7 @@ COMPACTION_Z_ORDER_BY = ConfigOption(
     "compaction_z_order_by",
     "compaction.z-order-by",
     (),
-    _names,
+    v.names,
     description="2 to 4 columns to cluster each compacted partition by in Z-order, e.g. "
     "'user_id,event_type': a filter on any of them skips most row groups (instead of "
     "compaction.sort-by, which favours its first column). Parquet and ORC.",
@@ -602,7 +387,7 @@ COMPACTION_REWRITE_FRAGMENTED = ConfigOption(
     "compaction_rewrite_fragmented",
     "compaction.rewrite-fragmented",
     True,
-    _boolean,
+    v.boolean,
     description="Compact a published partition again, with its late data, once its files "
     "are more than one compaction of all its rows would make (⌈bytes / compaction.file-size⌉ "
     "+ 1), or, in a sorted table, no longer sorted across its files. The new files go to a "
@@ -629,7 +414,7 @@ PARQUET_BLOOM_FILTERS = ConfigOption(
     "parquet_bloom_filters",
     None,
     {},
-    _bloom_filters,
+    v.bloom_filters,
     description="Parquet bloom filters per column: Spark's keys "
     "'parquet.bloom.filter.enabled#<column>: true' and, optionally, "
     "'parquet.bloom.filter.expected.ndv#<column>: <distinct values>' (default: the "
@@ -646,28 +431,28 @@ ORC_ROW_INDEX_STRIDE = ConfigOption(
     "orc_row_index_stride",
     "orc.row.index.stride",
     10000,
-    _positive_int,
+    v.positive_int,
     description="Rows per entry of an ORC output's row index (its min/max per stride).",
 )
 ORC_BLOOM_FILTER_COLUMNS = ConfigOption(
     "orc_bloom_filter_columns",
     "orc.bloom.filter.columns",
     (),
-    _names,
+    v.names,
     description="Columns an ORC output keeps bloom filters for, e.g. 'user_id' (ORC's key).",
 )
 ORC_BLOOM_FILTER_FPP = ConfigOption(
     "orc_bloom_filter_fpp",
     "orc.bloom.filter.fpp",
     0.05,
-    _probability,
+    v.probability,
     description="False positive probability of the ORC bloom filters (ORC's key).",
 )
 PARTITION_DEFAULT_NAME = ConfigOption(
     "partition_default_name",
     "partition.default-name",
     DEFAULT_PARTITION_NAME,
-    _text,
+    v.text,
     description="Directory value Spark writes for a null partition value.",
 )
 FORMAT = ConfigOption(
@@ -682,7 +467,7 @@ CSV_HEADER = ConfigOption(
     "csv_header",
     "csv.header",
     None,
-    _optional_boolean,
+    v.optional_boolean,
     description="true: the stream writes CSV with header=true (every staged file starts with "
     "the header line; a merged file keeps the first one only); false: no header. Unset: a "
     "partition whose CSV files all begin with the same line is refused until it is set.",
@@ -691,7 +476,7 @@ SINGLE_WRITER = ConfigOption(
     "single_writer",
     None,
     False,
-    _boolean,
+    v.boolean,
     description="Declare that one run at a time changes this table (e.g. the DAG's "
     "max_active_runs=1 and an Airflow pool of one slot): needed on object stores without "
     "conditional writes (If-None-Match), where fscommit cannot keep two runs from "
@@ -802,9 +587,9 @@ def lookup(name: str) -> ConfigOption:
     """Find an option by its Python name or its Flink key (Spark's per-column bloom filter
     keys, ``parquet.bloom.filter.enabled#<column>``, are ``parquet_bloom_filters``;
     ``iceberg.catalog.<property>`` is ``iceberg_catalog``)."""
-    if name.startswith((BLOOM_ENABLED_PREFIX, BLOOM_NDV_PREFIX)):
+    if name.startswith((v.BLOOM_ENABLED_PREFIX, v.BLOOM_NDV_PREFIX)):
         return PARQUET_BLOOM_FILTERS
-    if name.startswith(ICEBERG_CATALOG_PREFIX):
+    if name.startswith(v.ICEBERG_CATALOG_PREFIX):
         return ICEBERG_CATALOG
     try:
         return _BY_ANY_NAME[name]

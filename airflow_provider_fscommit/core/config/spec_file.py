@@ -21,7 +21,9 @@ from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from airflow_provider_fscommit.core.config import option_values
 from airflow_provider_fscommit.core.config import options as o
+from airflow_provider_fscommit.core.config.prefixed_keys import fold_prefixed_keys
 from airflow_provider_fscommit.core.config.quantities import parse_duration
 from airflow_provider_fscommit.core.config.table_spec import DAG_SECTION, TableSpec
 from airflow_provider_fscommit.core.errors import ConfigError
@@ -98,11 +100,11 @@ def _start_date(value: Any, name: str) -> datetime:
 
 
 def _tags(value: Any, name: str) -> tuple[str, ...]:
-    return o._names(value, f"{DAG_SECTION}.{name}")  # the table options' list form
+    return option_values.names(value, f"{DAG_SECTION}.{name}")  # the table options' list form
 
 
 def _boolean(value: Any, name: str) -> bool:
-    return o._boolean(value, f"{DAG_SECTION}.{name}")
+    return option_values.boolean(value, f"{DAG_SECTION}.{name}")
 
 
 def _spark_conf(value: Any, name: str) -> dict[str, str]:
@@ -278,7 +280,7 @@ def _read_table(
     """The table as :meth:`TableSpec.from_options` reads it, each bad option its problem."""
     problems = []
     try:
-        options = o.fold_prefixed_keys(options)
+        options = fold_prefixed_keys(options)
     except ConfigError as exc:
         return None, [problem(_option_named_in(str(exc), "table"), exc)]
     ignored = o.flink_only(options)

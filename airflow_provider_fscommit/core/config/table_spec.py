@@ -17,6 +17,8 @@ from functools import cached_property
 from typing import Any
 
 from airflow_provider_fscommit.core.config import options as o
+from airflow_provider_fscommit.core.config.option_values import iceberg_catalog_properties
+from airflow_provider_fscommit.core.config.prefixed_keys import fold_prefixed_keys
 from airflow_provider_fscommit.core.config.quantities import format_duration
 from airflow_provider_fscommit.core.errors import (
     ConfigError,
@@ -122,7 +124,7 @@ class TableSpec:
         Flink keys that mean nothing here (``connector``, ``sink.rolling-policy.*``, ...)
         are left out with one warning naming them; :meth:`to_dict` does not carry them.
         """
-        options = o.fold_prefixed_keys(options)
+        options = fold_prefixed_keys(options)
         ignored = o.flink_only(options)
         if ignored:
             log.warning(
@@ -159,13 +161,13 @@ class TableSpec:
         are a spec's bloom filter columns by the overrides' (Spark's per-column keys). The
         Iceberg catalog's properties are each their own: an override of one
         (``--option iceberg.catalog.uri=…``) keeps the spec's others."""
-        values = o.fold_prefixed_keys(options)
-        for name, value in o.fold_prefixed_keys(overrides).items():
+        values = fold_prefixed_keys(options)
+        for name, value in fold_prefixed_keys(overrides).items():
             option = o.lookup(name)
             held = [v for k, v in values.items() if _names_option(k, option)]
             if option is o.ICEBERG_CATALOG and held:
-                value = o.iceberg_catalog_properties(held[0], name) | (
-                    o.iceberg_catalog_properties(value, name)
+                value = iceberg_catalog_properties(held[0], name) | (
+                    iceberg_catalog_properties(value, name)
                 )
             values = {k: v for k, v in values.items() if not _names_option(k, option)}
             values[name] = value
