@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from datetime import timedelta
 from typing import Any
 
-from airflow_provider_fscommit.core.commit.glue_policy import GlueClientFactory
-from airflow_provider_fscommit.core.commit.metastore_policy import ClientFactory
+from airflow_provider_fscommit.core.catalogs.glue_table import GlueClientFactory
+from airflow_provider_fscommit.core.catalogs.metastore_table import ClientFactory
 from airflow_provider_fscommit.core.commit.policy_factory import IcebergCatalogFactory
 from airflow_provider_fscommit.core.config import options as o
 from airflow_provider_fscommit.core.config.quantities import format_duration
@@ -84,7 +84,7 @@ def iceberg_catalog_factory(spec: TableSpec, metastore_uri: str | None) -> Icebe
     first needs it; a ``hive`` catalog without a ``uri`` takes ``--metastore-uri``."""
 
     def catalog() -> object:
-        from airflow_provider_fscommit.core.commit.iceberg_policy import (
+        from airflow_provider_fscommit.core.catalogs.iceberg_table import (
             load_catalog,
             wants_metastore_uri,
         )

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from airflow_provider_fscommit.core.commit.glue_policy import GlueClientFactory, GlueCommitPolicy
+from airflow_provider_fscommit.core.catalogs.glue_table import GlueClientFactory, GlueTable
 from airflow_provider_fscommit.core.errors import FsCommitError
 from airflow_provider_fscommit.version_compat import BaseHook
 
@@ -60,14 +60,18 @@ class GlueHook(BaseHook):
             ) from None
         return AwsBaseHook(aws_conn_id=self.aws_conn_id, client_type="glue", config=config).conn
 
+    def get_table(self, database: str, table: str, catalog_id: str | None = None) -> GlueTable:
+        """``database.table`` in the catalog of ``catalog_id`` (None: the identity's own
+        account); a client is made only when it is asked something."""
+        return GlueTable(self.get_conn, database, table, catalog_id)
+
     def get_table_parameters(
         self, database: str, table: str, catalog_id: str | None = None
     ) -> dict[str, str]:
         """``database.table``'s parameters in the catalog of ``catalog_id`` (None: the
         identity's own account), e.g. the completeness a commit run published; one error
         naming the table, or the refused credentials."""
-        policy = GlueCommitPolicy(self.get_conn, database, table, catalog_id)
-        return policy.read_table_parameters()
+        return self.get_table(database, table, catalog_id).read_table_parameters()
 
 
 def glue_client_factory(aws_conn_id: str | None) -> GlueClientFactory:

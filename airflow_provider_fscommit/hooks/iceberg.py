@@ -23,13 +23,16 @@ asks: the core takes a factory.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from airflow_provider_fscommit.core.commit.policy_factory import IcebergCatalogFactory
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.errors import FsCommitError, IcebergError
 from airflow_provider_fscommit.hooks.metastore import MetastoreHook
-from airflow_provider_fscommit.version_compat import BaseHook
+from airflow_provider_fscommit.version_compat import AirflowException, BaseHook
+
+if TYPE_CHECKING:
+    from airflow_provider_fscommit.core.catalogs.iceberg_table import IcebergTable
 
 
 class IcebergCatalogHook(BaseHook):
@@ -69,23 +72,27 @@ class IcebergCatalogHook(BaseHook):
         hook's connections (the Iceberg connection's alone, when named)."""
         if self.iceberg_conn_id is not None:
             return self._provider_catalog()
-        from airflow_provider_fscommit.core.commit.iceberg_policy import load_catalog
+        from airflow_provider_fscommit.core.catalogs.iceberg_table import load_catalog
 
         return load_catalog(self.catalog_properties(properties))
+
+    def get_table(self, database: str, table: str, properties: Mapping[str, str]) -> IcebergTable:
+        """``database.table`` of the catalog of ``properties``; the catalog is loaded only
+        when the table is asked something."""
+        from airflow_provider_fscommit.core.catalogs.iceberg_table import IcebergTable
+
+        return IcebergTable(lambda: self.get_catalog(properties), database, table)
 
     def get_table_parameters(
         self, database: str, table: str, properties: Mapping[str, str]
     ) -> dict[str, str]:
         """``database.table``'s properties, e.g. the completeness a commit run published;
         one error naming the table if it is missing."""
-        from airflow_provider_fscommit.core.commit.iceberg_policy import IcebergCommitPolicy
-
-        policy = IcebergCommitPolicy(lambda: self.get_catalog(properties), database, table)
-        return policy.read_table_parameters()
+        return self.get_table(database, table, properties).read_table_parameters()
 
     def catalog_properties(self, spec_properties: Mapping[str, str]) -> dict[str, str]:
         """The spec's catalog properties, with what the connections fill in."""
-        from airflow_provider_fscommit.core.commit.iceberg_policy import wants_metastore_uri
+        from airflow_provider_fscommit.core.catalogs.iceberg_table import wants_metastore_uri
 
         filled: dict[str, str] = {}
         if self.aws_conn_id is not None:
@@ -104,13 +111,15 @@ class IcebergCatalogHook(BaseHook):
                 "apache-airflow-providers-apache-iceberg (2.0 or later), or name the catalog "
                 "in the table's iceberg.catalog.* options instead"
             ) from None
+        from airflow_provider_fscommit.core.catalogs.iceberg_table import loading_errors
+
         try:
             return IcebergHook(self.iceberg_conn_id).get_conn()
-        except Exception as exc:  # the connection's lookup or pyiceberg's: both say why
+        except (AirflowException, *loading_errors()) as exc:  # the lookup's, or pyiceberg's
             raise IcebergError(
                 f"the Iceberg connection {self.iceberg_conn_id!r} gave no catalog ({exc}); "
                 "check its Catalog URI, client id and secret, and its extra (type, warehouse)"
-            ) from None
+            ) from exc
 
 
 def aws_properties(aws_conn_id: str, glue: bool) -> dict[str, str]:

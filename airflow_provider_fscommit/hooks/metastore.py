@@ -15,10 +15,7 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlsplit
 
-from airflow_provider_fscommit.core.commit.metastore_policy import (
-    ClientFactory,
-    MetastoreTablePolicy,
-)
+from airflow_provider_fscommit.core.catalogs.metastore_table import ClientFactory, MetastoreTable
 from airflow_provider_fscommit.core.errors import ConfigError
 from airflow_provider_fscommit.version_compat import BaseHook
 
@@ -72,10 +69,14 @@ class MetastoreHook(BaseHook):
 
         return UriMetastoreHook(metastore_conn_id=self.metastore_conn_id).metastore
 
+    def get_table(self, database: str, table: str) -> MetastoreTable:
+        """``database.table`` of this metastore; it connects only when asked something."""
+        return MetastoreTable(self.get_conn, database, table)
+
     def get_table_parameters(self, database: str, table: str) -> dict[str, str]:
         """``database.table``'s parameters (one connection, closed again), e.g. the
         completeness a commit run published; one error naming the table if it is missing."""
-        return MetastoreTablePolicy(self.get_conn, database, table).read_table_parameters()
+        return self.get_table(database, table).read_table_parameters()
 
 
 def connection_metastore_client(metastore_conn_id: str) -> ClientFactory:

@@ -79,7 +79,7 @@ def test_the_chain_gets_the_metastore_hook_factory_and_the_http_connection_targe
         },
     )
     metastore, report = PartitionCommitHook("hms", http_conn_id="report").policies(spec)
-    assert metastore.client_factory.__self__.metastore_conn_id == "hms"  # not looked up yet
+    assert metastore.table.client_factory.__self__.metastore_conn_id == "hms"  # not looked up yet
     assert report.target.url == "https://catalog/done"
     # Without an HTTP connection the spec's URL is the whole address.
     spec_url = table(

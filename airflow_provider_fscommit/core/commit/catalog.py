@@ -1,35 +1,26 @@
 """Catalog policies: the commit policies that register partitions in a table catalog.
 
-A catalog (a Hive metastore over Thrift, the AWS Glue Data Catalog) holds a table's
-partitions for its readers. Every catalog gets the same facts, decided here once: the
-partition's values as a catalog holds them (a null value is the default partition name),
-its parameters (Hive's statistics and our commit facts), the format check that keeps ORC
-files out of a Parquet table, and Paimon's *done partition*.
-
-A done partition (Paimon's ``done-partition`` mark-done action) is a second partition
-whose last value carries a ``.done`` suffix (``dt=2026-11-20/hour=03.done``): an ordinary
-string partition that schedulers wait for. Its location is an empty directory under the
-ledger's hidden ``_fscommit/done/``, not the partition's own directory: a query without a
-partition filter reads every partition's location, and pointing the done partition at the
-data would read every committed row twice. Nothing is ever written there.
+Each is a thin adapter over one ``CatalogTable`` (``core.catalogs.catalog_table``: a Hive
+metastore's, Glue's, an Iceberg table's): the table decides how partitions, done
+partitions and the table's parameters are written, and says what it can do (its
+capability flags); the policy only puts it in the chain, as Flink's
+``MetastoreCommitPolicy`` puts its ``TableMetaStore`` there.
 """
 
 from __future__ import annotations
 
-import abc
 from collections.abc import Mapping, Sequence
-from typing import Any
 
-from airflow_provider_fscommit.core.commit.policy import CommitContext, PartitionCommitPolicy
+from airflow_provider_fscommit.core.catalogs.catalog_table import CatalogTable
+from airflow_provider_fscommit.core.commit.policy import PartitionCommitPolicy
 from airflow_provider_fscommit.core.config.options import PolicyKind
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
-from airflow_provider_fscommit.core.errors import FsCommitError
-from airflow_provider_fscommit.core.formats.file_format import FileFormat
-from airflow_provider_fscommit.core.ledger.ledger import LEDGER_DIR
-
-DONE_SUFFIX = ".done"
-#: The committed-at time changes with every commit: equal otherwise, a partition is current.
-COMMITTED_AT = "fscommit.committed-at"
+from airflow_provider_fscommit.core.publish.published import (
+    CommitBatch,
+    CommitContext,
+    Receipts,
+    as_batch,
+)
 
 
 class CatalogPolicy(PartitionCommitPolicy):
@@ -38,121 +29,36 @@ class CatalogPolicy(PartitionCommitPolicy):
     ``name`` says which table of which catalog, for messages; ``kind`` is the policy.
     """
 
-    name: str
-    kind: PolicyKind
-    #: Whether it writes the table's completeness (:meth:`update_table_parameters`'s
-    #: parameters) in the same commit as the partitions' data: then ``commit_all`` takes
-    #: them as a second argument (an Iceberg transaction holds both).
-    completeness_with_data = False
+    def __init__(self, table: CatalogTable) -> None:
+        self.table = table
+        self.name: str = table.name
+        self.kind: PolicyKind = table.kind
 
-    @abc.abstractmethod
+    def commit(self, context: CommitContext) -> None:
+        self.commit_all(CommitBatch((context,)))
+
+    def commit_all(self, contexts: Sequence[CommitContext]) -> Receipts | None:
+        """Add or alter the batch's partitions in one go; a catalog that commits the
+        completeness with the data gets the batch's too."""
+        batch = as_batch(contexts)
+        self.table.add_partitions(batch, batch.completeness)
+        return None
+
     def add_done_partitions(self, contexts: Sequence[CommitContext]) -> None:
-        """Add each partition's done partition (idempotent: one already there is kept)."""
+        """Add each partition's done partition (the table ``holds_done_partitions``)."""
+        self.table.add_done_partitions(contexts)
 
-    @abc.abstractmethod
     def update_table_parameters(self, spec: TableSpec, parameters: Mapping[str, str]) -> bool:
-        """Set these table parameters, keeping the others; write nothing when the table
-        already holds them. Returns whether it wrote."""
+        """Set these table parameters (the completeness), forward only, keeping the others;
+        write nothing when the table already holds them. Returns whether it wrote."""
+        return self.table.set_table_parameters(spec, parameters)
 
-    @abc.abstractmethod
+    def read_table_parameters(self) -> dict[str, str]:
+        """The table's parameters, as readers of its published completeness see them."""
+        return self.table.read_table_parameters()
+
     def drop(self, spec: TableSpec, partitions: Sequence[Sequence[str | None]]) -> int:
         """Drop partitions given by their values, and their done partitions when the chain
         adds them; files stay (expiration deletes them after the drop). Returns how many of
         the partitions existed; one already gone is dropped already (a rerun)."""
-
-
-def holds(current: Mapping[str, str] | None, parameters: Mapping[str, str]) -> bool:
-    """Whether a table's parameters already hold these (then a catalog is not written)."""
-    return all((current or {}).get(key) == value for key, value in parameters.items())
-
-
-def catalog_values(spec: TableSpec, values: Sequence[str | None]) -> list[str]:
-    """A partition's values as a catalog holds them (null: the default partition name)."""
-    return [v if v is not None else spec.partition_default_name for v in values]
-
-
-def done_values(values: Sequence[str]) -> list[str]:
-    """The done partition's values: the last one suffixed ``.done``, as Paimon does."""
-    return [*values[:-1], values[-1] + DONE_SUFFIX]
-
-
-def done_location(context: CommitContext) -> str:
-    """Where a done partition points: an empty hidden directory (see the module's doc)."""
-    table = context.spec.require_table_path().rstrip("/")
-    *parents, last = context.path.split("/")
-    return "/".join([table, LEDGER_DIR, "done", *parents, last + DONE_SUFFIX])
-
-
-def partition_parameters(context: CommitContext) -> dict[str, str]:
-    """Hive's statistics and our commit facts (an empty partition has no watermark yet)."""
-    summary = context.summary
-    facts = {
-        "numFiles": summary.files,
-        "totalSize": summary.bytes,
-        "numRows": summary.rows,
-        "fscommit.watermark": summary.watermark_ms,
-        "fscommit.max-batch-id": summary.max_batch_id,
-        COMMITTED_AT: summary.committed_at_ms,
-    }
-    return {key: str(value) for key, value in facts.items() if value is not None}
-
-
-def unchanged(location: str, parameters: Mapping[str, str], context: CommitContext) -> bool:
-    """Whether a catalog's partition already says what this commit would write.
-
-    True after a run that committed to the catalog and stopped before the ledger recorded
-    it: the rerun then writes nothing there (only the commit time would differ).
-    """
-    wanted = partition_parameters(context)
-    held = {k: v for k, v in parameters.items() if k in wanted and k != COMMITTED_AT}
-    return location == context.location and held == {
-        k: v for k, v in wanted.items() if k != COMMITTED_AT
-    }
-
-
-# How a catalog's table declares its storage: Spark's own tables name their provider, Glue
-# crawlers and Athena a classification; Hive tables their serde (the input format alone
-# cannot tell JSON from CSV from text).
-_DECLARING_PARAMETERS = ("spark.sql.sources.provider", "classification")
-_SERDE_FORMATS = {
-    "orc": {"orc"},
-    "parquet": {"parquet"},
-    "jsonserde": {"json"},
-    "opencsvserde": {"csv"},
-    "lazysimpleserde": {"csv", "text"},
-}
-
-
-def check_format(
-    name: str,
-    parameters: Mapping[str, Any] | None,
-    serde: str | None,
-    input_format: str | None,
-    contexts: Sequence[CommitContext],
-    error: type[FsCommitError],
-) -> None:
-    """Refuse partitions whose files the table's declared format cannot read.
-
-    A partition inherits the table's storage descriptor, so ORC files added to a Parquet
-    table would be committed and then fail every query. A format the table does not name
-    in a way known here is not checked.
-    """
-    declared = next(
-        (str(v).lower() for k in _DECLARING_PARAMETERS if (v := (parameters or {}).get(k))), ""
-    )
-    serde_name = (serde or "").lower()
-    readable = (
-        {declared}
-        if declared in set(FileFormat)
-        else next((f for key, f in _SERDE_FORMATS.items() if key in serde_name), None)
-    )
-    for context in contexts:
-        staged = context.summary.format or context.spec.format
-        if readable is not None and staged is not None and staged not in readable:
-            shown = declared or input_format or serde_name
-            raise error(
-                f"table {name} is declared as {shown} ({'/'.join(sorted(readable))}), but "
-                f"the staged files of {context.path} are {staged}; nothing was committed. "
-                f"Create the table STORED AS / USING {str(staged).upper()}, or point the "
-                "spec at the table that holds this stream"
-            )
+        return self.table.drop_partitions(spec, partitions)

@@ -5,20 +5,19 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from airflow_provider_fscommit.core.catalogs.glue_table import GlueClientFactory
+from airflow_provider_fscommit.core.catalogs.metastore_table import ClientFactory
 from airflow_provider_fscommit.core.commit.catalog import CatalogPolicy
 from airflow_provider_fscommit.core.commit.done_partition_policy import (
     DonePartitionCommitPolicy,
 )
-from airflow_provider_fscommit.core.commit.glue_policy import GlueClientFactory, GlueCommitPolicy
+from airflow_provider_fscommit.core.commit.glue_policy import GlueCommitPolicy
 from airflow_provider_fscommit.core.commit.http_report_policy import (
     HttpReportCommitPolicy,
     HttpTarget,
 )
 from airflow_provider_fscommit.core.commit.mark_event_policy import MarkEventCommitPolicy
-from airflow_provider_fscommit.core.commit.metastore_policy import (
-    ClientFactory,
-    MetastoreCommitPolicy,
-)
+from airflow_provider_fscommit.core.commit.metastore_policy import MetastoreCommitPolicy
 from airflow_provider_fscommit.core.commit.policy import PartitionCommitPolicy
 from airflow_provider_fscommit.core.commit.success_file_policy import SuccessFileCommitPolicy
 from airflow_provider_fscommit.core.config.options import PolicyKind
@@ -26,7 +25,7 @@ from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.errors import ConfigError
 from airflow_provider_fscommit.core.loader import load_class
 
-# Loads a pyiceberg Catalog (core/commit/iceberg_policy.py, imported only when used).
+# Loads a pyiceberg Catalog (core/catalogs/iceberg_table.py, imported only when used).
 IcebergCatalogFactory = Callable[[], Any]
 
 
@@ -125,10 +124,8 @@ def iceberg_policy(spec: TableSpec, catalog: IcebergCatalogFactory | None = None
     """The iceberg policy of the spec's table; its catalog from ``catalog`` or, without
     one, from the spec's ``iceberg.catalog.*`` properties. pyiceberg is imported only here:
     it is the ``iceberg`` extra's."""
-    from airflow_provider_fscommit.core.commit.iceberg_policy import (
-        IcebergCommitPolicy,
-        load_catalog,
-    )
+    from airflow_provider_fscommit.core.catalogs.iceberg_table import load_catalog
+    from airflow_provider_fscommit.core.commit.iceberg_policy import IcebergCommitPolicy
 
     properties = dict(spec.iceberg_catalog)
     return IcebergCommitPolicy(

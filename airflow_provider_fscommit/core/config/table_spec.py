@@ -17,6 +17,10 @@ from functools import cached_property
 from typing import Any
 
 from airflow_provider_fscommit.core.config import options as o
+from airflow_provider_fscommit.core.config.catalog_capabilities import (
+    CatalogCapability,
+    catalogs_with,
+)
 from airflow_provider_fscommit.core.config.option_values import iceberg_catalog_properties
 from airflow_provider_fscommit.core.config.prefixed_keys import fold_prefixed_keys
 from airflow_provider_fscommit.core.config.quantities import format_duration
@@ -307,18 +311,16 @@ class TableSpec:
                     "table is set; give metastore_table (--table-name), the table it commits to"
                 )
         catalogs = [k for k in kinds if k.catalog]
-        if o.PolicyKind.DONE_PARTITION in kinds and o.PolicyKind.ICEBERG in kinds:
+        holders = catalogs_with(CatalogCapability.DONE_PARTITIONS)
+        if o.PolicyKind.DONE_PARTITION in kinds and not set(catalogs) & set(holders):
+            named = "".join(f" and '{k}'" for k in catalogs)
+            order = ",".join([*catalogs, holders[0], *(k for k in kinds if not k.catalog)])
             raise ConfigError(
-                "sink.partition-commit.policy.kind includes 'done-partition' and 'iceberg'; "
-                "an Iceberg table has no done partitions (Hive partitions), it says how far "
-                "it is complete in its properties (fscommit.complete-through): drop "
-                "done-partition, or commit to a metastore or Glue table too"
-            )
-        if o.PolicyKind.DONE_PARTITION in kinds and not catalogs:
-            raise ConfigError(
-                "sink.partition-commit.policy.kind includes 'done-partition', which adds a "
-                "partition's done partition to the catalogs the chain commits to, but names "
-                "none; put metastore or glue before it, e.g. 'metastore,done-partition'"
+                f"sink.partition-commit.policy.kind includes 'done-partition'{named}, but no "
+                f"catalog that {CatalogCapability.DONE_PARTITIONS} (Hive partitions: "
+                f"{', '.join(holders)}; the others say how far a table is complete in its "
+                f"properties, fscommit.complete-through); put {' or '.join(holders)} before "
+                f"it, e.g. '{order}', or drop done-partition"
             )
         if catalogs:
             last = max(kinds.index(k) for k in catalogs)

@@ -20,8 +20,8 @@ from pyiceberg.schema import Schema
 from pyiceberg.types import NestedField, StringType
 
 from airflow_provider_fscommit.cli.main import main
+from airflow_provider_fscommit.core.catalogs.iceberg_table import COMMIT_ID, TABLE_PATH, WATERMARK
 from airflow_provider_fscommit.core.commit.committer import PartitionCommitter
-from airflow_provider_fscommit.core.commit.iceberg_policy import COMMIT_ID, TABLE_PATH, WATERMARK
 from airflow_provider_fscommit.core.commit.policy_factory import create_policies
 from airflow_provider_fscommit.core.publish.publisher import CompactionPublisher
 from airflow_provider_fscommit.core.compaction.compactor import compact_units
@@ -233,6 +233,28 @@ def test_a_missing_table_or_a_credential_in_the_spec_is_refused_with_the_fix(
         iceberg_spec(
             stream, tmp_path, **{"sink.partition-commit.policy.kind": "iceberg,done-partition"}
         )
+
+
+def test_an_error_inside_pyiceberg_is_raised_as_itself_not_as_the_catalogs_refusal(
+    compacted_stream, tmp_path, monkeypatch
+):
+    """Only the catalog's own refusals become "the catalog refused": an error from inside
+    pyiceberg while it commits (a bug, fault-injected here) reaches the user as it is,
+    with its traceback, and nothing is recorded as committed."""
+    from pyiceberg.table import Transaction
+
+    spec = iceberg_spec(compacted_stream, tmp_path)
+    CompactionPublisher(spec).run(compact_units, PARTITIONS[:1])
+
+    def broken(self, *args, **kwargs):
+        raise AttributeError("'NoneType' object has no attribute 'snapshot_id'")
+
+    monkeypatch.setattr(Transaction, "update_snapshot", broken)
+    with pytest.raises(AttributeError, match="no attribute 'snapshot_id'") as raised:
+        PartitionCommitter(spec, create_policies(spec)).commit(PARTITIONS[:1])
+    assert "refused" not in str(raised.value)
+    assert raised.traceback[-1].name == "broken"  # where it was raised, not reworded above
+    assert not CommitLedger(spec.table_path).read(PARTITIONS[0]).policies_current
 
 
 class Racing:

@@ -1,10 +1,10 @@
-"""What every catalog gets: values, parameters, done partitions, the format check."""
+"""What every Hive-style catalog gets: values, parameters, done partitions, the format check."""
 
 from __future__ import annotations
 
 import pytest
 
-from airflow_provider_fscommit.core.commit.catalog import (
+from airflow_provider_fscommit.core.catalogs.hive_partition import (
     catalog_values,
     check_format,
     done_location,

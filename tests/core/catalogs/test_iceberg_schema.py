@@ -8,7 +8,7 @@ from pyiceberg.schema import Schema
 from pyiceberg.transforms import DayTransform, IdentityTransform
 from pyiceberg.types import DateType, IntegerType, LongType, NestedField, StringType
 
-from airflow_provider_fscommit.core.commit.iceberg_schema import (
+from airflow_provider_fscommit.core.catalogs.iceberg_schema import (
     check_table,
     partition_record_values,
     table_schema,
