@@ -10,7 +10,6 @@ it needs no access to the stream, its checkpoint or the table's files.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -20,12 +19,9 @@ from airflow.sdk import BaseSensorOperator
 from airflow_provider_fscommit.core.config.option_values import iceberg_catalog_properties
 from airflow_provider_fscommit.core.config.quantities import epoch_ms, parse_duration
 from airflow_provider_fscommit.core.errors import ConfigError, FsCommitError
+from airflow_provider_fscommit.hooks.completeness import CompletenessTable, catalog_kind
 from airflow_provider_fscommit.hooks.metastore import MetastoreHook
-from airflow_provider_fscommit.triggers.completeness import (
-    CATALOGS,
-    CatalogTable,
-    TableCompletenessTrigger,
-)
+from airflow_provider_fscommit.triggers.completeness import TableCompletenessTrigger
 from airflow_provider_fscommit.version_compat import AirflowException
 
 
@@ -79,11 +75,7 @@ class TableCompletenessSensor(BaseSensorOperator):
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
-        if catalog not in CATALOGS:
-            raise ValueError(
-                f"catalog={catalog!r}: name the catalog, 'metastore', 'glue' or 'iceberg'"
-            )
-        self.catalog = catalog
+        self.catalog = catalog_kind(catalog)
         self.database = database
         self.table_name = table_name
         self.through = through
@@ -116,15 +108,15 @@ class TableCompletenessSensor(BaseSensorOperator):
             return
         self.defer(
             trigger=TableCompletenessTrigger(
-                asdict(self._table()), self._through_ms(context), self.poke_interval
+                self._table().to_kwargs(), self._through_ms(context), self.poke_interval
             ),
             method_name="execute_complete",
             timeout=timedelta(seconds=self.timeout) if self.timeout else None,
         )
 
-    def _table(self) -> CatalogTable:
+    def _table(self) -> CompletenessTable:
         """The table as rendered for this run (its names are templated)."""
-        return CatalogTable(
+        return CompletenessTable(
             self.catalog,
             self.database,
             self.table_name,

@@ -10,71 +10,18 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
 from typing import Any
 
 from airflow.triggers.base import BaseTrigger, TriggerEvent
 
 from airflow_provider_fscommit.core.errors import FsCommitError
-from airflow_provider_fscommit.core.status.completeness import Completeness
-from airflow_provider_fscommit.hooks.glue import GlueHook
-from airflow_provider_fscommit.hooks.iceberg import IcebergCatalogHook
-from airflow_provider_fscommit.hooks.metastore import MetastoreHook
-
-#: The catalogs a commit run publishes completeness to (its catalog policies).
-CATALOGS = ("glue", "iceberg", "metastore")
-
-
-@dataclass(frozen=True)
-class CatalogTable:
-    """A catalog table the completeness is read from, and how to reach it.
-
-    :param catalog: ``glue``, ``iceberg`` or ``metastore``.
-    :param aws_conn_id: AWS connection of the Glue catalog (None: the standard AWS chain).
-    :param metastore_conn_id: Airflow connection of the Hive metastore.
-    :param glue_catalog_id: the Glue catalog's account id (None: the identity's own).
-    :param iceberg_conn_id: the Iceberg provider's connection of an Iceberg table's catalog.
-    :param iceberg_catalog: an Iceberg table's catalog properties, as a spec's
-        ``iceberg.catalog.*`` (credentials from the connections above).
-    """
-
-    catalog: str
-    database: str
-    table_name: str
-    aws_conn_id: str | None = None
-    metastore_conn_id: str = MetastoreHook.default_conn_name
-    glue_catalog_id: str | None = None
-    iceberg_conn_id: str | None = None
-    iceberg_catalog: dict[str, str] | None = None
-
-    @property
-    def name(self) -> str:
-        return f"{self.database}.{self.table_name}"
-
-    def read_completeness(self) -> Completeness:
-        """What the table publishes (its parameters), through the catalog's hook."""
-        if self.catalog == "glue":
-            parameters = GlueHook(self.aws_conn_id).get_table_parameters(
-                self.database, self.table_name, self.glue_catalog_id
-            )
-        elif self.catalog == "iceberg":
-            hook = IcebergCatalogHook(
-                self.iceberg_conn_id, self.aws_conn_id, self.metastore_conn_id
-            )
-            parameters = hook.get_table_parameters(
-                self.database, self.table_name, self.iceberg_catalog or {}
-            )
-        else:
-            parameters = MetastoreHook(self.metastore_conn_id).get_table_parameters(
-                self.database, self.table_name
-            )
-        return Completeness.from_table_parameters(parameters, self.name)
+from airflow_provider_fscommit.hooks.completeness import CompletenessTable
 
 
 class TableCompletenessTrigger(BaseTrigger):
     """Fires when the catalog table is complete through ``through_ms``, or refuses.
 
-    :param table: the :class:`CatalogTable` as plain fields (it travels through the
+    :param table: the :class:`CompletenessTable` as plain fields (it travels through the
         database; connections are resolved in the triggerer, only their ids are stored).
     :param through_ms: the partition time waited for (epoch ms UTC).
     :param poll_interval: seconds between looks.
@@ -82,7 +29,7 @@ class TableCompletenessTrigger(BaseTrigger):
 
     def __init__(self, table: dict[str, Any], through_ms: int, poll_interval: float = 60.0) -> None:
         super().__init__()
-        self.table = table
+        self.table = CompletenessTable(**table).to_kwargs()
         self.through_ms = through_ms
         self.poll_interval = poll_interval
 
@@ -97,7 +44,7 @@ class TableCompletenessTrigger(BaseTrigger):
         )
 
     async def run(self) -> AsyncIterator[TriggerEvent]:
-        table = CatalogTable(**self.table)
+        table = CompletenessTable(**self.table)
         said = None
         while True:
             try:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 
+import pytest
 from structlog.testing import capture_logs
 
 from airflow_provider_fscommit.core.commit.metastore_policy import MetastoreCommitPolicy
@@ -28,6 +29,17 @@ def test_serializes_to_an_importable_path_and_plain_kwargs():
     module, _, name = path.rpartition(".")
     rebuilt = getattr(importlib.import_module(module), name)(**kwargs)
     assert rebuilt.serialize() == (path, kwargs)
+
+
+def test_a_trigger_stored_by_the_previous_release_reads_the_same_and_stores_plain_names():
+    """The previous release stored the catalog as its name; it still names a catalog
+    policy's catalog, and what is stored again is the same plain string."""
+    stored = {"catalog": "metastore", "database": "fscommit", "table_name": "events"}
+    _, kwargs = TableCompletenessTrigger(stored, THROUGH, 30.0).serialize()
+    assert kwargs["table"]["catalog"] == "metastore"
+    assert type(kwargs["table"]["catalog"]) is str
+    with pytest.raises(ValueError, match="name the catalog, 'metastore', 'glue' or 'iceberg'"):
+        TableCompletenessTrigger(stored | {"catalog": "hive"}, THROUGH, 30.0)
 
 
 def test_fires_once_the_table_is_complete_through_its_time_or_refused(
