@@ -31,6 +31,7 @@ from airflow_provider_fscommit.core.errors import (
 )
 from airflow_provider_fscommit.core.formats.file_format import FileFormat
 from airflow_provider_fscommit.core.partition.commit_trigger import (
+    EndOfInputTrigger,
     IdleTimeCommitTrigger,
     PartitionCommitTrigger,
     PartitionTimeCommitTrigger,
@@ -514,7 +515,17 @@ class TableSpec:
 
     @cached_property
     def commit_trigger(self) -> PartitionCommitTrigger:
-        """The trigger the options describe, ready to judge partitions."""
+        """The trigger that judges this run's partitions: :attr:`clock_trigger`, wrapped
+        in :class:`EndOfInputTrigger` once the query has stopped for good (end of input),
+        decided here once for every reader."""
+        if self.end_of_input:
+            return EndOfInputTrigger(self.clock_trigger)
+        return self.clock_trigger
+
+    @cached_property
+    def clock_trigger(self) -> PartitionCommitTrigger:
+        """The trigger the options describe, judging by its clock (the watermark or the
+        wall clock) whether the query has ended or not."""
         if self.trigger is o.TriggerKind.PROCESS_TIME:
             return ProcTimeCommitTrigger(self.delay)
         if self.trigger is o.TriggerKind.IDLE_TIME:

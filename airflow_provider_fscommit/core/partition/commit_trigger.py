@@ -20,6 +20,12 @@ says little about when the data stops: a partition is done when nothing new has 
 for that long *and* its span is over, so a quiet stretch inside an hour does not announce
 the hour. Late data restarts the clock, and the partition is committed again once it is
 idle again.
+
+End of input (Flink's ``endInput``, Paimon's ``partition.end-input-to-done``;
+``sink.partition-commit.end-input``): once the query has stopped for good, no row is due
+for any partition, so every partition is committable whatever the trigger's clock says.
+It is a fact about one run, not a trigger of its own: :class:`EndOfInputTrigger` wraps the
+spec's trigger, which still gives each partition's commit time.
 """
 
 from __future__ import annotations
@@ -188,3 +194,26 @@ class IdleTimeCommitTrigger(PartitionCommitTrigger):
 
     def clock_ms(self, watermark_ms: int | None, now_ms: int) -> int | None:
         return now_ms
+
+
+class EndOfInputTrigger(PartitionCommitTrigger):
+    """End of input: every partition is committable; its commit time and the clock stay
+    ``trigger``'s (what the status shows).
+
+    Only for a query that has stopped for good: the status reader refuses end of input on
+    a query still writing a batch before any partition is judged.
+    """
+
+    def __init__(self, trigger: PartitionCommitTrigger):
+        self.trigger = trigger
+
+    def commit_time_ms(
+        self, partition: PartitionSpec, creation_time_ms: int, last_modified_ms: int = 0
+    ) -> int:
+        return self.trigger.commit_time_ms(partition, creation_time_ms, last_modified_ms)
+
+    def clock_ms(self, watermark_ms: int | None, now_ms: int) -> int | None:
+        return self.trigger.clock_ms(watermark_ms, now_ms)
+
+    def is_committable(self, commit_time_ms: int, watermark_ms: int | None, now_ms: int) -> bool:
+        return True

@@ -195,10 +195,7 @@ def judge_by_time(
             f"{partition} has no single time: it leaves a key the partition time reads to "
             f"any value ({exc}); give every time key's value, '*' only for the others"
         ) from None
-    ended = spec.end_of_input  # TableStatusReader.look() checked that the query stopped
-    return commit_time, ended or trigger.is_committable(
-        commit_time, checkpoint.watermark_ms, now_ms
-    )
+    return commit_time, trigger.is_committable(commit_time, checkpoint.watermark_ms, now_ms)
 
 
 def check_ended(checkpoint: CheckpointState, sink_latest_batch: int | None) -> None:
@@ -380,9 +377,7 @@ class TableStatusReader:
                 )
             except PartitionTimeError as exc:
                 return PartitionStatus(staged, PartitionState.ERROR, error=str(exc))
-        committable = self.spec.end_of_input or trigger.is_committable(
-            commit_time, checkpoint.watermark_ms, now_ms
-        )
+        committable = trigger.is_committable(commit_time, checkpoint.watermark_ms, now_ms)
         state = PartitionState.COMMITTABLE if committable else PartitionState.PENDING
         if previous is not None and previous.staged is staged and previous.state is state:
             return previous

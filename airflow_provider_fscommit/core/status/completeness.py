@@ -289,7 +289,7 @@ def _past_commit_time(spec: TableSpec, partition: str, watermark: int | None) ->
     ``partition-time`` (the only trigger whose commit time the partition's path decides)."""
     if spec.trigger is not TriggerKind.PARTITION_TIME:
         return True
-    trigger = spec.commit_trigger
+    trigger = spec.clock_trigger
     values = PartitionSpec.parse(partition, spec.partition_keys, spec.partition_default_name)
     return trigger.is_committable(trigger.commit_time_ms(values, 0), watermark, 0)
 
