@@ -13,6 +13,7 @@ import argparse
 import json
 
 from airflow_provider_fscommit.cli.compaction import NOTHING_COMMITTABLE
+from airflow_provider_fscommit.core.commit.iceberg_policy import snapshot_of
 from airflow_provider_fscommit.core.config.quantities import (
     format_duration,
     format_size,
@@ -200,7 +201,7 @@ _RIGHT_ALIGNED = {2, 3, 4}  # the sizes and counts
 
 def _snapshot(partition: PartitionReport) -> str:
     """Where an Iceberg table holds the partition's latest commit."""
-    snapshot = partition.iceberg_snapshot_id
+    snapshot = snapshot_of(partition.receipts)
     return "" if snapshot is None else f" (snapshot {snapshot})"
 
 

@@ -13,6 +13,7 @@ from datetime import datetime, timezone
 from html import escape
 from urllib.parse import quote
 
+from airflow_provider_fscommit.core.commit.iceberg_policy import snapshot_of
 from airflow_provider_fscommit.core.config.quantities import format_duration, format_size
 from airflow_provider_fscommit.core.status.committable import PartitionState
 from airflow_provider_fscommit.core.status.completeness import TableCompleteness
@@ -274,9 +275,11 @@ def _partitions(report: TableReport) -> str:
         else:
             late = f" ({p.unpublished_files} new)" if p.unpublished_files and p.commits else ""
         rows.append(
-            f'<tr class="partition" data-state="{escape(p.state.value)}">'
+            f'<tr class="partition" data-state="{escape(p.state.value)}" '
+            f'data-partition="{escape(p.partition)}" data-work="{",".join(p.work.names)}">'
             f'<td class="p">{escape(p.partition)}{note}</td>'
-            f'<td><span class="state" style="background:{colour}">{escape(p.state.value)}'
+            f'<td><span class="state" style="background:{colour}"{_work(p)}>'
+            f"{escape(p.state.value)}"
             f"</span>{late}</td>"
             f"<td class=n>{p.staged_files}</td><td class=n>{format_size(p.staged_bytes)}</td>"
             f"<td class=n>{p.published_files}{_fragmented(p, report)}</td>"
@@ -286,13 +289,19 @@ def _partitions(report: TableReport) -> str:
             f"<td class=t>{_time(p.last_commit_ms, '')}"
             + (f" ({p.commits} commits)" if p.commits > 1 else "")
             + (
-                f'<div class="snapshot">Iceberg snapshot {p.iceberg_snapshot_id}</div>'
-                if p.iceberg_snapshot_id is not None
+                f'<div class="snapshot">Iceberg snapshot {snapshot}</div>'
+                if (snapshot := snapshot_of(p.receipts)) is not None
                 else ""
             )
             + f"</td><td>{_origin(p.last_origin)}</td></tr>"
         )
     return f"<table>{head}{''.join(rows)}</table>"
+
+
+def _work(partition: PartitionReport) -> str:
+    """What a run would do for the partition, as its state's tooltip (nothing: no title)."""
+    steps = ", ".join(partition.work.names)
+    return f' title="a run would: {steps}"' if steps else ""
 
 
 def _fragmented(partition: PartitionReport, report: TableReport) -> str:

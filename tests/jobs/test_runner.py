@@ -11,7 +11,6 @@ import json
 
 import pytest
 
-from airflow_provider_fscommit.core.publish import publisher as publisher_module
 from airflow_provider_fscommit.core.compaction.compactor import compact_units
 from airflow_provider_fscommit.core.compaction.summary import (
     CompactionState,
@@ -21,6 +20,7 @@ from airflow_provider_fscommit.core.compaction.summary import (
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.errors import FsCommitError
 from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
+from airflow_provider_fscommit.core.publish import publisher as publisher_module
 from airflow_provider_fscommit.core.publish.publisher import CompactionPublisher
 from airflow_provider_fscommit.jobs.driver import (
     PLANNED_PREFIX,

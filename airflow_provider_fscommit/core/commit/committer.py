@@ -18,9 +18,12 @@ that directory: the catalog's readers switch over atomically. Then, and only the
 files it replaced are deleted, and the ledger records it (a run killed in between
 deletes the rest next time).
 
-Each run ends by moving the table's published completeness (``status.completeness``:
-its watermark and the partition time through which every partition is committed)
-forward, so catalogs can carry it to readers outside Airflow.
+Each run moves the table's published completeness (``status.completeness``: its
+watermark and the partition time through which every partition is committed) forward,
+so catalogs can carry it to readers outside Airflow. It is one value per run, computed
+before the policies (a catalog that commits it with the data, an Iceberg transaction, gets
+it in the batch), recorded in the ledger after them and copied into every catalog, never
+over a later one a catalog holds.
 """
 
 from __future__ import annotations
@@ -205,15 +208,17 @@ class PartitionCommitter:
         reader: TableStatusReader,
         now_ms: int,
     ) -> list[CommitOutcome]:
-        """The policy chain for the partitions that need it.
+        """The policy chain for the partitions that need it (``status.work``).
 
-        The table state tells a partition whose latest publication the policies committed
-        already, with no plan open since and every staged file settled (``staged``: the
-        sink log's counts; None when the stream cannot be read), without reading its
-        records; the others are looked at, committed, and recorded in the state after
-        their policy records. The staged files are counted too because a summary may lag
-        a publication that a run killed before recording (or a worker still on an older
-        release) made: its inputs are then staged but not settled in the summary.
+        The table state answers for a partition it finds no work for (its latest
+        publication committed by the policies, no plan open since, every staged file
+        settled: ``staged`` are the sink log's counts, None when the stream cannot be read),
+        without reading its records; the others are looked at, committed, and recorded in
+        the state after their policy records. The staged files are counted too because a
+        summary may lag a publication that a run killed before recording (or a worker still
+        on an older release) made: its inputs are then staged but not settled in the
+        summary. The run's completeness is computed once, before the policies, and handed
+        to each of them in the batch.
         """
         outcomes: list[CommitOutcome] = []
         pending: list[CommitContext] = []
@@ -240,7 +245,8 @@ class PartitionCommitter:
             )
             records = self.ledger.look(path, state)
             looked.append(path)
-            work = partition_work(self.spec, path, records.summary(), counted, now_ms)
+            facts = records.summary()
+            work = partition_work(self.spec, path, facts, counted, now_ms)
             if work & Work.EXPIRED:
                 expired = expired_reason(self.spec, path, records, now_ms)
                 outcomes.append(CommitOutcome(path, CommitState.EXPIRED, reason=expired))
@@ -248,7 +254,7 @@ class PartitionCommitter:
             if not records.commits and not commit_empty:
                 outcomes.append(CommitOutcome(path, CommitState.NOTHING_PUBLISHED))
                 continue
-            summary = commit_summary(records.summary(), now_ms)
+            summary = commit_summary(facts, now_ms)
             if not work & Work.COMMIT:
                 outcomes.append(CommitOutcome(path, CommitState.UP_TO_DATE, summary))
                 if work & Work.RETIRE:  # a run stopped between its policies and this
@@ -264,18 +270,19 @@ class PartitionCommitter:
         batch = CommitBatch(
             tuple(pending), None if published is None else published.table_parameters()
         )
-        receipts: dict[str, dict[str, Any]] = {}
+        receipts: dict[str, dict[str, Any]] = {}  # by partition, then by policy kind
         for policy in self.policies:
             said = policy.commit_all(batch)
             for path, receipt in (said or {}).items():
-                receipts.setdefault(path, {}).update(receipt)
+                receipts.setdefault(path, {})[str(policy.kind)] = dict(receipt)
             if pending:
                 fault_point("after-policy")
         if pending:
             fault_point("after-policies")
         lock.check()
         for context in pending:
-            record = context.summary.to_dict() | receipts.get(context.path, {})
+            record = context.summary.to_dict()
+            record |= {"receipts": receipts[context.path]} if context.path in receipts else {}
             record |= {"origin": dict(origin)} if origin else {}
             self.ledger.write_policy_commit(context.path, record)
             state_of = (

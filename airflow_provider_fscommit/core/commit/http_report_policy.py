@@ -28,10 +28,12 @@ from datetime import timedelta
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from airflow_provider_fscommit.core.commit.policy import CommitContext, PartitionCommitPolicy
+from airflow_provider_fscommit.core.commit.policy import PartitionCommitPolicy
 from airflow_provider_fscommit.core.compat import strict_zip
+from airflow_provider_fscommit.core.config.options import PolicyKind
 from airflow_provider_fscommit.core.config.quantities import iso_ms
 from airflow_provider_fscommit.core.errors import ConfigError, HttpReportError
+from airflow_provider_fscommit.core.publish.published import CommitContext
 
 _ANSWER_SHOWN = 200  # characters of a failing answer's body kept in the message
 _ANSWER_READ = 1 << 16  # bytes of an answer read: Paimon's answer is a small JSON object
@@ -83,6 +85,8 @@ _OPENER = urllib.request.build_opener(_RefuseRedirects())
 
 
 class HttpReportCommitPolicy(PartitionCommitPolicy):
+    kind = PolicyKind.HTTP_REPORT
+
     def __init__(self, target: HttpTarget) -> None:
         self.target = target
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import abc
 from collections.abc import Sequence
 
+from airflow_provider_fscommit.core.config.options import PolicyKind
 from airflow_provider_fscommit.core.publish.published import (
     CommitBatch,
     CommitContext,
@@ -27,7 +28,13 @@ __all__ = ["CommitBatch", "CommitContext", "CommitSummary", "PartitionCommitPoli
 
 
 class PartitionCommitPolicy(abc.ABC):
-    """Commits partitions; must be idempotent (a rerun commits the same partition again)."""
+    """Commits partitions; must be idempotent (a rerun commits the same partition again).
+
+    ``kind`` names the policy in ``sink.partition-commit.policy.kind``; the ledger keeps
+    what its ``commit_all`` says of a partition (:data:`Receipts`) under it.
+    """
+
+    kind: str = PolicyKind.CUSTOM
 
     @abc.abstractmethod
     def commit(self, context: CommitContext) -> None:

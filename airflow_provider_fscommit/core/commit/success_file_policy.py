@@ -8,11 +8,15 @@ from __future__ import annotations
 
 import json
 
-from airflow_provider_fscommit.core.commit.policy import CommitContext, PartitionCommitPolicy
+from airflow_provider_fscommit.core.commit.policy import PartitionCommitPolicy
+from airflow_provider_fscommit.core.config.options import PolicyKind
+from airflow_provider_fscommit.core.publish.published import CommitContext
 from airflow_provider_fscommit.core.storage.filesystem import resolve_filesystem, write_atomically
 
 
 class SuccessFileCommitPolicy(PartitionCommitPolicy):
+    kind = PolicyKind.SUCCESS_FILE
+
     def __init__(self, file_name: str) -> None:
         self.file_name = file_name
 

@@ -230,7 +230,7 @@ class PartitionLedger:
             format=plan.format.value if plan else None,
             published_compactions=len(live),
             retire_pending=self.retire_pending,
-            iceberg_snapshot_id=last.get("iceberg_snapshot_id") if last else None,
+            receipts=last.get("receipts") if last else None,
         )
 
     @property

@@ -92,8 +92,9 @@ class PartitionSummary:
     # wait for deletion (:mod:`.ledger`).
     published_compactions: int | None = None
     retire_pending: bool = False
-    # The Iceberg snapshot the latest policy commit's files are in (the iceberg policy).
-    iceberg_snapshot_id: int | None = None
+    # What the policies of the latest policy commit said of it, by policy kind (e.g. the
+    # snapshot an Iceberg table holds it in): kept for the status, never read here.
+    receipts: dict[str, dict[str, Any]] | None = None
 
     @classmethod
     def from_dict(cls, document: Mapping[str, Any]) -> PartitionSummary:

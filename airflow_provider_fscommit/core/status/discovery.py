@@ -30,6 +30,7 @@ from airflow_provider_fscommit.core.storage.object_store import store_errors
 class PendingCommit:
     partition: str
     reason: str  # new | late-data | fragmented | policies-pending | retire-pending
+    work: Work  # every step it needs (:mod:`.work`); ``reason`` names the first
 
 
 @store_errors
@@ -62,7 +63,7 @@ def partitions_to_commit(spec: TableSpec, within: str | None = None) -> list[Pen
             recorded = records
         if work and not work & Work.EXPIRED:
             assert recorded is not None
-            pending.append(PendingCommit(path, _reason(work, recorded)))
+            pending.append(PendingCommit(path, _reason(work, recorded), work))
     return pending
 
 

@@ -10,7 +10,8 @@ what the trigger tells), so they are merged once, here.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
@@ -80,7 +81,8 @@ class PartitionReport:
     commit_time_ms: int | None = None
     last_commit_ms: int | None = None
     last_origin: CommitOrigin | None = None
-    iceberg_snapshot_id: int | None = None  # the snapshot its latest commit is in
+    # What the policies of its latest commit said of it, by policy kind (:data:`Receipts`)
+    receipts: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     expired_ms: int | None = None
     error: str | None = None
     work: Work = Work.NONE  # what a run would do for it (:mod:`.work`)
@@ -115,7 +117,7 @@ class PartitionReport:
                     "task_id": self.last_origin.task_id,
                 }
             ),
-            "iceberg_snapshot_id": self.iceberg_snapshot_id,
+            "receipts": {kind: dict(receipt) for kind, receipt in self.receipts.items()},
             "expired_ms": self.expired_ms,
             "expired": iso_ms(self.expired_ms),
             "error": self.error,
@@ -277,13 +279,14 @@ def _partitions(
         found = staged.get(path)
         recorded = state.get(path)
         files = found.staged.files if found else None
-        work = partition_work(spec, path, recorded, files, now_ms)
+        committable = found is not None and found.state is PartitionState.COMMITTABLE
+        work = partition_work(spec, path, recorded, files, now_ms, committable)
         try:
             if path in state.errors:
                 raise LedgerError(state.errors[path])
             if recorded is not None and not answered_by_summary(work, recorded, EVERY_STEP):
                 recorded = ledger.look(path, state).summary()
-                work = partition_work(spec, path, recorded, files, now_ms)
+                work = partition_work(spec, path, recorded, files, now_ms, committable)
         except LedgerError as exc:
             partitions.append(_errored(spec, path, found, str(exc)))
             continue
@@ -369,7 +372,7 @@ def _merge(
         commit_time_ms=status.commit_time_ms if status else None,
         last_commit_ms=recorded.last_commit_ms,
         last_origin=CommitOrigin.from_record({"origin": recorded.last_origin}),
-        iceberg_snapshot_id=recorded.iceberg_snapshot_id,
+        receipts=recorded.receipts or {},
         expired_ms=recorded.expired_at_ms,
         error=status.error if status else None,
         work=work,

@@ -54,10 +54,14 @@ def partition_work(
     summary: PartitionSummary | None,
     staged_files: int | None,
     now_ms: int,
+    committable: bool = True,
 ) -> Work:
     """The work ``path`` needs, by ``summary`` (None: no records) and ``staged_files``, the
     committed files the sink log lists for it (None: the stream cannot be read, so whether
-    anything is left to publish is not judged)."""
+    anything is left to publish is not judged). A partition its commit trigger does not
+    call ``committable`` yet, with no records, needs nothing yet."""
+    if summary is None and not committable:
+        return Work.NONE
     summary = summary or PartitionSummary()
     if expired_reason(spec, path, summary, now_ms):
         return Work.EXPIRED

@@ -22,13 +22,14 @@ from pyiceberg.types import NestedField, StringType
 from airflow_provider_fscommit.cli.main import main
 from airflow_provider_fscommit.core.catalogs.iceberg_table import COMMIT_ID, TABLE_PATH, WATERMARK
 from airflow_provider_fscommit.core.commit.committer import PartitionCommitter
+from airflow_provider_fscommit.core.commit.iceberg_policy import snapshot_of
 from airflow_provider_fscommit.core.commit.policy_factory import create_policies
-from airflow_provider_fscommit.core.publish.publisher import CompactionPublisher
 from airflow_provider_fscommit.core.compaction.compactor import compact_units
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.errors import ConfigError, IcebergError
 from airflow_provider_fscommit.core.faults import FAULT_POINTS
 from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
+from airflow_provider_fscommit.core.publish.publisher import CompactionPublisher
 from airflow_provider_fscommit.core.status.table_overview import TableEntry
 from airflow_provider_fscommit.core.status.table_report import read_table_report
 from airflow_provider_fscommit.plugins.render import render_page
@@ -145,10 +146,10 @@ def test_partitions_are_registered_once_with_sparks_types_and_prune_by_their_key
     assert planned and {tuple(t.file.partition) for t in planned} == {("2026-11-20", "01")}
     # The ledger keeps the snapshot of each partition; status and the status page show it.
     receipt = {"iceberg_snapshot_id": snapshot.snapshot_id}
-    assert all(ledger.read(p).summary().iceberg_snapshot_id == snapshot.snapshot_id
+    assert all(snapshot_of(ledger.read(p).summary().receipts) == snapshot.snapshot_id
                for p in PARTITIONS)  # fmt: skip
     report = read_table_report(spec)
-    shown = {p.partition: p.iceberg_snapshot_id for p in report.partitions}
+    shown = {p.partition: snapshot_of(p.receipts) for p in report.partitions}
     assert {shown[p] for p in PARTITIONS} == {snapshot.snapshot_id}
     assert main(["status", *table_flags(table_options(stream, spec.table_path))]) == 0
     lines = [line for line in capsys.readouterr().out.splitlines() if "hour=01" in line]

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from airflow_provider_fscommit.core.publish import publisher as publisher_module
 from airflow_provider_fscommit.core.compaction.compactor import compact_units
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
+from airflow_provider_fscommit.core.publish import publisher as publisher_module
 from airflow_provider_fscommit.core.publish.publisher import CompactionPublisher
 from fscommit_dev.streams import row
 from tests.support.compaction import check_exactly_once, committable, table_options
