@@ -153,15 +153,7 @@ class MetastoreTable(CatalogTable):
                 partition.parameters = (partition.parameters or {}) | partition_parameters(context)
                 changed.append(partition)
         if new:
-            client.add_partitions_req(
-                ttypes.AddPartitionsRequest(
-                    dbName=self.database,
-                    tblName=self.table,
-                    parts=new,
-                    ifNotExists=True,
-                    needResult=False,
-                )
-            )
+            self._add_new(client, new)
         if changed:
             # Keep our statistics: without this the server recounts the files.
             client.alter_partitions_with_environment_context(
@@ -243,15 +235,7 @@ class MetastoreTable(CatalogTable):
                 )
                 for c in contexts
             ]
-            client.add_partitions_req(
-                ttypes.AddPartitionsRequest(
-                    dbName=self.database,
-                    tblName=self.table,
-                    parts=done,
-                    ifNotExists=True,
-                    needResult=False,
-                )
-            )
+            self._add_new(client, done)
 
     def set_table_parameters(self, spec: TableSpec, parameters: Mapping[str, str]) -> bool:
         """``alter_table`` with these parameters added, forward only (the server recounts
@@ -312,6 +296,18 @@ class MetastoreTable(CatalogTable):
                 f"are {list(spec.partition_keys)}; make them agree"
             )
         return table
+
+    def _add_new(self, client: Any, partitions: list[Any]) -> None:
+        """Add partitions in one call, keeping any that exists already (a rerun's)."""
+        client.add_partitions_req(
+            ttypes.AddPartitionsRequest(
+                dbName=self.database,
+                tblName=self.table,
+                parts=partitions,
+                ifNotExists=True,
+                needResult=False,
+            )
+        )
 
     def _partition(
         self, table: Any, values: list[str], context: CommitContext, location: str | None = None

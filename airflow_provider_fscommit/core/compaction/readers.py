@@ -252,9 +252,7 @@ _WAY_OUT = (
 _FORMAT_NAMES = {FileFormat.PARQUET: "Parquet", FileFormat.ORC: "ORC"}
 
 
-def unreadable(
-    uri: str, exc: Exception, file_format: FileFormat = FileFormat.PARQUET
-) -> FsCommitError:
+def unreadable(uri: str, exc: Exception, file_format: FileFormat) -> FsCommitError:
     """The error of a staged file that is not readable in its format, with the way out."""
     name = _FORMAT_NAMES.get(file_format, file_format.value.upper())
     return FsCommitError(

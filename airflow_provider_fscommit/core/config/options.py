@@ -391,8 +391,9 @@ COMPACTION_REWRITE_FRAGMENTED = ConfigOption(
     description="Compact a published partition again, with its late data, once its files "
     "are more than one compaction of all its rows would make (⌈bytes / compaction.file-size⌉ "
     "+ 1), or, in a sorted table, no longer sorted across its files. The new files go to a "
-    "directory of their own that the catalog switches to atomically, so it needs the "
-    "metastore or glue policy; Parquet and ORC.",
+    "directory of their own that the catalog switches to atomically, so it needs a catalog "
+    "policy that switches a partition's location (metastore, glue) or swaps its files in one "
+    "snapshot (iceberg); Parquet and ORC.",
 )
 COMPACTION_SORT_MEMORY = ConfigOption(
     "compaction_sort_memory",

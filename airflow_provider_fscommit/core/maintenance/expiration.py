@@ -87,7 +87,7 @@ def expire_partitions(
     """Expire (unless ``dry_run``) the published partitions past the expiration time.
 
     ``catalogs`` (``policy_factory.catalog_policies``) drop them from the tables the
-    chain's catalog policies add them to (a Hive metastore, Glue), before any file is
+    chain's catalog policies add them to (every catalog of the chain), before any file is
     deleted. ``force`` runs within the check interval.
     """
     if spec.expiration_time is None:

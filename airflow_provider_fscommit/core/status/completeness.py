@@ -48,7 +48,7 @@ COMMITTED_STATES = frozenset(
     {PartitionState.COMMITTED, PartitionState.RECOMMITTED, PartitionState.LATE_DATA}
 )
 
-# The catalogs' table parameters (Hive metastore, Glue) that carry it.
+# The table parameters that carry it in every catalog of the chain (``core.catalogs``).
 WATERMARK_PARAMETER = "fscommit.watermark"
 COMPLETE_THROUGH_PARAMETER = "fscommit.complete-through"
 COMMITTED_AT_PARAMETER = "fscommit.committed-at"
