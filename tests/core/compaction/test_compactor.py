@@ -5,11 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pyarrow.parquet as pq
-import pytest
 
 from airflow_provider_fscommit.core.compaction.compactor import UnitTask, compact_task, hidden_name
 from airflow_provider_fscommit.core.compaction.plan_schema import read_plan_schema
-from airflow_provider_fscommit.core.errors import SchemaMismatchError
 
 
 def spark_file(spark, directory: Path, sql: str) -> str:
@@ -54,35 +52,6 @@ def test_a_single_input_with_the_plan_schema_is_copied_byte_for_byte(spark, tmp_
     assert result.copied and result.rows == 1
     output = tmp_path / "t" / "dt=1" / hidden_name("part-x.c000.snappy.parquet")
     assert output.read_bytes() == Path(only.removeprefix("file://")).read_bytes()
-
-
-def test_incompatible_schemas_fail_with_the_files_named(spark, tmp_path):
-    one = spark_file(spark, tmp_path / "a", "SELECT 1L AS id, 1.5D AS v")
-    two = spark_file(spark, tmp_path / "b", "SELECT 2L AS id, 'text' AS v")
-    with pytest.raises(SchemaMismatchError, match=r"incompatible schemas.*Nothing was published"):
-        read_plan_schema([one, two])
-
-
-def test_a_truncated_or_missing_input_fails_the_unit_naming_the_file(spark, tmp_path):
-    good = spark_file(spark, tmp_path / "a", "SELECT 1L AS id")
-    broken = tmp_path / "broken.parquet"
-    broken.write_bytes(Path(good.removeprefix("file://")).read_bytes()[:40])
-    unit = task(tmp_path / "t", [good, broken.as_uri()], schema_uris=[good])
-    result = compact_task(unit)[0]
-    assert "broken.parquet is not a readable Parquet file" in result.error
-    missing = task(tmp_path / "t", [good, (tmp_path / "gone.parquet").as_uri()], [good])
-    assert "gone.parquet is in the sink log but missing on disk" in compact_task(missing)[0].error
-
-
-def test_a_file_whose_pages_are_damaged_is_named_though_its_footer_reads(spark, tmp_path):
-    good = spark_file(spark, tmp_path / "a", "SELECT id, uuid() AS s FROM range(20000)")
-    other = spark_file(spark, tmp_path / "b", "SELECT id, uuid() AS s FROM range(20000)")
-    damaged = Path(other.removeprefix("file://"))
-    data = bytearray(damaged.read_bytes())
-    data[4 : len(data) // 2] = b"\x07" * (len(data) // 2 - 4)  # pages, not the footer
-    damaged.write_bytes(bytes(data))
-    unit = task(tmp_path / "t", [good, other])  # the driver reads both footers
-    assert f"{damaged.name} is not a readable Parquet file" in compact_task(unit)[0].error
 
 
 def test_outputs_dictionary_encode_the_columns_spark_dictionary_encoded(spark, tmp_path):

@@ -6,7 +6,6 @@ from pathlib import Path
 
 import pyarrow.orc as po
 
-from airflow_provider_fscommit.core.compaction import readers
 from airflow_provider_fscommit.core.compaction.compactor import UnitTask, compact_task, hidden_name
 from airflow_provider_fscommit.core.formats.file_format import FileFormat
 
@@ -49,20 +48,3 @@ def test_timestamps_beyond_pyarrows_range_fail_a_merge_clearly_and_copy_byte_for
     assert copied.error is None and copied.copied and copied.rows == 2
     output = table / "dt=1" / hidden_name("part-1.c000.orc")
     assert output.read_bytes() == inputs[0].read_bytes()
-
-
-def test_before_pyarrow_25_the_footer_refuses_what_the_reader_would_wrap_around(
-    spark, tmp_path, monkeypatch
-):
-    """pyarrow up to 24 reads such timestamps without an error, wrapped around; the
-    compactor asks the Footer first there (here: as on such a pyarrow)."""
-    monkeypatch.setattr(readers, "ORC_READER_REFUSES_FAR_TIMESTAMPS", False)
-    for name in ("a", "b"):
-        spark.sql(FAR).coalesce(1).write.orc(str(tmp_path / name))
-    inputs = [next((tmp_path / n).glob("part-*.orc")) for n in ("a", "b")]
-
-    merged = compact_task(_task(tmp_path / "table", inputs, 0))[0]
-    assert merged.error is not None
-    assert f"{inputs[0]} holds a timestamp outside 1677-09-21..2262-04-11" in merged.error
-    assert "its Footer records" in merged.error
-    assert not [p for p in (tmp_path / "table").rglob("*.orc") if not p.name.startswith(".")]

@@ -1,0 +1,50 @@
+"""A unit's staged inputs read in order, each failure naming its file and the way out: on
+files Spark wrote, then truncated, removed or damaged."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from airflow_provider_fscommit.core.compaction import readers
+from airflow_provider_fscommit.core.compaction.compactor import compact_task
+from tests.core.compaction.test_compactor import spark_file, task
+from tests.core.compaction.test_compactor_orc import FAR, _task
+
+
+def test_a_truncated_or_missing_input_fails_the_unit_naming_the_file(spark, tmp_path):
+    good = spark_file(spark, tmp_path / "a", "SELECT 1L AS id")
+    broken = tmp_path / "broken.parquet"
+    broken.write_bytes(Path(good.removeprefix("file://")).read_bytes()[:40])
+    unit = task(tmp_path / "t", [good, broken.as_uri()], schema_uris=[good])
+    result = compact_task(unit)[0]
+    assert "broken.parquet is not a readable Parquet file" in result.error
+    missing = task(tmp_path / "t", [good, (tmp_path / "gone.parquet").as_uri()], [good])
+    assert "gone.parquet is in the sink log but missing on disk" in compact_task(missing)[0].error
+
+
+def test_a_file_whose_pages_are_damaged_is_named_though_its_footer_reads(spark, tmp_path):
+    good = spark_file(spark, tmp_path / "a", "SELECT id, uuid() AS s FROM range(20000)")
+    other = spark_file(spark, tmp_path / "b", "SELECT id, uuid() AS s FROM range(20000)")
+    damaged = Path(other.removeprefix("file://"))
+    data = bytearray(damaged.read_bytes())
+    data[4 : len(data) // 2] = b"\x07" * (len(data) // 2 - 4)  # pages, not the footer
+    damaged.write_bytes(bytes(data))
+    unit = task(tmp_path / "t", [good, other])  # the driver reads both footers
+    assert f"{damaged.name} is not a readable Parquet file" in compact_task(unit)[0].error
+
+
+def test_before_pyarrow_25_the_footer_refuses_what_the_reader_would_wrap_around(
+    spark, tmp_path, monkeypatch
+):
+    """pyarrow up to 24 reads such timestamps without an error, wrapped around; the
+    compactor asks the Footer first there (here: as on such a pyarrow)."""
+    monkeypatch.setattr(readers, "ORC_READER_REFUSES_FAR_TIMESTAMPS", False)
+    for name in ("a", "b"):
+        spark.sql(FAR).coalesce(1).write.orc(str(tmp_path / name))
+    inputs = [next((tmp_path / n).glob("part-*.orc")) for n in ("a", "b")]
+
+    merged = compact_task(_task(tmp_path / "table", inputs, 0))[0]
+    assert merged.error is not None
+    assert f"{inputs[0]} holds a timestamp outside 1677-09-21..2262-04-11" in merged.error
+    assert "its Footer records" in merged.error
+    assert not [p for p in (tmp_path / "table").rglob("*.orc") if not p.name.startswith(".")]
