@@ -160,5 +160,8 @@ def _orc_column_ids(schema: pa.Schema, names: Sequence[str]) -> list[int]:
 
 
 def _orc_types(kind: pa.DataType) -> int:
-    """How many ORC types ``kind`` is: itself and everything nested in it."""
+    """How many ORC types ``kind`` is: itself and everything nested in it. A map is its key
+    and its value in ORC, where Arrow nests them in an entries struct of its own."""
+    if pa.types.is_map(kind):
+        return 1 + _orc_types(kind.key_type) + _orc_types(kind.item_type)
     return 1 + sum(_orc_types(kind.field(i).type) for i in range(kind.num_fields))

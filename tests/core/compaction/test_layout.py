@@ -86,20 +86,31 @@ def orc_bloom_filter_columns(spark, path: Path) -> set[int]:
     }
 
 
-def test_orc_bloom_filters_are_on_the_named_columns_after_nested_ones(spark, tmp_path):
+@pytest.mark.parametrize(
+    ("nested", "value", "user_id"),
+    [
+        # ORC numbers types in pre-order from the root struct (0): id 1, s 2, x 3, y 4,
+        # y's element 5, user 6.
+        (pa.struct([("x", pa.int32()), ("y", pa.list_(pa.string()))]), {"x": 1, "y": ["a"]}, 6),
+        # A map is itself, its key and its value (no entries struct, unlike Arrow): s 2,
+        # key 3, value 4, user 5.
+        (pa.map_(pa.string(), pa.int32()), [("k", 1)], 5),
+    ],
+    ids=["struct", "map"],
+)
+def test_orc_bloom_filters_are_on_the_named_columns_after_nested_ones(
+    spark, tmp_path, nested, value, user_id
+):
     source = tmp_path / "in.orc"
-    nested = pa.struct([("x", pa.int32()), ("y", pa.list_(pa.string()))])
     schema = pa.schema([("id", pa.int64()), ("s", nested), ("user", pa.string())])
-    rows = [{"x": 1, "y": ["a"]}, {"x": 2, "y": []}]
-    po.write_table(pa.table({"id": [1, 2], "s": rows, "user": ["u1", "u2"]}, schema), source)
+    table = pa.table({"id": [1, 2], "s": [value, value], "user": ["u1", "u2"]}, schema)
+    po.write_table(table, source)
     spec = TableSpec.from_options(BASE | {"format": "orc", "orc.bloom.filter.columns": "user"})
     unit = layout_task(tmp_path / "t", source, OutputLayout.of(spec), FileFormat.ORC)
     result = compact_task(unit)[0]
     assert result.error is None and result.rows == 2 and not result.copied
-    # ORC numbers types in pre-order from the root struct (0): id 1, s 2, x 3, y 4, y's
-    # element 5, user 6.
     output = tmp_path / "t" / "dt=1" / hidden_name(unit.output)
-    assert orc_bloom_filter_columns(spark, output) == {6}
+    assert orc_bloom_filter_columns(spark, output) == {user_id}
 
 
 @pytest.mark.parametrize(
