@@ -13,7 +13,6 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
-from pyiceberg.catalog import load_catalog
 from pyiceberg.exceptions import NoSuchTableError
 from pyiceberg.expressions import EqualTo, IsNull
 from pyiceberg.schema import Schema
@@ -44,39 +43,9 @@ from tests.support.compaction import (
 from tests.support.duckdb_iceberg import duckdb_python, duckdb_query, duckdb_scan
 from tests.support.fault_worker import run_worker
 from tests.support.iceberg import iceberg_ids
+from tests.support.iceberg_catalog import catalog, catalog_options, iceberg_spec
 
 PARTITIONS = [f"dt=2026-11-20/hour={h:02d}" for h in range(3)]
-
-
-def catalog_options(directory: Path) -> dict[str, str]:
-    return {
-        "iceberg.catalog.type": "sql",
-        "iceberg.catalog.uri": f"sqlite:///{directory}/catalog.db",
-        "iceberg.catalog.warehouse": f"file://{directory}/warehouse",
-    }
-
-
-def iceberg_spec(stream, directory: Path, **extra: str) -> TableSpec:
-    return TableSpec.from_options(
-        table_options(stream, str(directory / "table"))
-        | catalog_options(directory)
-        | {
-            "sink.partition-commit.policy.kind": "iceberg",
-            "metastore_database": "lake",
-            "metastore_table": "events",
-            "iceberg.create-table": "true",
-        }
-        | extra
-    )
-
-
-def catalog(directory: Path):
-    return load_catalog(  # the policy's default name: the SQL catalog keeps it with each table
-        "default",
-        type="sql",
-        uri=f"sqlite:///{directory}/catalog.db",
-        warehouse=f"file://{directory}/warehouse",
-    )
 
 
 def test_partitions_are_registered_once_with_sparks_types_and_prune_by_their_keys(
@@ -258,74 +227,6 @@ def test_an_error_inside_pyiceberg_is_raised_as_itself_not_as_the_catalogs_refus
     assert not CommitLedger(spec.table_path).read(PARTITIONS[0]).policies_current
 
 
-class Racing:
-    """A catalog whose first table load lets another writer (a second pyiceberg client, for
-    real) change the table right after it: the policy's commit then meets that change."""
-
-    def __init__(self, directory: Path, change) -> None:
-        self.catalog = catalog(directory)
-        self.directory = directory
-        self.change = change
-        self.raced = False
-
-    def __getattr__(self, name: str):
-        return getattr(self.catalog, name)
-
-    def load_table(self, identifier):
-        table = self.catalog.load_table(identifier)
-        if not self.raced:
-            self.raced = True
-            self.change(catalog(self.directory).load_table(identifier))
-        return table
-
-
-def racing_commit(spec: TableSpec, directory: Path, change) -> Racing:
-    """Commit PARTITIONS[1] (the table holds PARTITIONS[0]) while ``change`` races it."""
-    racing = Racing(directory, change)
-    (policy,) = create_policies(
-        TableSpec.from_options(spec.to_dict() | {"iceberg_create_table": False}),
-        iceberg_catalog=lambda: racing,
-    )
-    PartitionCommitter(spec, [policy]).commit(PARTITIONS[1:2])
-    return racing
-
-
-def test_a_commit_that_loses_a_race_decides_again_on_a_fresh_read(compacted_stream, tmp_path):
-    """Another writer commits between this run's read of the table and its commit: the
-    catalog refuses this run's commit, which is decided again on the table as it is now
-    and keeps the other writer's change."""
-    spec = iceberg_spec(compacted_stream, tmp_path)
-    publish_and_commit(spec, PARTITIONS[:1])  # creates the table
-    CompactionPublisher(spec).run(compact_units, PARTITIONS[1:2])
-    racing = racing_commit(
-        spec,
-        tmp_path,
-        lambda t: t.transaction().set_properties({"owner": "ads"}).commit_transaction(),
-    )
-    table = catalog(tmp_path).load_table("lake.events")
-    assert racing.raced and table.properties["owner"] == "ads"
-    assert len(table.metadata.snapshots) == 2
-    assert set(iceberg_ids(table)) == {("2026-11-20", "00"), ("2026-11-20", "01")}
-
-
-def test_a_table_dropped_by_a_racing_writer_is_refused_and_recorded_nowhere(
-    compacted_stream, tmp_path
-):
-    """The other writer drops the table meanwhile (a change no retry gets past): one
-    message naming the table, the ledger records nothing. (A racing writer's schema or
-    partitioning change is no refusal: the files are added under the spec they were read
-    with, which Iceberg keeps valid.)"""
-    spec = iceberg_spec(compacted_stream, tmp_path)
-    publish_and_commit(spec, PARTITIONS[:1])
-    CompactionPublisher(spec).run(compact_units, PARTITIONS[1:2])
-    with pytest.raises(IcebergError) as refused:
-        racing_commit(spec, tmp_path, lambda t: catalog(tmp_path).drop_table("lake.events"))
-    assert "Iceberg table lake.events" in str(refused.value)
-    assert "nothing was recorded as committed" in str(refused.value)
-    assert not CommitLedger(spec.table_path).read(PARTITIONS[1]).policies_current
-    assert not catalog(tmp_path).table_exists("lake.events")
-
-
 def staged_ids(spark, stream) -> dict[tuple, Counter]:
     ready = committable(stream.staging, stream.checkpoint)
     return {p: ids for p, ids in ids_by_partition(spark, stream.staging).items() if p in ready}
@@ -483,25 +384,3 @@ def test_escaped_and_null_partition_values_of_two_keys_are_each_one_partition(sp
         found = table.scan(row_filter=IsNull("k") if k is None else EqualTo("k", k)).plan_files()
         (task,) = list(found)
         assert tuple(task.file.partition) == ("2026-11-20", k) and task.file.record_count == 1
-
-
-def test_appends_merge_manifests_when_the_table_asks_for_it(compacted_stream, tmp_path):
-    """One commit run per partition: each adds a manifest, unless the table sets
-    commit.manifest-merge.enabled (Iceberg's own appends' setting), then they merge."""
-    spec = iceberg_spec(compacted_stream, tmp_path)
-    publish_and_commit(spec, PARTITIONS[:1])
-    lake = catalog(tmp_path)
-    lake.load_table("lake.events").transaction().set_properties(
-        {"commit.manifest-merge.enabled": "true", "commit.manifest.min-count-to-merge": "2"}
-    ).commit_transaction()
-    for partition in PARTITIONS[1:]:
-        publish_and_commit(spec, [partition])
-    table = lake.load_table("lake.events")
-    assert len(table.current_snapshot().manifests(table.io)) == 1
-    assert len(table.metadata.snapshots) == 3 and len(iceberg_ids(table)) == 3
-
-    unmerged = iceberg_spec(compacted_stream, tmp_path / "unmerged")
-    for partition in PARTITIONS:
-        publish_and_commit(unmerged, [partition])
-    table = catalog(tmp_path / "unmerged").load_table("lake.events")
-    assert len(table.current_snapshot().manifests(table.io)) == 3
