@@ -26,8 +26,9 @@ from fscommit_dev.metastore.client import (
     metastore_table_spec,
     thrift_client,
 )
-from tests.core.commit.test_iceberg_policy import PARTITIONS, catalog, iceberg_spec
+from tests.core.commit.test_iceberg_policy import PARTITIONS
 from tests.support.compaction import published_ledger
+from tests.support.iceberg_catalog import catalog, iceberg_spec
 
 
 class RecordingPolicy(PartitionCommitPolicy):
