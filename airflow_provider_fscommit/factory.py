@@ -7,11 +7,27 @@ file makes them all::
 
     globals().update(partition_commit_dags("specs/"))
 
-Every spec file gives the hourly commit DAG of ``dags/fscommit_hourly.py`` (wait for the
-watermark → compact → commit, catch-up and backfills as there), on a schedule of one run
-per partition derived from the table's partition time, with the settings of the file's
-``dag`` section. Reading the specs is :mod:`~airflow_provider_fscommit.core.config.spec_file`'s,
-shared with ``fscommit validate``; this module only turns them into DAGs.
+A spec is a table's whole life, in a family of two DAGs:
+
+- ``<dag_id>``, the commit DAG: the hourly DAG of ``dags/fscommit_hourly.py`` (wait for
+  the watermark → compact → commit, catch-up and backfills as there), on a schedule of
+  one run per partition derived from the table's partition time;
+- ``<dag_id>_maintenance``, every ``dag.sweep`` (1 h by default): ``sweep`` publishes
+  late data and finishes unfinished commits (discover → compact → commit), ``expire``
+  drops expired partitions when, and only when, the spec sets
+  ``partition.expiration-time``, and ``clean`` deletes published staged files when
+  ``dag.clean-staging`` gives their age. No such DAG when it would have nothing to do.
+
+Two DAGs, not one, because the two run on different clocks: a commit run is one
+partition's (keyed by it, caught up, backfilled, waiting on its watermark), while a
+sweep is the table's now. In the commit DAG every backfilled run would sweep the whole
+table and a sweep would wait behind its run's sensor. The maintenance DAG runs one at a
+time and never catches up; a sweep and a partition's run that meet on one partition
+both take the table lock, and the second finds nothing left to do.
+
+The settings come from the file's ``dag`` section. Reading the specs is
+:mod:`~airflow_provider_fscommit.core.config.spec_file`'s, shared with ``fscommit validate``;
+this module only turns them into DAGs.
 
 A broken spec never hides the other tables: Airflow records an exception raised while
 parsing as an import error of the whole DAG file and then hides every DAG the file made,
@@ -24,6 +40,7 @@ It commits nothing and does not pretend to.
 
 from __future__ import annotations
 
+import itertools
 import logging
 import sys
 from collections.abc import Sequence
@@ -33,14 +50,18 @@ from typing import Any
 from airflow.sdk import DAG
 
 from airflow_provider_fscommit.core.config.spec_file import (
+    DagSettings,
     SpecFile,
     SpecProblem,
     claimed_dag_id,
     read_spec_folder,
 )
 from airflow_provider_fscommit.operators.broken_spec import BrokenSpecOperator
+from airflow_provider_fscommit.operators.clean_staging import CleanStagingOperator
+from airflow_provider_fscommit.operators.partition_expire import PartitionExpireOperator
 from airflow_provider_fscommit.task_groups.partition_commit import (
     partition_commit_group,
+    sweep_group,
     time_commit_group,
 )
 from airflow_provider_fscommit.timetables.partition_runs import PartitionRuns, partition_time_zone
@@ -61,7 +82,12 @@ def partition_commit_dags(folder: str | Path | Sequence[str | Path]) -> dict[str
     caller = Path(sys._getframe(1).f_globals.get("__file__") or ".").resolve().parent
     sources = [folder] if isinstance(folder, (str, Path)) else list(folder)
     found = read_spec_folder(caller / source for source in sources)
-    dags = {spec.dag.dag_id: table_dag(spec) for spec in found.specs}
+    dags: dict[str, DAG] = {}
+    for spec in found.specs:
+        dags[spec.dag.dag_id] = table_dag(spec)
+        maintenance = maintenance_dag(spec)
+        if maintenance is not None:
+            dags[maintenance.dag_id] = maintenance
     for path, problems in found.problem_files().items():
         for problem in problems:
             log.error("fscommit spec file %s", problem)
@@ -75,10 +101,7 @@ def partition_commit_dags(folder: str | Path | Sequence[str | Path]) -> dict[str
     return dags
 
 
-def table_dag(spec: SpecFile) -> DAG:
-    """The hourly commit DAG of one table, as ``dags/fscommit_hourly.py`` makes it."""
-    settings = spec.dag
-    runs = PartitionRuns(spec.partitioning, partition_time_zone(spec.table))
+def _default_args(settings: DagSettings) -> dict[str, Any]:
     default_args: dict[str, Any] = {
         "retries": settings.retries,
         "retry_delay": settings.retry_delay,
@@ -87,6 +110,14 @@ def table_dag(spec: SpecFile) -> DAG:
         default_args["owner"] = settings.owner
     if settings.pool:
         default_args["pool"] = settings.pool
+    return default_args
+
+
+def table_dag(spec: SpecFile) -> DAG:
+    """The hourly commit DAG of one table, as ``dags/fscommit_hourly.py`` makes it."""
+    settings = spec.dag
+    runs = PartitionRuns(spec.partitioning, partition_time_zone(spec.table))
+    default_args = _default_args(settings)
     with DAG(
         dag_id=settings.dag_id,
         # One run per partition: keyed by it from Airflow 3.2, its data interval before.
@@ -127,6 +158,95 @@ def table_dag(spec: SpecFile) -> DAG:
                 **shared,
             )
     return dag
+
+
+def maintenance_dag(spec: SpecFile) -> DAG | None:
+    """The table's ``sweep``, ``expire`` and ``clean`` tasks, each only when the spec asks
+    (see :meth:`SpecFile.plan`); None when it asks for none of them."""
+    settings, interval, dag_id = spec.dag, spec.maintenance_interval, spec.maintenance_dag_id
+    if interval is None or dag_id is None:
+        return None
+    runs = PartitionRuns(spec.partitioning, partition_time_zone(spec.table))
+    plan = spec.plan()
+    with DAG(
+        dag_id=dag_id,
+        schedule=interval,
+        # From the table's first partition, without catching up: a sweep is the table's now.
+        start_date=runs.start_date(settings.start_date),
+        catchup=False,
+        max_active_runs=1,
+        default_args=_default_args(settings),
+        description=f"late data, expiry and clean-up of {spec.table.table_path}",
+        doc_md=_maintenance_doc(spec, plan),
+        tags=sorted({"fscommit", *settings.tags}),
+    ) as dag:
+        steps: list[Any] = []
+        if settings.sweep is not None:
+            steps.append(
+                sweep_group(
+                    table=spec.table,
+                    spark_conn_id=settings.spark_conn_id,
+                    metastore_conn_id=settings.metastore_conn_id,
+                    aws_conn_id=settings.aws_conn_id,
+                    http_conn_id=settings.http_conn_id,
+                    compact_kwargs=(
+                        {"conf": dict(settings.spark_conf)} if settings.spark_conf else None
+                    ),
+                    commit_kwargs=(
+                        {"iceberg_conn_id": settings.iceberg_conn_id}
+                        if settings.iceberg_conn_id
+                        else None
+                    ),
+                )
+            )
+        # After the sweep, whatever it did (a sweep that found nothing skips its commit):
+        # expiry sees what the sweep published, and clean-up deletes what it published.
+        after_sweep = "none_failed" if steps else "all_success"
+        if spec.expires:
+            steps.append(
+                PartitionExpireOperator(
+                    task_id="expire",
+                    table=spec.table,
+                    metastore_conn_id=settings.metastore_conn_id,
+                    aws_conn_id=settings.aws_conn_id,
+                    iceberg_conn_id=settings.iceberg_conn_id,
+                    trigger_rule=after_sweep,
+                )
+            )
+        if settings.clean_staging is not None:
+            steps.append(
+                CleanStagingOperator(
+                    task_id="clean",
+                    table=spec.table,
+                    older_than=settings.clean_staging,
+                    aws_conn_id=settings.aws_conn_id,
+                    trigger_rule=after_sweep,
+                )
+            )
+        for before, after in itertools.pairwise(steps):
+            before >> after
+    return dag
+
+
+def _maintenance_doc(spec: SpecFile, plan: dict[str, Any]) -> str:
+    off = "off (the spec sets no {})"
+    lines = [
+        f"- **sweep**: every {plan['sweep']}, publishes late data and finishes unfinished "
+        "commits of every committable partition"
+        if plan["sweep"]
+        else "- **sweep**: off (`dag.sweep: false`)",
+        f"- **expire**: partitions {plan['expire']} are dropped"
+        if plan["expire"]
+        else "- **expire**: " + off.format("`partition.expiration-time`"),
+        f"- **clean**: deletes {plan['clean_staging']}"
+        if plan["clean_staging"]
+        else "- **clean**: " + off.format("`dag.clean-staging`"),
+    ]
+    return (
+        f"### Late data, expiry and clean-up of `{spec.table.table_path}`\n\n"
+        f"From the spec file `{spec.path}`, beside its commit DAG `{spec.dag.dag_id}`. "
+        "One run at a time, no catch-up:\n\n" + "\n".join(lines)
+    )
 
 
 def _doc(spec: SpecFile) -> str:

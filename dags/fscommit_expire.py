@@ -7,8 +7,10 @@ update-time`) are dropped from the Hive metastore, their published files deleted
 the ledger records them as expired, so late data for them is never published again.
 The streaming query's staged files are not touched: `CleanStagingOperator` deletes those.
 
-The table spec's `partition.expiration-time` sets the age (30 days when unset). To see
-what would go without changing anything: `fscommit expire --spec <the spec file>`.
+The table spec's `partition.expiration-time` sets the age. Dropping data is never a
+default: while the spec sets none, this DAG has no schedule, is paused when new, and a
+triggered run fails saying so, having dropped nothing. To see what would go without
+changing anything: `fscommit expire --spec <the spec file>`.
 """
 
 from __future__ import annotations
@@ -27,17 +29,18 @@ SPEC_FILE = os.environ.get(
     "FSCOMMIT_TABLE_SPEC", str(Path(__file__).with_name("fscommit_table.yaml"))
 )
 TABLE = TableSpec.from_file(SPEC_FILE)
-if TABLE.expiration_time is None:
-    TABLE = TableSpec.from_options(TABLE.to_dict() | {"expiration_time": "30 d"})
+# Only a spec that asks for expiry gets it: no age, no schedule.
+EXPIRES = TABLE.expiration_time is not None
 # The AWS connection of a table on S3 (unset: the workers' own AWS identity).
 AWS_CONN_ID = os.environ.get("FSCOMMIT_AWS_CONN_ID") or None
 
 with DAG(
     dag_id="fscommit_expire",
-    schedule="@daily",
+    schedule="@daily" if EXPIRES else None,
     start_date=pendulum.datetime(2026, 11, 1, tz="UTC"),
     catchup=False,
     max_active_runs=1,
+    is_paused_upon_creation=True if not EXPIRES else None,
     default_args={"retries": 2, "retry_delay": timedelta(minutes=5)},
     doc_md=__doc__,
     tags=["fscommit"],

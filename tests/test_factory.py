@@ -8,6 +8,7 @@ import json
 import logging
 import shutil
 import sys
+from datetime import timedelta
 from pathlib import Path
 
 import pendulum
@@ -25,6 +26,7 @@ from tests.support.example_dags import connect_connection
 
 DAG_FILE = Path(__file__).resolve().parents[1] / "dags" / "fscommit_tables.py"
 TASKS = ["partition_commit.wait", "partition_commit.compact", "partition_commit.commit"]
+SWEEP = ["sweep.discover", "sweep.compact", "sweep.commit"]
 
 
 def table_specs(streams, count: int, tables: Path) -> list[dict]:
@@ -99,14 +101,21 @@ def test_twenty_specs_make_twenty_dags(
     with opened_files() as opened:
         bag = dagbag(folder, monkeypatch)
     assert bag.import_errors == {}
-    assert sorted(bag.dags) == [f"table_{i:02d}" for i in range(20)]
+    assert sorted(bag.dags) == sorted(
+        f"table_{i:02d}{kind}" for i in range(20) for kind in ("", "_maintenance")
+    )
     streams = [str(s.base) for s in (compacted_stream, late_stateless_stream)]
     assert [path for path in opened if path.startswith(tuple(streams))] == []
     assert {str(folder / "specs" / f"table_{i:02d}.yaml") for i in range(20)} <= set(opened)
-    for dag in bag.dags.values():
+    for dag_id, dag in bag.dags.items():
+        assert "fscommit" in dag.tags and dag.doc_md
+        if dag_id.endswith("_maintenance"):  # the hourly sweep, nothing destructive
+            assert [t.task_id for t in dag.topological_sort()] == SWEEP
+            assert not dag.catchup and dag.max_active_runs == 1
+            assert dag.timetable.delta == timedelta(hours=1)
+            continue
         assert [t.task_id for t in dag.topological_sort()] == TASKS
-        assert dag.catchup and "fscommit" in dag.tags and dag.doc_md
-        assert dag.timetable.expression == "0 * * * *"
+        assert dag.catchup and dag.timetable.expression == "0 * * * *"
     dag = bag.dags["table_07"]
     assert set(dag.tags) == {"fscommit", "team1"}
     assert dag.get_task("partition_commit.compact").table["table_path"] == str(
@@ -124,7 +133,12 @@ def test_a_daily_table_on_its_wall_clock(tmp_path, monkeypatch):
     shutil.rmtree(folder / "specs")
     shutil.copytree(DAG_FILE.parent / "specs", folder / "specs")
     bag = dagbag(folder, monkeypatch)
-    assert bag.import_errors == {} and sorted(bag.dags) == ["events_hourly", "fscommit_orders"]
+    assert bag.import_errors == {} and sorted(bag.dags) == [
+        "clicks",
+        "clicks_maintenance",
+        "fscommit_orders",
+        "fscommit_orders_maintenance",
+    ]
     orders = bag.dags["fscommit_orders"]
     # The first day to commit, 2026-11-01, is due at the next midnight: then its run starts.
     assert orders.start_date == pendulum.datetime(2026, 11, 2, tz="Asia/Shanghai")
@@ -145,9 +159,14 @@ def test_a_daily_table_on_its_wall_clock(tmp_path, monkeypatch):
     run = dag_run(key=info.partition_key)
     rendered = wait.render_template(wait.partition, {"dag_run": run}, orders.get_template_env())
     assert rendered == {"dt": "20261120"}
-    events = bag.dags["events_hourly"]
-    assert events.get_task("partition_commit.compact").conf == {"spark.executor.memory": "2g"}
-    assert events.owner == "data-platform"
+    clicks = bag.dags["clicks"]
+    assert clicks.get_task("partition_commit.compact").conf == {"spark.executor.memory": "2g"}
+    assert clicks.owner == "data-platform"
+    # The sweep compacts with the same Spark settings, in the same pool.
+    assert bag.dags["clicks_maintenance"].get_task("sweep.compact").conf == {
+        "spark.executor.memory": "2g"
+    }
+    assert bag.dags["fscommit_orders_maintenance"].get_task("sweep.compact").pool == "spark"
 
 
 def test_a_broken_spec_hides_no_other_table(
@@ -161,8 +180,13 @@ def test_a_broken_spec_hides_no_other_table(
         bag = dagbag(folder, monkeypatch)
     # An import error would hide every DAG of the file; there is none.
     assert bag.import_errors == {}
-    good = [d for d in bag.dags.values() if BROKEN_SPEC_TAG not in d.tags]
+    good = [
+        d
+        for d in bag.dags.values()
+        if BROKEN_SPEC_TAG not in d.tags and not d.dag_id.endswith("_maintenance")
+    ]
     assert len(good) == 19 and all([t.task_id for t in d.topological_sort()] == TASKS for d in good)
+    assert "table_13_maintenance" not in bag.dags  # a broken table runs nothing
     # The broken table keeps its DAG id, which says what is wrong and commits nothing.
     standin = bag.dags["table_13"]
     assert BROKEN_SPEC_TAG in standin.tags and standin.schedule is None
@@ -212,7 +236,12 @@ def test_the_dag_processor_logs_a_broken_spec_and_keeps_every_table(tmp_path):
     assert '"level":"error"' in log.read_text()
     assert airflow.query("SELECT count(*) FROM import_error") == [(0,)]
     dags = dict(airflow.query("SELECT dag_id, is_stale FROM dag"))
-    assert dags == {f"table_{i:02d}": 0 for i in range(5)}
+    assert dags == {
+        f"table_{i:02d}{kind}": 0
+        for i in range(5)
+        for kind in ("", "_maintenance")
+        if i != 2 or not kind
+    }
     (description,) = airflow.query("SELECT description FROM dag WHERE dag_id = 'table_02'")[0]
     assert description.startswith(f"BROKEN SPEC: {broken}: sink.partition-commit.delay: ")
     tags = airflow.query("SELECT name FROM dag_tag WHERE dag_id = 'table_02'")

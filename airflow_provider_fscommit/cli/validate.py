@@ -1,16 +1,20 @@
-"""check spec files as the DAG factory reads them, one line per problem
+"""check spec files as the DAG factory reads them, and say what each table will run
 
 Read every spec file of the folders (their *.yaml, *.yml, *.json) and files given, as
 `partition_commit_dags` will in Airflow and the operators will at run time: the table
-options, the `dag:` section and the schedule derived from the partition time. Print one
-line per problem, `FILE: option: message`; exit 0 when every file is good, 1 otherwise
-(for a deployment's CI). Only the spec files are read, never a stream or a catalog.
+options, the `dag:` section and the schedule derived from the partition time. For each
+good file, print what its table will run: each DAG with its schedule and tasks, and
+whether the sweep (late data, unfinished commits), expiry and staging clean-up are on.
+Print one line per problem, `FILE: option: message`; exit 0 when every file is good, 1
+otherwise (for a deployment's CI). Only the spec files are read, never a stream or a
+catalog.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+from typing import Any
 
 from airflow_provider_fscommit.core.config.spec_file import SpecFolder, read_spec_folder
 
@@ -36,7 +40,8 @@ def run(args: argparse.Namespace) -> int:
 def to_dict(folder: SpecFolder) -> dict[str, object]:
     return {
         "ok": not folder.problems,
-        "dags": {spec.dag.dag_id: spec.path for spec in folder.specs},
+        "dags": {dag_id: spec.path for spec in folder.specs for dag_id in spec.dag_ids},
+        "tables": [spec.plan() for spec in folder.specs],
         "problems": [
             {"file": p.file, "option": p.option, "message": p.message} for p in folder.problems
         ],
@@ -44,10 +49,34 @@ def to_dict(folder: SpecFolder) -> dict[str, object]:
 
 
 def render(folder: SpecFolder) -> str:
-    """Each problem on its line, then a count a CI log shows last."""
-    lines = [str(problem) for problem in folder.problems]
+    """What each good spec runs, each problem on its line, then a count a CI log shows last."""
+    lines = [line for spec in folder.specs for line in _plan_lines(spec.plan())]
+    lines += [str(problem) for problem in folder.problems]
     broken = len(folder.problem_files())
     lines.append(
         f"{len(folder.specs)} spec file(s) good, {broken} with {len(folder.problems)} problem(s)"
     )
     return "\n".join(lines)
+
+
+def _plan_lines(plan: dict[str, Any]) -> list[str]:
+    """``FILE: table PATH``, a line per DAG (schedule: tasks), then the maintenance switches."""
+    lines = [f"{plan['file']}: table {plan['table_path']}"]
+    for dag_id, dag in plan["dags"].items():
+        catchup = ", catch-up" if dag["catchup"] else ""
+        lines.append(f"  {dag_id}: {dag['schedule']}{catchup}: {' -> '.join(dag['tasks'])}")
+    lines.append(
+        "  "
+        + "; ".join(
+            (
+                f"sweep every {plan['sweep']}" if plan["sweep"] else "sweep off",
+                f"expire {plan['expire']}"
+                if plan["expire"]
+                else "expire off (no partition.expiration-time)",
+                f"clean {plan['clean_staging']}"
+                if plan["clean_staging"]
+                else "clean off (no dag.clean-staging)",
+            )
+        )
+    )
+    return lines

@@ -143,6 +143,51 @@ def time_commit_group(
     return group
 
 
+def sweep_group(
+    *,
+    table: Mapping[str, Any] | TableSpec,
+    group_id: str = "sweep",
+    spark_conn_id: str = "spark_default",
+    metastore_conn_id: str = "metastore_default",
+    aws_conn_id: str | None = None,
+    http_conn_id: str | None = None,
+    compact_kwargs: Mapping[str, Any] | None = None,
+    commit_kwargs: Mapping[str, Any] | None = None,
+) -> TaskGroup:
+    """Add ``discover`` → ``compact`` → ``commit`` for every partition with work.
+
+    What a per-partition run leaves behind is found here: late data for a partition whose
+    run succeeded, a fragmented partition, policies that did not finish, a rewrite's files
+    left to retire, and any committable partition no run has committed yet. They are
+    compacted in one Spark application and committed as mapped tasks named after them. A
+    run that finds nothing compacts and commits nothing (the commit is skipped). A
+    partition's own run committing it at the same moment is safe: both take the table
+    lock, and whichever comes second finds nothing left to do.
+
+    The parameters are :func:`partition_commit_group`'s.
+    """
+    options = TableSpec.options_of(table)
+    with TaskGroup(
+        group_id=group_id, tooltip="publish late data, finish unfinished commits"
+    ) as group:
+        discover = CommittablePartitionsOperator(
+            task_id="discover", table=options, aws_conn_id=aws_conn_id
+        )
+        compact = _compact(options, discover.output, spark_conn_id, aws_conn_id, compact_kwargs)
+        commit = PartitionCommitOperator.partial(
+            task_id="commit",
+            table=options,
+            metastore_conn_id=metastore_conn_id,
+            aws_conn_id=aws_conn_id,
+            http_conn_id=http_conn_id,
+            outlets=[table_asset(TableSpec.from_options(options).require_table_path())],
+            map_index_template="{{ task.partitions }}",
+            **(commit_kwargs or {}),
+        ).expand(partitions=discover.output)
+        discover >> compact >> commit
+    return group
+
+
 def _wait(
     options: dict[str, Any],
     partition: str | Mapping[str, str],

@@ -24,14 +24,49 @@ def specs(tmp_path) -> Path:
     return folder
 
 
-def test_the_example_folder_is_good(specs, capsys):
+def test_the_example_folder_is_good_and_says_what_each_table_runs(specs, capsys):
     assert main(["validate", str(specs)]) == 0
     out = capsys.readouterr().out
-    assert out.strip() == "2 spec file(s) good, 0 with 0 problem(s)"
+    assert out.strip().splitlines()[:4] == [
+        f"{specs / 'clicks.yaml'}: table /data/warehouse/clicks",
+        "  clicks: 0 * * * * (UTC), catch-up: "
+        "partition_commit.wait -> partition_commit.compact -> partition_commit.commit",
+        "  clicks_maintenance: every 1 h: sweep.discover -> sweep.compact -> sweep.commit",
+        "  sweep every 1 h; expire off (no partition.expiration-time); "
+        "clean off (no dag.clean-staging)",
+    ]
+    assert out.strip().splitlines()[-1] == "2 spec file(s) good, 0 with 0 problem(s)"
+
+
+def test_expiry_and_clean_up_show_only_when_the_spec_asks(specs, capsys):
+    path = _break(
+        specs,
+        "zz_kept.yaml",
+        **{
+            "dag.dag_id": "kept",
+            "table_path": "/t/kept",
+            "dag.sweep": "30 min",
+            "dag.clean-staging": "7 d",
+            "partition.expiration-time": "90 d",
+        },
+    )
+    assert main(["validate", "--json", str(path)]) == 0
+    (table,) = json.loads(capsys.readouterr().out)["tables"]
+    assert table["dags"]["kept_maintenance"] == {
+        "schedule": "every 30 min",
+        "tasks": ["sweep.discover", "sweep.compact", "sweep.commit", "expire", "clean"],
+        "catchup": False,
+    }
+    assert table["sweep"] == "30 min" and table["expire"] == "after 90 d (values-time)"
+    assert main(["validate", str(path)]) == 0
+    assert (
+        "  sweep every 30 min; expire after 90 d (values-time); "
+        "clean published staged files older than 7 d"
+    ) in capsys.readouterr().out.splitlines()
 
 
 def _break(folder: Path, name: str, **changes) -> Path:
-    spec = yaml.safe_load((folder / "events.yaml").read_text())
+    spec = yaml.safe_load((folder / "clicks.yaml").read_text())
     for key, value in changes.items():
         if key.startswith("dag."):
             spec["dag"][key[4:]] = value
@@ -64,21 +99,25 @@ def test_each_problem_is_one_line_naming_file_and_option(specs, capsys, changes,
     )
     assert main(["validate", str(specs)]) == 1
     lines = capsys.readouterr().out.strip().splitlines()
-    assert lines[:-1] == [line for line in lines[:-1] if line.startswith(f"{path}: {option}: ")]
-    assert len(lines) == 2, lines
+    # What the two good files run (a line naming the table, then indented lines) first.
+    problems = [line for line in lines[:-1] if not line.startswith("  ") and ": table " not in line]
+    assert problems == lines[8:-1] and len(problems) == 1, lines
+    assert problems[0].startswith(f"{path}: {option}: "), lines
     assert lines[-1] == "2 spec file(s) good, 1 with 1 problem(s)"
 
 
 def test_files_and_folders_together_and_json(specs, capsys):
-    _break(specs, "zz_twin.yaml")  # the events table again: same DAG id and table
+    _break(specs, "zz_twin.yaml")  # the clicks table again: same DAG id and table
     bad_yaml = specs.parent / "bad.yml"
     bad_yaml.write_text("staging_path: /s\n  x: [\n")
     assert main(["validate", "--json", str(specs), str(bad_yaml)]) == 1
     report = json.loads(capsys.readouterr().out)
     assert report["ok"] is False
     assert report["dags"] == {
-        "events_hourly": str(specs / "events.yaml"),
+        "clicks": str(specs / "clicks.yaml"),
+        "clicks_maintenance": str(specs / "clicks.yaml"),
         "fscommit_orders": str(specs / "orders.yaml"),
+        "fscommit_orders_maintenance": str(specs / "orders.yaml"),
     }
     assert [(p["file"], p["option"]) for p in report["problems"]] == [
         (str(specs / "zz_twin.yaml"), "dag.dag_id"),

@@ -31,12 +31,39 @@ def test_every_example_dag_parses_with_docs(dagbag):
         "fscommit_manual",
         "fscommit_expire",
         "fscommit_daily_rollup",  # Airflow 3.3's rollup of the hourly asset events
-        # dags/fscommit_tables.py: one DAG per file of dags/specs/
-        "events_hourly",
+        # dags/fscommit_tables.py: each file of dags/specs/ a commit and a maintenance DAG
+        "clicks",
+        "clicks_maintenance",
         "fscommit_orders",
+        "fscommit_orders_maintenance",
     }
     for dag in dagbag.dags.values():
         assert dag.doc_md and "fscommit" in dag.tags
+
+
+def test_no_example_drops_data_or_commits_a_table_twice(dagbag):
+    """Expiry is never a default: the example table sets no expiration time, so its expire
+    DAG has no schedule (a triggered run refuses), and the spec folder's tables expire and
+    clean nothing. Each published table has one family of commit DAGs."""
+    expire = dagbag.dags["fscommit_expire"]
+    assert expire.schedule is None and expire.is_paused_upon_creation
+    for dag_id in ("clicks_maintenance", "fscommit_orders_maintenance"):
+        assert {t.task_id for t in dagbag.dags[dag_id].tasks} == {
+            "sweep.discover",
+            "sweep.compact",
+            "sweep.commit",
+        }
+    # The example DAGs (fscommit_hourly, _sweep, _manual) are one family of one table; the
+    # spec folder's DAGs commit other tables.
+    examples = {
+        dagbag.dags[d].get_task("compact").table["table_path"]
+        for d in ("fscommit_sweep", "fscommit_manual")
+    }
+    spec_tables = {
+        dagbag.dags[d].get_task("partition_commit.compact").table["table_path"]
+        for d in ("clicks", "fscommit_orders")
+    }
+    assert len(examples) == 1 and not examples & spec_tables, (examples, spec_tables)
 
 
 def test_the_hourly_dag_is_one_task_group_per_hour(dagbag):

@@ -24,7 +24,7 @@ from typing import Any
 from airflow_provider_fscommit.core.config import option_values
 from airflow_provider_fscommit.core.config import options as o
 from airflow_provider_fscommit.core.config.prefixed_keys import fold_prefixed_keys
-from airflow_provider_fscommit.core.config.quantities import parse_duration
+from airflow_provider_fscommit.core.config.quantities import format_duration, parse_duration
 from airflow_provider_fscommit.core.config.table_spec import DAG_SECTION, TableSpec
 from airflow_provider_fscommit.core.errors import ConfigError
 from airflow_provider_fscommit.core.partition.time_partitions import (
@@ -36,6 +36,13 @@ from airflow_provider_fscommit.core.partition.time_partitions import (
 #: The files of a folder that are spec files.
 SPEC_SUFFIXES = (".yaml", ".yml", ".json")
 _DAG_ID = re.compile(r"[A-Za-z0-9_.-]{1,250}")
+#: How often a table's sweep publishes late data and finishes unfinished policies: the
+#: span of an hourly table's partitions, so late rows are published within the hour.
+DEFAULT_SWEEP = timedelta(hours=1)
+#: How often the maintenance DAG runs when it only expires or cleans (no sweep).
+MAINTENANCE_WITHOUT_SWEEP = timedelta(days=1)
+#: The suffix of a table's maintenance DAG id (``<dag_id>_maintenance``).
+MAINTENANCE_SUFFIX = "_maintenance"
 
 
 @dataclass(frozen=True)
@@ -107,6 +114,18 @@ def _boolean(value: Any, name: str) -> bool:
     return option_values.boolean(value, f"{DAG_SECTION}.{name}")
 
 
+def _sweep(value: Any, name: str) -> timedelta | None:
+    """``true`` (the default interval), ``false`` (no sweep) or the interval, e.g. ``30 min``."""
+    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+        value = value.strip().lower() == "true"
+    if isinstance(value, bool):
+        return DEFAULT_SWEEP if value else None
+    interval = _duration(value, name)
+    if interval < timedelta(minutes=1):
+        raise ConfigError(f"a sweep at most once a minute, got {value!r}; or false for none")
+    return interval
+
+
 def _spark_conf(value: Any, name: str) -> dict[str, str]:
     if not isinstance(value, Mapping) or not all(isinstance(k, str) for k in value):
         raise ConfigError("expected a mapping of Spark settings, e.g. {spark.executor.memory: 4g}")
@@ -118,10 +137,13 @@ def _spark_conf(value: Any, name: str) -> dict[str, str]:
 
 @dataclass(frozen=True)
 class DagSettings:
-    """The ``dag`` section of a spec file: how Airflow runs the table's hourly commit DAG.
+    """The ``dag`` section of a spec file: how Airflow runs the table's DAGs.
 
     Every setting has the default of ``dags/fscommit_hourly.py`` except ``start_date``,
-    which a table must give: with catch-up on, it is where its commits begin.
+    which a table must give: with catch-up on, it is where its commits begin. ``sweep``
+    (on, hourly, by default) and ``clean_staging`` (off unless given: the age of the
+    published staged files to delete) are the maintenance DAG's; a setting may be written
+    with ``-`` or ``_`` (``clean-staging``).
     """
 
     start_date: datetime
@@ -145,6 +167,8 @@ class DagSettings:
     poke_interval: timedelta = timedelta(minutes=1)
     deferrable: bool = True
     commit_empty_partitions: bool = True
+    sweep: timedelta | None = DEFAULT_SWEEP
+    clean_staging: timedelta | None = None
 
 
 # Each setting of the ``dag`` section and how its value is read.
@@ -170,6 +194,8 @@ _SETTINGS: dict[str, Callable[[Any, str], Any]] = {
     "poke_interval": _duration,
     "deferrable": _boolean,
     "commit_empty_partitions": _boolean,
+    "sweep": _sweep,
+    "clean_staging": _optional_duration,
 }
 
 
@@ -181,6 +207,75 @@ class SpecFile:
     table: TableSpec
     dag: DagSettings
     partitioning: TimePartitioning
+
+    @property
+    def expires(self) -> bool:
+        """Expiry runs when, and only when, the spec sets ``partition.expiration-time``."""
+        return self.table.expiration_time is not None
+
+    @property
+    def maintenance_interval(self) -> timedelta | None:
+        """How often the maintenance DAG runs: the sweep's interval, else daily when it
+        only expires or cleans; None when it has nothing to do (no such DAG)."""
+        if self.dag.sweep is not None:
+            return self.dag.sweep
+        if self.expires or self.dag.clean_staging is not None:
+            return MAINTENANCE_WITHOUT_SWEEP
+        return None
+
+    @property
+    def maintenance_dag_id(self) -> str | None:
+        """``<dag_id>_maintenance``: the DAG that sweeps, expires and cleans the table."""
+        if self.maintenance_interval is None:
+            return None
+        return self.dag.dag_id + MAINTENANCE_SUFFIX
+
+    @property
+    def dag_ids(self) -> tuple[str, ...]:
+        """Every DAG id the table's DAGs take."""
+        return (self.dag.dag_id,) + ((self.maintenance_dag_id,) if self.maintenance_dag_id else ())
+
+    def plan(self) -> dict[str, Any]:
+        """What the table's DAGs run: each DAG's tasks and schedule, and the maintenance
+        switches (``fscommit validate`` prints it; the factory builds exactly this)."""
+        keys = self.partitioning.other_keys
+        commit_tasks = (
+            ["wait", "discover", "compact", "commit"] if keys else ["wait", "compact", "commit"]
+        )
+        dags: dict[str, Any] = {
+            self.dag.dag_id: {
+                "schedule": f"{self.partitioning.cron} ({self.table.watermark_time_zone})",
+                "tasks": [f"partition_commit.{task}" for task in commit_tasks],
+                "catchup": self.dag.catchup,
+            }
+        }
+        interval = self.maintenance_interval
+        if interval is not None:
+            tasks = ["sweep.discover", "sweep.compact", "sweep.commit"] if self.dag.sweep else []
+            tasks += ["expire"] if self.expires else []
+            tasks += ["clean"] if self.dag.clean_staging is not None else []
+            dags[self.dag.dag_id + MAINTENANCE_SUFFIX] = {
+                "schedule": f"every {format_duration(interval)}",
+                "tasks": tasks,
+                "catchup": False,
+            }
+        expiration = self.table.expiration_time
+        return {
+            "file": self.path,
+            "table_path": self.table.table_path,
+            "dags": dags,
+            "sweep": format_duration(self.dag.sweep) if self.dag.sweep else None,
+            "expire": (
+                f"after {format_duration(expiration)} ({self.table.expiration_strategy})"
+                if expiration is not None
+                else None
+            ),
+            "clean_staging": (
+                f"published staged files older than {format_duration(self.dag.clean_staging)}"
+                if self.dag.clean_staging is not None
+                else None
+            ),
+        }
 
 
 @dataclass
@@ -226,8 +321,10 @@ def read_spec_folder(sources: Iterable[str | Path]) -> SpecFolder:
         except Exception as exc:  # one file's failure must not hide the others
             spec, problems = None, [_unexpected(path, exc)]
         if spec is not None:
+            # The first of its DAG ids another file took (its maintenance DAG's included).
+            taken = next((dag_id for dag_id in spec.dag_ids if dag_id in dag_ids), None)
             for option, value, seen in (
-                (f"{DAG_SECTION}.dag_id", spec.dag.dag_id, dag_ids),
+                (f"{DAG_SECTION}.dag_id", taken, dag_ids),
                 ("table_path", spec.table.table_path, tables),
             ):
                 if value is not None and value in seen:
@@ -235,7 +332,7 @@ def read_spec_folder(sources: Iterable[str | Path]) -> SpecFolder:
                         SpecProblem(str(path), option, f"{value!r} is taken by {seen[value]}")
                     )
             if not problems:
-                dag_ids[spec.dag.dag_id] = str(path)
+                dag_ids.update(dict.fromkeys(spec.dag_ids, str(path)))
                 if spec.table.table_path is not None:
                     tables[spec.table.table_path] = str(path)
         if problems:
@@ -322,8 +419,9 @@ def _read_dag(
         return None
     values: dict[str, Any] = {"dag_id": default_dag_id(path)}
     found = len(problems)
-    for key, raw in section.items():
-        option = f"{DAG_SECTION}.{key}"
+    for given, raw in section.items():
+        option = f"{DAG_SECTION}.{given}"
+        key = given.replace("-", "_") if isinstance(given, str) else given
         parse = _SETTINGS.get(key)
         if parse is None:
             known = ", ".join(_SETTINGS)

@@ -184,3 +184,67 @@ def test_a_failure_nobody_foresaw_is_its_files_problem_only(tmp_path):
     (problem,) = folder.problems
     assert (problem.file, problem.option) == (str(tmp_path / "b.yaml"), "file")
     assert problem.message == "reading it failed: RuntimeError: cannot reach the config service"
+
+
+def test_a_spec_is_a_tables_whole_life_sweep_on_expiry_and_clean_up_when_asked(tmp_path):
+    """By default the commit DAG and an hourly sweep; expiry only with an expiration time,
+    clean-up only with an age (written ``clean-staging`` or ``clean_staging``)."""
+    plain, problems = read_spec_file(write(tmp_path, "plain.yaml"))
+    assert problems == [] and plain.dag.sweep == timedelta(hours=1)
+    assert plain.dag_ids == ("fscommit_plain", "fscommit_plain_maintenance")
+    plan = plain.plan()
+    assert plan["dags"]["fscommit_plain_maintenance"] == {
+        "schedule": "every 1 h",
+        "tasks": ["sweep.discover", "sweep.compact", "sweep.commit"],
+        "catchup": False,
+    }
+    assert (plan["sweep"], plan["expire"], plan["clean_staging"]) == ("1 h", None, None)
+
+    dag = {"start_date": "2026-11-20", "sweep": "15 min", "clean-staging": "7 d"}
+    full, problems = read_spec_file(
+        write(tmp_path, "full.yaml", dag=dag, **{"partition.expiration-time": "90 d"})
+    )
+    assert problems == []
+    plan = full.plan()
+    assert plan["dags"]["fscommit_full_maintenance"]["tasks"] == [
+        "sweep.discover",
+        "sweep.compact",
+        "sweep.commit",
+        "expire",
+        "clean",
+    ]
+    assert plan["dags"]["fscommit_full_maintenance"]["schedule"] == "every 15 min"
+    assert plan["expire"] == "after 90 d (values-time)"
+    assert plan["clean_staging"] == "published staged files older than 7 d"
+
+    # No sweep: a daily run when there is still expiry or clean-up, else no second DAG.
+    dag = {"start_date": "2026-11-20", "sweep": False, "clean_staging": "2 d"}
+    cleans, _ = read_spec_file(write(tmp_path, "cleans.yaml", dag=dag))
+    assert cleans.plan()["dags"]["fscommit_cleans_maintenance"] == {
+        "schedule": "every 1 d",
+        "tasks": ["clean"],
+        "catchup": False,
+    }
+    dag = {"start_date": "2026-11-20", "sweep": "false"}
+    alone, _ = read_spec_file(write(tmp_path, "alone.yaml", dag=dag))
+    assert alone.dag_ids == ("fscommit_alone",) and alone.maintenance_dag_id is None
+
+    for bad in ("now and then", "10 s"):
+        _, problems = read_spec_file(
+            write(tmp_path, "bad.yaml", dag={"start_date": "2026-11-20", "sweep": bad})
+        )
+        assert [p.option for p in problems] == ["dag.sweep"], problems
+
+
+def test_a_maintenance_dag_id_another_table_claims_is_a_problem(tmp_path):
+    write(tmp_path, "a.yaml")  # fscommit_a and fscommit_a_maintenance
+    write(
+        tmp_path,
+        "b.yaml",
+        dag={"start_date": "2026-11-20", "dag_id": "fscommit_a_maintenance"},
+        table_path="/data/warehouse/b",
+    )
+    found = read_spec_folder([tmp_path])
+    assert [s.path for s in found.specs] == [str(tmp_path / "a.yaml")]
+    (problem,) = found.problems
+    assert (problem.file, problem.option) == (str(tmp_path / "b.yaml"), "dag.dag_id")
