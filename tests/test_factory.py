@@ -316,3 +316,89 @@ def test_a_table_keyed_before_its_time_commits_every_partition_of_the_runs_hour(
     events = airflow.query("SELECT partition_key, extra FROM asset_event")
     assert {key for key, _ in events} == {"2026-11-20T01:00:00"}
     assert sorted(p for _, extra in events for p in json.loads(extra)["partitions"]) == hour
+
+
+@pytest.mark.slow
+def test_a_tables_whole_life_late_data_swept_then_expired_and_cleaned(
+    spark, connect_server, tmp_path
+):
+    """The factory's two DAGs over a real stream, with ``airflow dags test``: hour 01's run
+    succeeds, late rows for it arrive, and the maintenance DAG's sweep publishes each of
+    them once (and the hours no run committed); its clean task deletes only staged files
+    the ledger records as published; once the spec sets an expiration time, its expire
+    task drops exactly the partitions past it."""
+    from fscommit_dev.streams import StreamingTable, hourly_batches, row
+    from tests.support.compaction import ids_by_partition, visible_data_files
+
+    stream = StreamingTable(tmp_path / "stream")
+    stream.add_batches(*hourly_batches("2026-11-20", range(4)))
+    stream.run(spark)  # watermark 02:10: hours 00 and 01 committable
+    table = tmp_path / "tables" / "life"
+    spec = hourly_table(
+        stream.staging,
+        stream.checkpoint,
+        table_path=str(table),
+        **{"sink.partition-commit.policy.kind": "success-file"},
+    )
+    spec["dag"] = {"start_date": "2026-11-20", "dag_id": "life", "clean-staging": "1 ms"}
+    airflow = AirflowEnv(
+        tmp_path / "airflow", {"AIRFLOW_CONN_SPARK_DEFAULT": connect_connection(connect_server)}
+    )
+    folder = airflow.home / "dags"
+    (folder / "specs").mkdir(parents=True)
+    shutil.copy(DAG_FILE, folder)
+    spec_file = folder / "specs" / "life.yaml"
+    spec_file.write_text(yaml.safe_dump(spec))
+    airflow.setup()
+
+    def dags_test(*args: str) -> None:
+        run = airflow.run("dags", "test", *args)
+        assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
+
+    dags_test("life", "2026-11-20T02:00:00+00:00")  # hour 01's run
+    ledger = CommitLedger(str(table))
+    assert ledger.read("dt=2026-11-20/hour=01").policies_current
+    # Late rows for hour 01, after its run succeeded (the watermark moves on to 03:10).
+    stream.add_batches([row(100, "2026-11-20T01:15:00Z"), row(101, "2026-11-20T01:45:00Z")])
+    stream.run(spark)
+    staged = {p.relative_to(stream.staging) for p in Path(stream.staging).rglob("*.parquet")}
+
+    dags_test("life_maintenance")
+    states = airflow.task_states("life_maintenance")
+    assert states == {
+        "sweep.discover": "success",
+        "sweep.compact": "success",
+        **{f"sweep.commit[{i}]": "success" for i in range(3)},
+        "clean": "success",
+    }, states
+    published = {
+        (dt, f"{int(hour):02d}"): sorted(ids.elements())
+        for (dt, hour), ids in ids_by_partition(
+            spark, str(table), visible_data_files(table)
+        ).items()
+    }
+    assert published == {
+        ("2026-11-20", "00"): [0, 1, 2],
+        ("2026-11-20", "01"): [10, 11, 12, 100, 101],  # each late row once
+        ("2026-11-20", "02"): [20, 21, 22],
+    }
+    # Clean-up: the published hours' staged files are gone; hour 03's (pending, never
+    # published), the sink log and the checkpoint are all there.
+    left = {p.relative_to(stream.staging) for p in Path(stream.staging).rglob("*.parquet")}
+    assert left == {p for p in staged if p.parts[1] == "hour=03"} and left
+    assert (Path(stream.staging) / "_spark_metadata").is_dir()
+    assert Path(stream.checkpoint, "commits").is_dir()
+
+    # Expiry: only once the spec sets an age, and only the partitions past it. Hour 00 is
+    # 30 minutes past this age, hour 01 30 minutes short of it.
+    now = pendulum.now("UTC")
+    age = int((now - pendulum.datetime(2026, 11, 20, 0, 30, tz="UTC")).total_seconds() // 60)
+    spec_file.write_text(yaml.safe_dump(spec | {"partition.expiration-time": f"{age} min"}))
+    dags_test("life_maintenance")
+    states = airflow.task_states("life_maintenance")
+    assert states["expire"] == "success" and states["clean"] == "success", states
+    assert not (table / "dt=2026-11-20" / "hour=00").exists()
+    assert ledger.read("dt=2026-11-20/hour=00").expired
+    for hour in ("01", "02"):
+        assert (table / "dt=2026-11-20" / f"hour={hour}" / "_SUCCESS").exists()
+        assert not ledger.read(f"dt=2026-11-20/hour={hour}").expired
