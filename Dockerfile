@@ -1,6 +1,7 @@
 # Airflow with this provider: the Airflow and Python versions constraints.txt pins, a Java
 # runtime for spark-submit, the provider installed exactly as `make test` installs it
-# (scripts/install.sh, with the same constraints), and the example DAGs.
+# (scripts/install.sh, with the same constraints; the hive extra for the example DAGs'
+# metastore policy), and the example DAGs.
 #
 #   docker build -t airflow-fscommit .
 #
@@ -22,7 +23,7 @@ WORKDIR /opt/fscommit
 COPY --chown=50000:0 setup.cfg pyproject.toml README.md constraints.txt ./
 COPY --chown=50000:0 scripts/install.sh scripts/check_pyspark.py scripts/
 COPY --chown=50000:0 airflow_provider_fscommit/ airflow_provider_fscommit/
-RUN scripts/install.sh python '.[openlineage,s3,spark]'
+RUN scripts/install.sh python '.[hive,openlineage,s3,spark]'
 
 COPY --chown=50000:0 dags/ /opt/airflow/dags/
 WORKDIR /opt/airflow

@@ -4,6 +4,11 @@ Every error class of the project is here, grouped by what it is about, so a call
 command line, a task, a test) finds what it can catch in one place.
 """
 
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+
 
 class FsCommitError(Exception):
     """Base class: a problem with the user's table, configuration or input, not a bug.
@@ -18,6 +23,27 @@ class FsCommitError(Exception):
 
 class ConfigError(FsCommitError):
     """An option or table spec value is invalid."""
+
+
+class MissingExtraError(ConfigError):
+    """A policy, catalog or store is used whose dependencies are an extra (``hive``,
+    ``glue``, ``iceberg``, ``s3``) this installation lacks; the message says what to install."""
+
+    def __init__(self, extra: str, what: str, missing: str) -> None:
+        super().__init__(
+            f"{what} needs the {extra!r} extra, which is not installed (no module {missing!r}): "
+            f"pip install 'airflow-provider-fscommit[{extra}]'"
+        )
+        self.extra = extra
+
+
+def import_extra(module: str, extra: str, what: str) -> ModuleType:
+    """``module``, one of the ``extra`` extra's dependencies, imported where ``what`` is
+    used (never at the package's import); without it, the one :class:`MissingExtraError`."""
+    try:
+        return importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        raise MissingExtraError(extra, what, exc.name or module) from None
 
 
 class SpecInferenceError(ConfigError):

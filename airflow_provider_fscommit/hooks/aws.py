@@ -18,7 +18,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 
-from airflow_provider_fscommit.core.errors import FsCommitError
+from airflow_provider_fscommit.core.errors import import_extra
 from airflow_provider_fscommit.core.storage.object_store import (
     S3Credentials,
     S3Settings,
@@ -50,14 +50,12 @@ class AwsStorageHook(BaseHook):
         """The settings of the connection (None: the standard chain)."""
         if self.aws_conn_id is None:
             return None
-        try:
-            from airflow.providers.amazon.aws.hooks.base_aws import AwsBaseHook
-        except ImportError:
-            raise FsCommitError(
-                f"aws_conn_id={self.aws_conn_id!r} needs the Amazon provider: install "
-                "airflow-provider-fscommit[s3]"
-            ) from None
-        hook = AwsBaseHook(aws_conn_id=self.aws_conn_id, client_type="s3")
+        base_aws = import_extra(
+            "airflow.providers.amazon.aws.hooks.base_aws",
+            "s3",
+            f"aws_conn_id={self.aws_conn_id!r} (an AWS connection for S3 tables)",
+        )
+        hook = base_aws.AwsBaseHook(aws_conn_id=self.aws_conn_id, client_type="s3")
         frozen = hook.get_credentials()  # masks the secret key and the token in task logs
         credentials = (
             S3Credentials(frozen.access_key, frozen.secret_key, frozen.token or None)

@@ -6,7 +6,8 @@ an assumed role, the connection's ``endpoint_url`` and ``region_name``), masking
 secret in task logs. Without a connection (the default, and the command line) boto3's
 standard chain applies: the environment (``AWS_DEFAULT_REGION``, ``AWS_ENDPOINT_URL``),
 a profile, an instance role or web identity. The core takes a factory, not a client
-(``get_conn`` is that factory), so a chain without ``glue`` never builds one.
+(``get_conn`` is that factory), so a chain without ``glue`` never builds one. boto3 and the
+Amazon provider are the ``glue`` extra's, imported only when a client is made.
 """
 
 from __future__ import annotations
@@ -14,11 +15,13 @@ from __future__ import annotations
 from typing import Any
 
 from airflow_provider_fscommit.core.catalogs.glue_table import GlueClientFactory, GlueTable
-from airflow_provider_fscommit.core.errors import FsCommitError
+from airflow_provider_fscommit.core.errors import import_extra
 from airflow_provider_fscommit.version_compat import BaseHook
 
 #: botocore retries a throttled or failed call itself too, in its standard mode.
 RETRIES = {"mode": "standard", "max_attempts": 5}
+#: What the ``glue`` extra's missing message says needs it.
+USED_BY = "the glue policy (the AWS Glue Data Catalog)"
 
 
 class GlueHook(BaseHook):
@@ -40,25 +43,13 @@ class GlueHook(BaseHook):
 
     def get_conn(self) -> Any:
         """A new boto3 Glue client."""
-        try:
-            from botocore.config import Config
-        except ImportError:
-            raise FsCommitError(
-                "the glue policy needs boto3: install airflow-provider-fscommit[glue]"
-            ) from None
-        config = Config(retries=RETRIES)
+        config = import_extra("botocore.config", "glue", USED_BY).Config(retries=RETRIES)
         if self.aws_conn_id is None:
-            import boto3
-
-            return boto3.client("glue", config=config)
-        try:
-            from airflow.providers.amazon.aws.hooks.base_aws import AwsBaseHook
-        except ImportError:
-            raise FsCommitError(
-                f"aws_conn_id={self.aws_conn_id!r} needs the Amazon provider: install "
-                "airflow-provider-fscommit[glue]"
-            ) from None
-        return AwsBaseHook(aws_conn_id=self.aws_conn_id, client_type="glue", config=config).conn
+            return import_extra("boto3", "glue", USED_BY).client("glue", config=config)
+        base_aws = import_extra("airflow.providers.amazon.aws.hooks.base_aws", "glue", USED_BY)
+        return base_aws.AwsBaseHook(
+            aws_conn_id=self.aws_conn_id, client_type="glue", config=config
+        ).conn
 
     def get_table(self, database: str, table: str, catalog_id: str | None = None) -> GlueTable:
         """``database.table`` in the catalog of ``catalog_id`` (None: the identity's own

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from airflow_provider_fscommit.core.commit.policy_factory import IcebergCatalogFactory
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
-from airflow_provider_fscommit.core.errors import FsCommitError, IcebergError
+from airflow_provider_fscommit.core.errors import FsCommitError, IcebergError, import_extra
 from airflow_provider_fscommit.hooks.metastore import MetastoreHook
 from airflow_provider_fscommit.version_compat import AirflowException, BaseHook
 
@@ -125,14 +125,12 @@ class IcebergCatalogHook(BaseHook):
 def aws_properties(aws_conn_id: str, glue: bool) -> dict[str, str]:
     """pyiceberg's ``client.*`` credentials and region, and the endpoints, of an Airflow AWS
     connection (the Amazon provider resolves it and masks the secrets in task logs)."""
-    try:
-        from airflow.providers.amazon.aws.hooks.base_aws import AwsBaseHook
-    except ImportError:
-        raise FsCommitError(
-            f"aws_conn_id={aws_conn_id!r} needs the Amazon provider: install "
-            "airflow-provider-fscommit[glue]"
-        ) from None
-    hook = AwsBaseHook(aws_conn_id=aws_conn_id, client_type="glue" if glue else "s3")
+    base_aws = import_extra(
+        "airflow.providers.amazon.aws.hooks.base_aws",
+        "glue" if glue else "s3",
+        f"aws_conn_id={aws_conn_id!r} (an AWS connection for an Iceberg catalog)",
+    )
+    hook = base_aws.AwsBaseHook(aws_conn_id=aws_conn_id, client_type="glue" if glue else "s3")
     frozen = hook.get_credentials()
     properties: dict[str, str] = {}
     if frozen is not None and frozen.access_key and frozen.secret_key:

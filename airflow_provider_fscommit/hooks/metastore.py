@@ -7,7 +7,8 @@ that needs no metastore never looks the connection up nor connects, and each bat
 opens and closes its own connection. The operators name an Airflow connection; the command
 line takes ``--metastore-uri thrift://HOST:PORT`` (:meth:`MetastoreHook.from_uri`) and goes
 through the same Hive hook, given that address as a connection of its own (nothing is added
-to the environment or Airflow's connections).
+to the environment or Airflow's connections). The Hive provider is the ``hive`` extra's:
+this module imports without it, and a client asked for without it says to install it.
 """
 
 from __future__ import annotations
@@ -15,8 +16,12 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlsplit
 
-from airflow_provider_fscommit.core.catalogs.metastore_table import ClientFactory, MetastoreTable
-from airflow_provider_fscommit.core.errors import ConfigError
+from airflow_provider_fscommit.core.catalogs.metastore_table import (
+    USED_BY,
+    ClientFactory,
+    MetastoreTable,
+)
+from airflow_provider_fscommit.core.errors import ConfigError, import_extra
 from airflow_provider_fscommit.version_compat import BaseHook
 
 #: The connection id the Hive hook is given for a ``--metastore-uri`` (never looked up).
@@ -52,8 +57,12 @@ class MetastoreHook(BaseHook):
         return hook
 
     def get_conn(self) -> Any:
-        """A new client, not yet open: ``with client: ...`` connects and disconnects."""
-        from airflow.providers.apache.hive.hooks.hive import HiveMetastoreHook
+        """A new client, not yet open: ``with client: ...`` connects and disconnects.
+
+        The Hive provider is the ``hive`` extra's, imported here: without it, the one error
+        that names the extra."""
+        hive = import_extra("airflow.providers.apache.hive.hooks.hive", "hive", USED_BY)
+        HiveMetastoreHook = hive.HiveMetastoreHook
 
         if self._address is None:
             return HiveMetastoreHook(metastore_conn_id=self.metastore_conn_id).metastore

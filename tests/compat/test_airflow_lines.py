@@ -3,9 +3,11 @@
 For each Airflow line, a fresh virtualenv on one of the Pythons that line supports plays a
 user's deployment: Airflow and the Spark and Hive providers installed first and frozen
 (the deployment's constraints file). The provider's wheel is then installed with those
-constraints, as the README says, and must change none of the packages already there. The
-oldest line also holds every dependency at the floor ``setup.cfg`` declares, so the floors
-are tested, not guessed. Then, in that environment: every module imports, the provider
+constraints and the extras the line tests (``hive``: the hourly DAG commits to a
+metastore; ``iceberg`` last, below), as the README says, and must change none of the
+packages already there. The oldest line also holds every dependency at the floor
+``setup.cfg`` declares (those of the ``hive`` extra too), so the floors are tested, not
+guessed. Then, in that environment: every module imports, the provider
 info is valid for that Airflow's schema, the plugin loads, the example DAGs parse, and the
 hourly DAG runs for real (``airflow dags test``: the deferrable sensor waits in its
 trigger until a real stream's watermark moves, the compaction runs through a
@@ -65,13 +67,20 @@ DEFERRED = re.compile(r"PartitionWatermarkTrigger|running trigger in line")
 EXAMPLE_DAGS = {"fscommit_hourly", "fscommit_sweep", "fscommit_manual", "fscommit_expire"}
 
 
-def declared_floors() -> list[str]:
-    """``setup.cfg``'s install_requires with each floor pinned (``name>=v`` → ``name==v``)."""
+# The extras every line installs with the wheel (the iceberg extra's test adds its own).
+EXTRAS = ("hive",)
+
+
+def declared_floors(*extras: str) -> list[str]:
+    """``setup.cfg``'s install_requires, then the ``extras``' requirements, with each floor
+    pinned (``name>=v`` → ``name==v``)."""
     config = configparser.ConfigParser()
     config.read(ROOT / "setup.cfg")
     floors = []
-    for line in config["options"]["install_requires"].split("\n"):
-        if line.strip():
+    declared = [config["options"]["install_requires"]]
+    declared += [config["options.extras_require"][extra] for extra in extras]
+    for line in "\n".join(declared).split("\n"):
+        if line.strip() and not line.strip().startswith("#"):
             name, _, version = line.strip().partition(">=")
             assert version and "," not in version, f"{line}: a floor only, no cap"
             floors.append(f"{name}=={version}")
@@ -103,7 +112,7 @@ class AirflowLine:
 
     def requirements(self) -> list[str]:
         if self.at_floors:
-            floors = declared_floors()
+            floors = declared_floors(*EXTRAS)
             assert f"apache-airflow=={self.airflow}" in floors, "the floor line is the floor"
             return floors
         return [
@@ -156,7 +165,14 @@ def deployment(request, wheel, tmp_path_factory) -> Deployment:
     before = frozen(python)
     constraints = venv / "deployment-constraints.txt"
     constraints.write_text("\n".join(before.values()) + "\n")
-    pip(python, "install", "--quiet", "--constraint", str(constraints), str(wheel))
+    pip(
+        python,
+        "install",
+        "--quiet",
+        "--constraint",
+        str(constraints),
+        f"{wheel}[{','.join(EXTRAS)}]",
+    )
     return Deployment(line, venv / "bin", before, frozen(python))
 
 

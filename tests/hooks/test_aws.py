@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
+
+from airflow_provider_fscommit.core.errors import MissingExtraError
 from airflow_provider_fscommit.core.storage.object_store import current_settings
 from airflow_provider_fscommit.hooks.aws import AwsStorageHook, aws_storage, s3_settings
+from tests.support.extras import without_extra
 
 
 def test_a_connection_gives_endpoint_region_and_keys(aws_tables_secret):
@@ -23,3 +27,14 @@ def test_the_connection_is_in_effect_for_the_core_inside_storage_only(aws_tables
     assert current_settings() != settings  # the environment's again
     with aws_storage("aws_tables") as shorthand:
         assert current_settings() == shorthand == settings
+
+
+def test_without_the_s3_extra_a_connection_names_the_extra(aws_tables_secret, monkeypatch):
+    """The Amazon provider is the ``s3`` extra's: the standard chain needs none of it, a
+    named connection says to install it."""
+    without_extra(monkeypatch, "s3")
+    assert AwsStorageHook(None).get_s3_settings() is None
+    with pytest.raises(MissingExtraError) as refused:
+        AwsStorageHook("aws_tables").get_s3_settings()
+    assert str(refused.value).endswith("pip install 'airflow-provider-fscommit[s3]'")
+    assert aws_tables_secret not in str(refused.value)

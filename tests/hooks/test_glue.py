@@ -6,11 +6,15 @@ from __future__ import annotations
 import json
 import logging
 
+import pytest
+
+from airflow_provider_fscommit.core.errors import MissingExtraError
 from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
 from airflow_provider_fscommit.hooks.commit import PartitionCommitHook
 from airflow_provider_fscommit.hooks.glue import GlueHook, glue_client_factory
 from fscommit_dev.s3_server import REGION, aws_connection_env
 from tests.support.compaction import published_ledger
+from tests.support.extras import without_extra
 from tests.support.glue import create_glue_table, glue_partitions, glue_table_spec
 
 SECRET = "glue-connection-secret-7Qz"
@@ -49,3 +53,14 @@ def test_the_commit_hook_commits_to_glue_through_the_connection_without_showing_
     out, err = capfd.readouterr()
     for shown in (caplog.text, out, err, json.dumps(ledger.policy_commits, default=str)):
         assert SECRET not in shown
+
+
+def test_without_the_glue_extra_a_client_names_the_extra(monkeypatch):
+    """boto3 and the Amazon provider are the ``glue`` extra's: a client asked for without
+    them, with or without a connection, says to install it."""
+    without_extra(monkeypatch, "glue")
+    for aws_conn_id in (None, "aws_glue"):
+        with pytest.raises(MissingExtraError) as refused:
+            GlueHook(aws_conn_id).get_conn()
+        assert str(refused.value).startswith("the glue policy (the AWS Glue Data Catalog) needs")
+        assert str(refused.value).endswith("pip install 'airflow-provider-fscommit[glue]'")

@@ -3,17 +3,21 @@ made only when asked (what they then do against a real metastore: tests/core/com
 
 from __future__ import annotations
 
+import re
 import socket
 from collections.abc import Iterator
 
 import pytest
 
-from airflow_provider_fscommit.core.errors import ConfigError
+from airflow_provider_fscommit.core.errors import ConfigError, MissingExtraError
 from airflow_provider_fscommit.hooks.metastore import (
     MetastoreHook,
     connection_metastore_client,
     uri_metastore_client,
 )
+from tests.support.extras import without_extra
+
+HIVE = "needs the 'hive' extra, which is not installed (no module 'airflow.providers.apache.hive"
 
 
 @pytest.fixture
@@ -71,3 +75,16 @@ def test_an_address_that_is_not_thrift_host_port_is_refused_before_anything(uri)
         MetastoreHook.from_uri(uri)
     with pytest.raises(ConfigError, match=r"is not thrift://HOST:PORT"):
         uri_metastore_client(uri)
+
+
+def test_without_the_hive_extra_a_client_or_a_table_read_names_the_extra(
+    monkeypatch, no_connections
+):
+    """The hook and its table import without the Hive provider (the ``hive`` extra); asking
+    for a client, or reading a table's parameters (the completeness sensor's way), fails
+    with the one message that names the extra, not as an unreachable metastore."""
+    without_extra(monkeypatch, "hive")
+    hook = MetastoreHook.from_uri("thrift://127.0.0.1:9")
+    for ask in (hook.get_conn, lambda: hook.get_table_parameters("fscommit", "events")):
+        with pytest.raises(MissingExtraError, match=re.escape(HIVE)):
+            ask()

@@ -39,7 +39,7 @@ from airflow_provider_fscommit.core.catalogs.hive_partition import (
 )
 from airflow_provider_fscommit.core.config.options import PolicyKind
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
-from airflow_provider_fscommit.core.errors import GlueCatalogError
+from airflow_provider_fscommit.core.errors import GlueCatalogError, MissingExtraError
 from airflow_provider_fscommit.core.publish.published import CommitContext
 
 GlueClientFactory = Callable[[], Any]
@@ -263,6 +263,8 @@ class GlueTable(CatalogTable):
         """A client, or the one error a user fixes by configuring AWS."""
         try:
             client = self.client_factory()
+        except MissingExtraError:
+            raise  # boto3 or the Amazon provider is not installed: nothing to configure
         except Exception as exc:  # botocore's NoRegionError, a connection the hook refuses
             raise GlueCatalogError(
                 f"cannot make an AWS Glue client for {self.name} ({type(exc).__name__}: {exc}); "

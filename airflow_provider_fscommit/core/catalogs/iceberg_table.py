@@ -49,7 +49,6 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import pyarrow.parquet as pq
-from thrift.Thrift import TException
 
 from airflow_provider_fscommit.core.catalogs.catalog_table import CatalogTable, forward
 from airflow_provider_fscommit.core.catalogs.iceberg_schema import (
@@ -61,7 +60,7 @@ from airflow_provider_fscommit.core.catalogs.iceberg_schema import (
 )
 from airflow_provider_fscommit.core.config.options import PolicyKind
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
-from airflow_provider_fscommit.core.errors import IcebergError
+from airflow_provider_fscommit.core.errors import IcebergError, import_extra
 from airflow_provider_fscommit.core.formats.file_format import FileFormat
 from airflow_provider_fscommit.core.formats.spark_metadata import SPARK_SCHEMA_KEY
 from airflow_provider_fscommit.core.publish.published import CommitContext
@@ -565,9 +564,12 @@ def catalog_errors() -> tuple[type[Exception], ...]:
         refusals.DynamoDbError,
         refusals.SignError,
         refusals.WaitingForLockException,
-        TException,
         OSError,
     ]
+    with contextlib.suppress(ImportError):  # the hive catalog's (pyiceberg[hive])
+        from thrift.Thrift import TException
+
+        errors.append(TException)
     with contextlib.suppress(ImportError):  # the sql catalog's extra
         from sqlalchemy.exc import SQLAlchemyError
 
@@ -597,12 +599,7 @@ def wants_metastore_uri(properties: Mapping[str, str]) -> bool:
 def load_catalog(properties: Mapping[str, str]) -> Catalog:
     """pyiceberg's catalog of these properties (``name`` picks an entry of its own
     configuration, ``.pyiceberg.yaml`` or ``PYICEBERG_CATALOG__…``; default ``default``)."""
-    try:
-        from pyiceberg.catalog import load_catalog as load
-    except ImportError as exc:
-        raise IcebergError(
-            "the iceberg policy needs pyiceberg; install airflow-provider-fscommit[iceberg]"
-        ) from exc
+    load = import_extra("pyiceberg.catalog", "iceberg", "the iceberg policy").load_catalog
     rest = dict(properties)
     name = rest.pop("name", "default")
     try:

@@ -15,7 +15,9 @@ Hive-world consumers (``isPartitionMarkedForEvent`` pollers, schedulers that wai
 learn that a partition is complete from a partition event rather than from its existence.
 
 The client comes from a factory (the operator and CLI pass the Airflow Hive provider's
-``HiveMetastoreHook`` client), so this module needs no Airflow.
+``HiveMetastoreHook`` client), so this module needs no Airflow. Its Thrift types
+(``hmsclient``'s, ``thrift``'s) are the ``hive`` extra's: imported when a call needs them
+(``ttypes``, :func:`_call_errors`), never with the module, which imports without them.
 """
 
 from __future__ import annotations
@@ -24,9 +26,6 @@ import copy
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any
-
-from hmsclient.genthrift.hive_metastore import ttypes
-from thrift.Thrift import TException
 
 from airflow_provider_fscommit.core.catalogs.catalog_table import CatalogTable, forward
 from airflow_provider_fscommit.core.catalogs.hive_partition import (
@@ -40,7 +39,7 @@ from airflow_provider_fscommit.core.catalogs.hive_partition import (
 from airflow_provider_fscommit.core.compat import strict_zip
 from airflow_provider_fscommit.core.config.options import PolicyKind
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
-from airflow_provider_fscommit.core.errors import MetastoreError
+from airflow_provider_fscommit.core.errors import MetastoreError, MissingExtraError, import_extra
 from airflow_provider_fscommit.core.formats.column_statistics import (
     HIVE_KINDS,
     ColumnStatistics,
@@ -51,7 +50,26 @@ from airflow_provider_fscommit.core.publish.published import CommitContext
 from airflow_provider_fscommit.core.storage.filesystem import resolve_filesystem
 
 ClientFactory = Callable[[], AbstractContextManager[Any]]
-LOAD_DONE = ttypes.PartitionEventType.LOAD_DONE
+#: What the ``hive`` extra's missing message says needs it.
+USED_BY = "the metastore policy (a Hive metastore over Thrift)"
+
+
+class _HiveTypes:
+    """The Hive metastore's Thrift types (``hmsclient``'s ``ttypes``), imported at their
+    first use: ``ttypes.Partition`` reads as the module's would; without the ``hive``
+    extra, the one error that names it."""
+
+    def __getattr__(self, name: str) -> Any:
+        module = import_extra("hmsclient.genthrift.hive_metastore.ttypes", "hive", USED_BY)
+        return getattr(module, name)
+
+
+ttypes = _HiveTypes()
+
+
+def _call_errors() -> tuple[type[Exception], ...]:
+    """What a failed Thrift call or connection raises: Thrift's base error and ``OSError``."""
+    return (import_extra("thrift.Thrift", "hive", USED_BY).TException, OSError)
 
 
 class MetastoreTable(CatalogTable):
@@ -73,10 +91,11 @@ class MetastoreTable(CatalogTable):
         "``doing`` failed (why); ``then``" (a server without the partition location's
         filesystem: that fix, for ``location``)."""
         connection = self._connect()
+        failures = _call_errors()
         try:
             with connection as client:
                 yield client
-        except (TException, OSError) as exc:
+        except failures as exc:
             moved = isinstance(exc, ttypes.MetaException) and location is not None
             error = _location_error(exc, location) if moved else None
             raise error or MetastoreError(
@@ -102,6 +121,8 @@ class MetastoreTable(CatalogTable):
         """A client connection, or the one error a user fixes by starting or pointing it."""
         try:
             return self.client_factory()
+        except MissingExtraError:
+            raise  # the Hive provider is not installed: no server to start or point at
         except Exception as exc:  # the hook raises its own types for an unreachable server
             raise MetastoreError(
                 f"cannot reach the metastore for {self.name} ({exc}); check that it runs and "
@@ -263,18 +284,19 @@ class MetastoreTable(CatalogTable):
         if not contexts:
             return
         connection = self._connect()
-        keys = contexts[0].partition.keys
+        keys, failures = contexts[0].partition.keys, _call_errors()
+        load_done = ttypes.PartitionEventType.LOAD_DONE
         try:
             with connection as client:
                 for context in contexts:
                     values = dict(strict_zip(keys, catalog_values(context.spec, context.values)))
-                    client.markPartitionForEvent(self.database, self.table, values, LOAD_DONE)
+                    client.markPartitionForEvent(self.database, self.table, values, load_done)
         except ttypes.UnknownTableException as exc:
             raise MetastoreError(
                 f"table {self.name} does not exist in the metastore, so no partition of it can "
                 "be marked done; create it or fix the database/table name"
             ) from exc
-        except (TException, OSError) as exc:
+        except failures as exc:
             raise MetastoreError(
                 f"marking {len(contexts)} partition(s) of {self.name} done in the metastore "
                 f"failed ({type(exc).__name__}: {exc}); nothing after the mark-event policy "

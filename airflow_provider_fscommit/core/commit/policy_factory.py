@@ -1,4 +1,10 @@
-"""Builds the policy chain a table spec names (Flink's ``PartitionCommitPolicyFactory``)."""
+"""Builds the policy chain a table spec names (Flink's ``PartitionCommitPolicyFactory``).
+
+A catalog's client library is an extra of the package (``hive``, ``glue``, ``iceberg``), never
+imported with it: building a chain that names a catalog checks its extra first
+(:func:`require_extras`), so a chain used without it fails at once with the one message
+that names the extra, before anything is compacted or committed.
+"""
 
 from __future__ import annotations
 
@@ -22,11 +28,29 @@ from airflow_provider_fscommit.core.commit.policy import PartitionCommitPolicy
 from airflow_provider_fscommit.core.commit.success_file_policy import SuccessFileCommitPolicy
 from airflow_provider_fscommit.core.config.options import PolicyKind
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
-from airflow_provider_fscommit.core.errors import ConfigError
+from airflow_provider_fscommit.core.errors import ConfigError, import_extra
 from airflow_provider_fscommit.core.loader import load_class
 
 # Loads a pyiceberg Catalog (core/catalogs/iceberg_table.py, imported only when used).
 IcebergCatalogFactory = Callable[[], Any]
+
+#: Each policy whose catalog client is an extra: the extra, and the module of it the core
+#: calls (the hooks check the Airflow providers of their extras themselves).
+EXTRAS: dict[PolicyKind, tuple[str, str]] = {
+    PolicyKind.METASTORE: ("hive", "hmsclient.genthrift.hive_metastore.ttypes"),
+    PolicyKind.MARK_EVENT: ("hive", "hmsclient.genthrift.hive_metastore.ttypes"),
+    PolicyKind.GLUE: ("glue", "botocore.exceptions"),
+    PolicyKind.ICEBERG: ("iceberg", "pyiceberg.catalog"),
+}
+
+
+def require_extras(spec: TableSpec) -> None:
+    """Refuse a chain naming a policy whose extra is not installed, with the one message
+    ``pip install 'airflow-provider-fscommit[EXTRA]'``."""
+    for kind in spec.policy_kind:
+        if kind in EXTRAS:
+            extra, module = EXTRAS[kind]
+            import_extra(module, extra, f"the {kind} policy")
 
 
 def create_policies(
@@ -48,6 +72,7 @@ def create_policies(
             "sink.partition-commit.policy.kind is empty, so committing would make nothing "
             "visible; set it, e.g. 'metastore,success-file' or 'success-file'"
         )
+    require_extras(spec)
     catalogs = {
         catalog.kind: catalog
         for catalog in catalog_policies(
@@ -103,6 +128,7 @@ def catalog_policies(
     Partition expiration drops from these what they added. A client factory is needed
     only for a catalog the chain names.
     """
+    require_extras(spec)
     catalogs: list[CatalogPolicy] = []
     table = spec.metastore_table or ""
     for kind in spec.policy_kind:

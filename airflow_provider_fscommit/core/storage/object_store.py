@@ -37,7 +37,7 @@ from typing import Any, TypeVar, cast
 import pyarrow.fs as pafs
 
 from airflow_provider_fscommit.core.compat import S3_DELAYED_OPEN
-from airflow_provider_fscommit.core.errors import FsCommitError, StoreError
+from airflow_provider_fscommit.core.errors import StoreError, import_extra
 
 # Transient failures (503 SlowDown, resets, timeouts) are retried with exponential
 # backoff, well inside the table lock's lease (120 s, renewed every 40 s).
@@ -213,14 +213,8 @@ def _new_client(settings: S3Settings) -> Any:
 
 
 def _boto3() -> Any:
-    try:
-        import boto3
-    except ImportError:
-        raise FsCommitError(
-            "S3 locations need boto3 (for the lock's and the ledger's conditional writes): "
-            "install airflow-provider-fscommit[s3]"
-        ) from None
-    return boto3
+    """boto3, the ``s3`` extra's; without it, the one error that names the extra."""
+    return import_extra("boto3", "s3", "an S3 location (the lock's and the ledger's writes)")
 
 
 def _require_chain_credentials(bucket: str) -> None:

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hmsclient.genthrift.hive_metastore.ttypes import PartitionEventType
 
-from airflow_provider_fscommit.core.catalogs.metastore_table import LOAD_DONE
 from airflow_provider_fscommit.core.commit.mark_event_policy import MarkEventCommitPolicy
 from airflow_provider_fscommit.core.errors import MetastoreError
 from airflow_provider_fscommit.core.partition.partition_spec import PartitionSpec
@@ -17,6 +17,8 @@ from fscommit_dev.metastore.client import (
 )
 from tests.support.compaction import published_ledger
 from tests.support.metastore_calls import context, counting_factory
+
+LOAD_DONE = PartitionEventType.LOAD_DONE
 
 
 def test_mark_event_marks_committed_partitions_load_done(metastore, tmp_path):
