@@ -108,7 +108,7 @@ def test_a_stream_of_each_format_is_published_with_exactly_its_logged_rows(
         capture_output=True,
         text=True,
     )
-    assert status.returncode in (0, 3), status.stderr
+    assert status.returncode in (0, 4), status.stderr  # 4: orphans of the sink's failures
     report = json.loads(status.stdout)
     assert report["format"] == sink.file_format and report["format_error"] is None
     human = subprocess.run(

@@ -8,17 +8,18 @@ their own.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import timedelta
 from typing import Any
 
 from airflow_provider_fscommit.core.catalogs.glue_table import GlueClientFactory
 from airflow_provider_fscommit.core.catalogs.metastore_table import ClientFactory
 from airflow_provider_fscommit.core.commit.policy_factory import IcebergCatalogFactory
+from airflow_provider_fscommit.core.config import option_values as v
 from airflow_provider_fscommit.core.config import options as o
-from airflow_provider_fscommit.core.config.quantities import format_duration
+from airflow_provider_fscommit.core.config.quantities import format_duration, parse_duration
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
-from airflow_provider_fscommit.core.errors import FsCommitError
+from airflow_provider_fscommit.core.errors import ConfigError, FsCommitError
 
 # Flags that set a table option directly: (flag, option). Public: tests build flags from it.
 TABLE_FLAGS: tuple[tuple[str, o.ConfigOption], ...] = (
@@ -48,6 +49,24 @@ TABLE_FLAGS: tuple[tuple[str, o.ConfigOption], ...] = (
 )
 
 Commands = argparse._SubParsersAction  # what add_subparsers returns (argparse names it so)
+
+
+_DURATION_PARSERS = (parse_duration, v.positive_duration, v.optional_positive_duration)
+
+
+def duration_type(flag: str) -> Callable[[str], str]:
+    """An argparse ``type`` for a duration flag: a value without a unit (``5``, which
+    Flink's options read as 5 ms) or one that does not parse is a usage error naming the
+    units. The text is kept: the option reads it as a spec file's value."""
+
+    def check(text: str) -> str:
+        try:
+            parse_duration(text, flag, unit_required=True)
+        except ConfigError as exc:
+            raise argparse.ArgumentTypeError(str(exc).removeprefix(f"{flag}: ")) from None
+        return text
+
+    return check
 
 
 def add_metastore_uri(parser: argparse.ArgumentParser) -> None:
@@ -111,6 +130,7 @@ def add_table_arguments(parser: argparse.ArgumentParser) -> None:
             flag,
             dest=option.name,
             metavar=flag[2:].upper().replace("-", "_"),
+            type=duration_type(flag) if option.parse in _DURATION_PARSERS else None,
             help=option.description + (f" (default: {shown})" if shown is not None else ""),
         )
     group.add_argument(

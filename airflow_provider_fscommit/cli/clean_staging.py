@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 
+from airflow_provider_fscommit.cli.arguments import duration_type
 from airflow_provider_fscommit.core.config.quantities import (
     format_duration,
     format_size,
@@ -20,7 +21,13 @@ from airflow_provider_fscommit.core.maintenance.retention import CleanupReport, 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The age is required, so no run deletes recent files by default."""
-    parser.add_argument("--older-than", required=True, metavar="AGE", help="e.g. 7d, 36 h")
+    parser.add_argument(
+        "--older-than",
+        required=True,
+        type=duration_type("--older-than"),
+        metavar="AGE",
+        help="e.g. 7d, 36 h",
+    )
     parser.add_argument("--dry-run", action="store_true", help="list what would be deleted")
 
 

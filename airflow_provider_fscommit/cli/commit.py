@@ -21,12 +21,12 @@ from airflow_provider_fscommit.cli.arguments import (
 )
 from airflow_provider_fscommit.cli.compact import run_compact
 from airflow_provider_fscommit.cli.compaction import (
-    NOTHING_COMMITTABLE,
     SparkOptions,
     nothing_committable,
     render_summary,
     run_compaction,
 )
+from airflow_provider_fscommit.cli.exit_codes import ExitCode
 from airflow_provider_fscommit.core.commit.committer import PartitionCommitter
 from airflow_provider_fscommit.core.commit.policy_factory import create_policies
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
@@ -74,7 +74,7 @@ def run_commit(
     if summary.error is not None:
         raise FsCommitError(summary.error)
     if nothing_committable(partitions, summary.outcomes):
-        return NOTHING_COMMITTABLE
+        return ExitCode.NOTHING_COMMITTABLE
     ready = [o.partition for o in summary.outcomes if not o.failed]
     # Airflow's hooks log to stdout; keep stdout for the report (and for --json).
     with contextlib.redirect_stdout(sys.stderr):
@@ -87,4 +87,4 @@ def run_commit(
             print(f"{outcome['partition']}: {outcome['state']} ({', '.join(spec.policy_kind)})")
     if summary.failed:
         print("fscommit: error: some partitions failed to compact; see above", file=sys.stderr)
-    return 1 if summary.failed else 0
+    return ExitCode.ERROR if summary.failed else ExitCode.OK

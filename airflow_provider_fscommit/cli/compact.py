@@ -12,13 +12,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from airflow_provider_fscommit.cli.compaction import (
-    NOTHING_COMMITTABLE,
     SparkOptions,
     add_spark_arguments,
     nothing_committable,
     render_summary,
     run_compaction,
 )
+from airflow_provider_fscommit.cli.exit_codes import ExitCode
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.errors import FsCommitError
 from airflow_provider_fscommit.core.publish.publisher import CompactionPublisher
@@ -53,14 +53,14 @@ def run_compact(
         document = preview.to_dict()
         print(json.dumps(document, indent=2) if as_json else render_plans(document))
         selected = [*preview.plans, *preview.settled]
-        return NOTHING_COMMITTABLE if nothing_committable(partitions, selected) else 0
+        return ExitCode.NOTHING_COMMITTABLE if nothing_committable(partitions, selected) else 0
     summary = run_compaction(spec, partitions, spark, show_progress=not as_json)
     if summary.error is not None:
         raise FsCommitError(summary.error)
     print(json.dumps(summary.to_dict(), indent=2) if as_json else render_summary(summary))
     if nothing_committable(partitions, summary.outcomes):
-        return NOTHING_COMMITTABLE
-    return 1 if summary.failed else 0
+        return ExitCode.NOTHING_COMMITTABLE
+    return ExitCode.ERROR if summary.failed else ExitCode.OK
 
 
 def render_plans(document: dict[str, Any]) -> str:

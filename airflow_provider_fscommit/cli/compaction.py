@@ -30,8 +30,6 @@ from airflow_provider_fscommit.jobs.connect import REMOTE_ENV
 from airflow_provider_fscommit.jobs.launch import CompactionSubmission, SparkInstallation
 from airflow_provider_fscommit.jobs.runner import ApplicationOutput, CompactionRunner, Launch
 
-NOTHING_COMMITTABLE = 3  # exit status: nothing to do yet, try again later
-
 
 @dataclass(frozen=True)
 class SparkOptions:

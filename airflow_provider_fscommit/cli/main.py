@@ -5,9 +5,8 @@ from flags (Flink option keys accepted through ``--option``), calls the core and
 a readable table or, with ``--json``, one JSON object. Each command is a module of this
 package (its parser, its run, its rendering); this one builds the parser and dispatches.
 
-Exit codes: 0 done, 1 error (the message names the thing and the fix), 2 usage,
-3 nothing committable yet (``compact``, ``commit`` and ``plan`` without partitions;
-``status PARTITION`` while the partition waits).
+Exit codes: one table for every command, :mod:`.exit_codes` (the help's epilog prints
+it). A usage error prints the usage of the command it was made in.
 """
 
 from __future__ import annotations
@@ -18,6 +17,7 @@ import sys
 from collections.abc import Callable, Sequence
 from types import ModuleType
 
+from airflow_provider_fscommit import __version__
 from airflow_provider_fscommit.cli import (
     clean_staging,
     commit,
@@ -35,6 +35,7 @@ from airflow_provider_fscommit.cli.arguments import (
     missing_table_flags,
     spec_from_args,
 )
+from airflow_provider_fscommit.cli.exit_codes import EXIT_CODES, ExitCode
 from airflow_provider_fscommit.cli.init import inferred_spec
 from airflow_provider_fscommit.console import messages_to_stderr
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
@@ -77,14 +78,22 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="fscommit",
         description="Flink-style partition commit for Spark Structured Streaming tables.",
-        epilog="Exit codes: 0 done, 1 error, 2 usage, 3 nothing committable yet.",
+        epilog=EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    parser.add_argument("--version", action="version", version=f"fscommit {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for module in _MODULES:
         # Its docstring's first line is the command's help, the next paragraph its
         # description (none under python -OO, which strips docstrings).
         summary, _, description = (module.__doc__ or "").strip().partition("\n\n")
-        command = commands.add_parser(command_name(module), help=summary, description=description)
+        command = commands.add_parser(
+            command_name(module),
+            help=summary,
+            description=description,
+            epilog=EXIT_CODES,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
         if takes_table(module):
             add_table_arguments(command)
         module.add_arguments(command)
@@ -93,16 +102,27 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def subcommand_parser(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentParser:
+    """The parser of the subcommand ``name``, whose usage its usage errors print."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return action.choices[name]
+    raise KeyError(name)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, unknown = parser.parse_known_args(argv)
+    command = subcommand_parser(parser, args.command)
+    if unknown:
+        command.error(f"unrecognized arguments: {' '.join(unknown)}")
     try:
         inferable = ("--partition-keys",) if args.command in _INFERRING else ()
         missing = missing_table_flags(args, inferable) if args.command in COMMANDS else []
     except FsCommitError as exc:
-        parser.error(str(exc))
+        command.error(str(exc))
     if missing:
-        parser.error(f"the following arguments are required: {', '.join(missing)} (or --spec)")
+        command.error(f"the following arguments are required: {', '.join(missing)} (or --spec)")
     try:
         with messages_to_stderr():
             return _run(args)
@@ -125,7 +145,7 @@ def _run(args: argparse.Namespace) -> int:
         return COMMANDS[args.command](spec, args)
     except FsCommitError as exc:
         print(f"fscommit: error: {exc}", file=sys.stderr)
-        return 1
+        return ExitCode.ERROR
 
 
 if __name__ == "__main__":

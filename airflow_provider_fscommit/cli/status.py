@@ -10,9 +10,12 @@ directories (as init does) and the header says so; anything given explicitly win
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
+from datetime import timedelta
 
-from airflow_provider_fscommit.cli.compaction import NOTHING_COMMITTABLE
+from airflow_provider_fscommit.cli.arguments import duration_type
+from airflow_provider_fscommit.cli.exit_codes import ExitCode
 from airflow_provider_fscommit.core.commit.iceberg_policy import snapshot_of
 from airflow_provider_fscommit.core.config.quantities import (
     format_duration,
@@ -26,6 +29,7 @@ from airflow_provider_fscommit.core.status.completeness import (
     read_completeness,
 )
 from airflow_provider_fscommit.core.status.partition_wait import PartitionCheck, check_partition
+from airflow_provider_fscommit.core.status.spec_inference import never_staged
 from airflow_provider_fscommit.core.status.table_overview import TableEntry, read_tables
 from airflow_provider_fscommit.core.status.table_report import (
     DEFAULT_STALL_TIMEOUT,
@@ -43,16 +47,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         nargs="?",
         metavar="PARTITION",
         help="judge this one partition as the sensor does (e.g. dt=2026-11-20/hour=03): "
-        "exit 0 when committable, 3 while it waits; reads the checkpoint, not the whole "
-        "sink log, under partition-time",
+        "exit 0 when committable, 3 while it waits, 4 when the stream is stalled, 5 when "
+        "the stream never staged it",
     )
     parser.add_argument(
         "--specs",
         nargs="+",
         metavar="PATTERN",
         help="every table at a glance: one line per table spec file these name (globs "
-        "allowed, e.g. 'specs/*.yaml'); exit 1 when any table is in error, 3 when any has "
-        "committable work; no other table flag is needed",
+        "allowed, e.g. 'specs/*.yaml'); exit 1 when a spec cannot be read, 4 when any "
+        "table needs attention; no other table flag is needed",
     )
     parser.add_argument(
         "--orphans",
@@ -64,6 +68,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--stall-timeout",
         default=format_duration(DEFAULT_STALL_TIMEOUT),
+        type=duration_type("--stall-timeout"),
         metavar="DURATION",
         help="report the stream as stalled when its watermark has not moved for this long "
         f"(default: {format_duration(DEFAULT_STALL_TIMEOUT)})",
@@ -73,9 +78,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(spec: TableSpec, args: argparse.Namespace) -> int:
     stall_timeout = parse_duration(args.stall_timeout, "--stall-timeout")
     if args.partition:
-        check = check_partition(spec, args.partition, stall_timeout)
-        print(json.dumps(check.to_dict(), indent=2) if args.json else render_check(check))
-        return 0 if check.committable else NOTHING_COMMITTABLE
+        return run_check(spec, args.partition, stall_timeout, as_json=args.json)
     orphans = OrphanSearch.ALL if args.orphans else OrphanSearch.UNCOMMITTED
     report = read_table_report(spec, stall_timeout, orphans=orphans)
     inferred = args.inference.partitioning.summary if args.inference else None
@@ -87,12 +90,36 @@ def run(spec: TableSpec, args: argparse.Namespace) -> int:
         print(json.dumps(document, indent=2))
     else:
         print(render_status(report, completeness, inferred))
-    return 0
+    return ExitCode.ATTENTION if report.attention else ExitCode.OK
 
 
-def render_check(check: PartitionCheck) -> str:
+def run_check(spec: TableSpec, partition: str, stall_timeout: timedelta, *, as_json: bool) -> int:
+    """One partition as the sensor judges it; committable only if the stream staged it
+    (a partition past its commit time that the sink log never listed is "not staged")."""
+    check = check_partition(spec, partition, stall_timeout)
+    unstaged = never_staged(spec.staging_path, partition) if check.committable else None
+    if unstaged:
+        check = dataclasses.replace(check, committable=False, reason=unstaged)
+    document = check.to_dict() | {"staged": unstaged is None}
+    print(json.dumps(document, indent=2) if as_json else render_check(check, unstaged is None))
+    if check.committable:
+        return ExitCode.OK
+    if check.stalled:
+        return ExitCode.ATTENTION
+    return ExitCode.NOT_STAGED if unstaged else ExitCode.NOTHING_COMMITTABLE
+
+
+def render_check(check: PartitionCheck, staged: bool = True) -> str:
     """One partition's verdict, labelled like the table status's header."""
-    verdict = "committable" if check.committable else "stalled" if check.stalled else "waiting"
+    verdict = (
+        "committable"
+        if check.committable
+        else "stalled"
+        if check.stalled
+        else "waiting"
+        if staged
+        else "not staged"
+    )
     batch = "no batch committed yet" if check.batch_id is None else str(check.batch_id)
     return "\n".join(
         [
@@ -154,6 +181,7 @@ def _status_header(
             f"Stalled    no progress since {iso_ms(report.progress_since_ms)} (more than "
             f"{format_duration(report.stall_timeout)}): is the query running and fed?"
         )
+    lines.extend(f"Attention  {reason}" for reason in report.attention)
     lines.append(f"Trigger    {spec.trigger_summary}")
     if spec.expiration_summary:
         lines.append(f"Expiration {spec.expiration_summary}")
@@ -264,21 +292,25 @@ _OVERVIEW_COLUMNS = (
 
 
 def run_overview(args: argparse.Namespace) -> int:
-    """``--specs``: one line per table; exit 1 when any is in error, else 3 when any has
-    committable work (for a monitoring script), else 0."""
+    """``--specs``: one line per table; exit 1 when a spec cannot be read, else 4 when
+    any table needs attention (stalled, partitions in error...: for a monitoring
+    script), else 0."""
     stall_timeout = parse_duration(args.stall_timeout, "--stall-timeout")
     entries = read_tables(args.specs, stall_timeout)
     if args.json:
         print(json.dumps({"tables": [e.to_dict() for e in entries]}, indent=2))
     else:
         print("\n".join(render_overview(entries)))
-    if any(e.errors for e in entries):
-        return 1
-    return NOTHING_COMMITTABLE if any(e.committable for e in entries) else 0
+    if any(e.report is None for e in entries):
+        return ExitCode.ERROR
+    if any(e.report is not None and e.report.attention for e in entries):
+        return ExitCode.ATTENTION
+    return ExitCode.OK
 
 
 def render_overview(entries: list[TableEntry]) -> list[str]:
-    """Every table at a glance, then each unreadable table's error in full."""
+    """Every table at a glance, then each unreadable table's error in full and what each
+    table needs attention for."""
     rows = [_OVERVIEW_COLUMNS]
     for entry in entries:
         line = entry.to_dict()
@@ -298,6 +330,12 @@ def render_overview(entries: list[TableEntry]) -> list[str]:
             )
         )
     problems = [f"{e.name} ({e.spec_file}): {e.error}" for e in entries if e.error]
+    problems += [
+        f"{e.name}: attention: {reason}"
+        for e in entries
+        if e.report
+        for reason in e.report.attention
+    ]
     return _aligned(rows, {3, 4, 5, 6}) + [""] * bool(problems) + problems
 
 

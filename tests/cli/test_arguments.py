@@ -11,7 +11,7 @@ from fscommit_dev.tables import status_args
 
 
 def test_flink_keys_through_option(compacted_stream, capsys):
-    args = status_args(compacted_stream, "--json")
+    args = status_args(compacted_stream, "--json", "--stall-timeout", "365 d")
     args[args.index("--delay") : args.index("--delay") + 2] = [
         "--option",
         "sink.partition-commit.delay=100 d",
@@ -30,11 +30,16 @@ def test_a_spec_file_describes_the_table_and_flags_override_it(compacted_stream,
         "partition.time-extractor.timestamp-pattern: $dt $hour:00:00\n"
         "sink.partition-commit.delay: 100 d\n"
     )
-    assert main(["status", "--spec", str(spec), "--json"]) == 0
+    assert main(["status", "--spec", str(spec), "--json", "--stall-timeout", "365 d"]) == 0
     states = {p["state"] for p in json.loads(capsys.readouterr().out)["partitions"]}
     assert states == {"pending"}  # nothing is 100 days behind the watermark
     # --delay replaces the file's Flink-keyed delay (not "given twice").
-    assert main(["status", "--spec", str(spec), "--delay", "1 h", "--json"]) == 0
+    assert (
+        main(
+            ["status", "--spec", str(spec), "--delay", "1 h", "--json", "--stall-timeout", "365 d"]
+        )
+        == 0
+    )
     states = {p["state"] for p in json.loads(capsys.readouterr().out)["partitions"]}
     assert "committable" in states
 

@@ -29,8 +29,9 @@ CASES = [
     ("NUL in value", ["dt=2026\x00/hour=03"], {}, 1, "cannot parse partition time '2026\\x00"),
     ("huge value", [f"dt={HUGE}/hour=03"], {}, 1, "(100011 characters)"),
     ("pending partition", ["dt=2026-11-20/hour=07"], {}, 1, "is pending, not committable"),
-    ("bad duration", [], {"--delay": "1 fortnight"}, 1, "cannot parse duration '1 fortnight'"),
-    ("negative duration", [], {"--delay": "-1 h"}, 1, "cannot parse duration '-1 h'"),
+    # A flag's value that does not parse is a usage error (2), its command's usage printed.
+    ("bad duration", [], {"--delay": "1 fortnight"}, 2, "cannot parse duration '1 fortnight'"),
+    ("negative duration", [], {"--delay": "-1 h"}, 2, "cannot parse duration '-1 h'"),
     ("unknown time zone", [], {"--time-zone": "Mars/Olympus"}, 1, "not a valid time zone"),
     (
         "pattern with unknown key",

@@ -69,7 +69,7 @@ def test_an_unreadable_staged_file_is_published_around_only_once_the_user_quaran
     assert published_ids[hour] == staged - lost and lost
     others = {p for p in published_ids if p != hour}
     check_exactly_once(spark, hourly_stream.staging, str(table), complete=others)
-    assert main(["status", *flags, "--json"]) == 0
+    assert main(["status", *flags, "--json", "--stall-timeout", "365 d"]) == 0
     reported = {p["partition"]: p for p in json.loads(capsys.readouterr().out)["partitions"]}
     assert reported["dt=2026-11-20/hour=01"]["quarantined_files"] == 1
     assert reported["dt=2026-11-20/hour=01"]["unpublished_files"] == 0

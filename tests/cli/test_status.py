@@ -14,7 +14,7 @@ from tests.support.compaction import FSCOMMIT, publish_and_commit, table_options
 
 
 def test_status_json_has_the_documented_fields(compacted_stream, capsys):
-    assert main(status_args(compacted_stream, "--json")) == 0
+    assert main(status_args(compacted_stream, "--json", "--stall-timeout", "365 d")) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["latest_committed_batch"] == compacted_stream.progress[-1]["batchId"]
     assert out["watermark_ms"] == compacted_stream.last_watermark_ms
@@ -30,12 +30,12 @@ def test_status_json_has_the_documented_fields(compacted_stream, capsys):
 def test_status_of_a_stream_that_has_just_started_says_its_watermark_has_not_advanced(
     first_batches_stream, capsys
 ):
-    assert main(status_args(first_batches_stream)) == 0
+    assert main(status_args(first_batches_stream, "--stall-timeout", "365 d")) == 0
     human = capsys.readouterr().out
     assert "Watermark  not advanced yet (safe; next batch runs with 2026-11-20T00:10" in human
     assert "Format     parquet\n" in human
     assert "1 partition(s): 1 pending" in human
-    assert main(status_args(first_batches_stream, "--json")) == 0
+    assert main(status_args(first_batches_stream, "--json", "--stall-timeout", "365 d")) == 0
     out = json.loads(capsys.readouterr().out)
     assert (out["watermark_ms"], out["watermark_pending"]) == (0, True)
     assert [p["state"] for p in out["partitions"]] == ["pending"]
@@ -44,9 +44,11 @@ def test_status_of_a_stream_that_has_just_started_says_its_watermark_has_not_adv
 @pytest.mark.slow
 def test_status_of_a_killed_query_lists_its_orphans_through_the_installed_command(killed_stream):
     result = subprocess.run(
-        [FSCOMMIT, *status_args(killed_stream, "--json")], capture_output=True, text=True
+        [FSCOMMIT, *status_args(killed_stream, "--json", "--stall-timeout", "365 d")],
+        capture_output=True,
+        text=True,
     )
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == 4, result.stderr  # orphans: attention needed
     out = json.loads(result.stdout)
     assert out["orphan_files"] and all("hour=02/part-" in f for f in out["orphan_files"])
     human = subprocess.run(
@@ -59,7 +61,7 @@ def test_status_of_a_killed_query_lists_its_orphans_through_the_installed_comman
 def test_status_of_one_partition_is_the_sensors_verdict_with_the_tables_states(
     compacted_stream, capsys
 ):
-    assert main(status_args(compacted_stream, "--json")) == 0
+    assert main(status_args(compacted_stream, "--json", "--stall-timeout", "365 d")) == 0
     states = {p["partition"]: p["state"] for p in json.loads(capsys.readouterr().out)["partitions"]}
     assert set(states.values()) == {"committable", "pending"}
     for partition, state in states.items():
@@ -77,7 +79,7 @@ def test_status_of_one_partition_is_the_sensors_verdict_with_the_tables_states(
 
 
 def test_human_output_is_a_table(compacted_stream, capsys):
-    assert main(status_args(compacted_stream)) == 0
+    assert main(status_args(compacted_stream, "--stall-timeout", "365 d")) == 0
     out = capsys.readouterr().out
     assert "Watermark  2026-11-20T" in out
     assert "PARTITION" in out and "STATE" in out
@@ -90,7 +92,7 @@ def test_status_shows_the_published_completeness_and_the_current_one_where_it_di
 ):
     stream = compacted_stream  # safe watermark 06:10: hours 00 to 05 committable
     options = table_options(stream, str(tmp_path / "table"))
-    args = ["status", *table_flags(options)]
+    args = ["status", *table_flags(options), "--stall-timeout", "365 d"]
     assert main(args) == 0
     human = capsys.readouterr().out
     assert "Complete   nothing published yet (a commit run publishes it)\n" in human

@@ -19,7 +19,8 @@ from tests.support.damage import truncate
 
 
 def status(stream, capsys) -> tuple[int, str, str]:
-    code = main(["status", *table_flags(hourly_table(stream.staging, stream.checkpoint)), "--json"])
+    table = table_flags(hourly_table(stream.staging, stream.checkpoint))
+    code = main(["status", *table, "--json", "--stall-timeout", "365 d"])
     captured = capsys.readouterr()
     return code, captured.out, captured.err
 

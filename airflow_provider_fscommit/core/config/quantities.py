@@ -67,8 +67,14 @@ def _amount(text: str, units: Mapping[str, int], error: str) -> tuple[int, str]:
     return int(match.group(1)), unit
 
 
-def parse_duration(text: str | int | float | timedelta, option: str = "duration") -> timedelta:
-    """Parse ``'1 h'``, ``'30min'``, ``'500'`` (milliseconds, as in Flink) into a timedelta."""
+def parse_duration(
+    text: str | int | float | timedelta, option: str = "duration", *, unit_required: bool = False
+) -> timedelta:
+    """Parse ``'1 h'``, ``'30min'``, ``'500'`` (milliseconds, as in Flink) into a timedelta.
+
+    ``unit_required`` refuses a number without a unit (the command line's flags: ``5``
+    meaning 5 ms surprises anyone who is not pasting a Flink option).
+    """
     if isinstance(text, timedelta):
         return text
     if isinstance(text, bool) or (isinstance(text, (int, float)) and not 0 <= text < math.inf):
@@ -80,8 +86,14 @@ def parse_duration(text: str | int | float | timedelta, option: str = "duration"
             text,
             _DURATION_UNITS,
             f"{option}: cannot parse duration {text!r}; write a number and a unit such as "
-            f"'1 h', '30 min', '10 s' or '500 ms' (units: {_DURATION_UNIT_NAMES}; none: ms)",
+            f"'1 h', '30 min', '10 s' or '500 ms' (units: {_DURATION_UNIT_NAMES}"
+            + (")" if unit_required else "; none: ms)"),
         )
+        if unit_required and not unit:
+            raise ConfigError(
+                f"{option}: the duration {text!r} has no unit; write it with one, e.g. "
+                f"'{amount} s' or '{amount} min' (units: {_DURATION_UNIT_NAMES})"
+            )
         nanos = amount * _DURATION_UNITS.get(unit, 10**6)
     if nanos // _NS_PER_US > _MAX_DURATION_US:
         raise ConfigError(

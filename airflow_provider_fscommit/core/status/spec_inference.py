@@ -722,3 +722,35 @@ def given_options(given: Mapping[str, Any]) -> dict[str, Any]:
         for name, value in given.items()
         if name not in ignored and value not in (None, "")
     }
+
+
+def never_staged(staging_uri: str, partition: str) -> str | None:
+    """Why ``partition`` (an escaped path) is not a partition the stream staged, naming
+    the staged one it likely means (``hour=3`` for ``hour=03``); None when the sink log
+    lists committed files under it. Every view reads the same sink log as inference."""
+    wanted = partition.strip("/")
+    directories = staged_directories(staging_uri, FileSinkLog(staging_uri).read())
+    if wanted in directories:
+        return None
+    near = [d for d in directories if _same_values(d, wanted)]
+    hint = (
+        f"; the stream writes {near[0]}, the name differs"
+        if near
+        else f" (the sink log lists {_directories(len(directories))}, e.g. {directories[0]})"
+        if directories
+        else " (the sink log lists no committed file yet)"
+    )
+    return f"the stream never staged {wanted}: the sink log lists no file under it{hint}"
+
+
+def _same_values(directory: str, partition: str) -> bool:
+    """The same keys and values, numbers compared as numbers (``03`` and ``3``)."""
+    ours, theirs = directory.split("/"), partition.split("/")
+    if len(ours) != len(theirs):
+        return False
+    for one, other in zip(ours, theirs, strict=True):
+        (key, _, value), (key2, _, value2) = one.partition("="), other.partition("=")
+        numbers = value.isdigit() and value2.isdigit() and int(value) == int(value2)
+        if key != key2 or not (value == value2 or numbers):
+            return False
+    return True

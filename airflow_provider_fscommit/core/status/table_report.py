@@ -32,6 +32,7 @@ from airflow_provider_fscommit.core.status.partition_wait import is_stalled, pro
 from airflow_provider_fscommit.core.status.table_watch import table_watch
 from airflow_provider_fscommit.core.status.work import (
     EVERY_STEP,
+    PUBLISHING,
     Work,
     answered_by_summary,
     partition_work,
@@ -162,6 +163,46 @@ class TableReport:
         return [p for p in self.partitions if p.state == state]
 
     @property
+    def unfinished_policies(self) -> list[PartitionReport]:
+        """Published partitions whose policies have not all committed the publication
+        (a policy failed, or a run died between publishing and committing); none for a
+        table whose spec names no policy (it is only compacted)."""
+        if not self.spec.policy_kind:
+            return []
+        return [
+            p
+            for p in self.partitions
+            if p.work & Work.COMMIT and not p.work & PUBLISHING and p.published_files
+        ]
+
+    @property
+    def attention(self) -> list[str]:
+        """What a person must look at, one line each (none: all is well): a stalled
+        stream, partitions in error, an unreadable ledger, orphan files of failed batches,
+        unfinished policies. ``fscommit status`` exits "attention needed" for any, and
+        every table of ``status --specs`` is judged alike."""
+        reasons = []
+        if self.stalled:
+            reasons.append(
+                f"the stream is stalled: no progress since {iso_ms(self.progress_since_ms)}"
+            )
+        errors = self.in_state(PartitionState.ERROR)
+        if errors:
+            reasons.append(f"{len(errors)} partition(s) in error, e.g. {errors[0].partition}")
+        if self.ledger_error:
+            reasons.append(self.ledger_error)
+        orphans = self.status.orphan_files
+        if orphans:
+            reasons.append(f"{len(orphans)} orphan file(s) of failed batches in staging")
+        unfinished = self.unfinished_policies
+        if unfinished:
+            reasons.append(
+                f"{len(unfinished)} partition(s) published with policies unfinished, e.g. "
+                f"{unfinished[0].partition} (a commit run finishes them)"
+            )
+        return reasons
+
+    @property
     def fragmented_outlook(self) -> str:
         """What becomes of the table's fragmented partitions, and why."""
         file_format = self.status.file_format[0]
@@ -187,6 +228,7 @@ class TableReport:
             "stall_timeout_s": self.stall_timeout.total_seconds(),
             "progress_since": iso_ms(self.progress_since_ms),
             "states": self.counts(),
+            "attention": self.attention,
             "partitions": [p.to_dict() for p in self.partitions],
             "fragmented_outlook": self.fragmented_outlook,
             "ledger_error": self.ledger_error,

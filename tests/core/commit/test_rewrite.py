@@ -205,7 +205,9 @@ def test_status_and_the_status_page_show_a_fragmented_partition_and_what_becomes
 ):
     stream, table = fragmented
     without_catalog = spec_of(stream, table, None)
-    assert main(["status", *table_flags(without_catalog), "--json"]) == 0
+    assert (
+        main(["status", *table_flags(without_catalog), "--json", "--stall-timeout", "365 d"]) == 0
+    )
     out = json.loads(capsys.readouterr().out)
     marks = {
         p["partition"]: (p["fragmented"], p["one_compaction_files"]) for p in out["partitions"]
@@ -213,7 +215,7 @@ def test_status_and_the_status_page_show_a_fragmented_partition_and_what_becomes
     assert marks[HOUR00] == (True, 1) and marks["dt=2026-11-20/hour=01"] == (False, 0)
     assert "needs compaction.rewrite-fragmented and a catalog policy" in out["fragmented_outlook"]
 
-    assert main(["status", *table_flags(without_catalog)]) == 0
+    assert main(["status", *table_flags(without_catalog), "--stall-timeout", "365 d"]) == 0
     human = capsys.readouterr().out
     row00 = next(line for line in human.splitlines() if line.startswith(HOUR00))
     assert "4 / " in row00 and "(fragmented: 1)" in row00

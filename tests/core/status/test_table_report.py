@@ -83,7 +83,7 @@ def test_states_follow_a_partition_from_pending_to_re_committed(stream, spark, t
     assert hour_00.last_origin is not None and hour_00.last_origin.run_id == RUN_1["run_id"]
 
     # The CLI says the same, as a table and as JSON.
-    args = ["status", "--spec", _spec_file(tmp_path, spec)]
+    args = ["status", "--spec", _spec_file(tmp_path, spec), "--stall-timeout", "365 d"]
     assert main(args) == 0
     human = capsys.readouterr().out
     assert f"{DAY}/hour=00  late-data" in human
@@ -118,10 +118,13 @@ def test_states_follow_a_partition_from_pending_to_re_committed(stream, spark, t
     assert read_table_report(spec).status.orphan_files == [
         f"{DAY}/hour=02/part-failed-attempt.parquet"
     ]
-    assert main([*args, "--orphans", "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)["orphan_files"] == [
+    # Orphans need a person's look: status exits "attention needed" (4) and says why.
+    assert main([*args, "--orphans", "--json"]) == 4
+    shown = json.loads(capsys.readouterr().out)
+    assert shown["orphan_files"] == [
         f"{DAY}/hour={hour}/part-failed-attempt.parquet" for hour in ("01", "02")
     ]
+    assert "2 orphan file(s) of failed batches in staging" in shown["attention"]
 
     # Stalled: the watermark has not moved for longer than the timeout.
     since = again.progress_since_ms
@@ -130,7 +133,7 @@ def test_states_follow_a_partition_from_pending_to_re_committed(stream, spark, t
     assert later.stalled
     assert later.watermark_lag_ms == since + 7200_000 - stream.last_watermark_ms
     time.sleep(max(0.0, since / 1000 + 1.5 - time.time()))  # let one second pass
-    assert main([*args, "--stall-timeout", "1 s"]) == 0
+    assert main([*args, "--stall-timeout", "1 s"]) == 4  # attention needed
     assert "Stalled    no progress since" in capsys.readouterr().out
 
     # The report reads the table state, not each partition's records: an unreadable
