@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import textwrap
 from collections.abc import Iterable, Mapping
 from datetime import datetime
+from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from airflow_provider_fscommit.cli.arguments import table_options
 from airflow_provider_fscommit.core.config import options as o
@@ -36,6 +39,29 @@ from airflow_provider_fscommit.core.status.spec_inference import (
 
 _WIDTH = 88  # a spec file's comment lines wrap here
 _GIVEN = "given"  # the evidence of an option given rather than inferred
+_POLICY = "policy"  # the evidence of the commit policies: the section says it
+
+#: What each commit policy does and needs, for the spec's policy section: every kind.
+POLICY_NEEDS: dict[o.PolicyKind, str] = {
+    o.PolicyKind.METASTORE: "adds the partition to a Hive metastore table; needs "
+    "metastore_database, metastore_table and the Airflow connection metastore_default "
+    "(fscommit: --metastore-uri); the [hive] extra",
+    o.PolicyKind.GLUE: "adds it to an AWS Glue Data Catalog table; needs metastore_database, "
+    "metastore_table and the connection aws_default (fscommit: boto3's chain); [glue]",
+    o.PolicyKind.ICEBERG: "registers its files in an Iceberg table; needs iceberg.catalog.* "
+    "(type, uri, warehouse...), metastore_database (the namespace), metastore_table; "
+    "[iceberg]",
+    o.PolicyKind.MARK_EVENT: "the metastore's LOAD_DONE event, after metastore; as metastore",
+    o.PolicyKind.DONE_PARTITION: "Paimon's '<partition>.done' partition, after a catalog "
+    "policy; as that catalog",
+    o.PolicyKind.SUCCESS_FILE: "writes _SUCCESS (sink.partition-commit.success-file.name) "
+    "into the published partition; needs nothing",
+    o.PolicyKind.HTTP_REPORT: "POSTs the partition as JSON; needs "
+    "partition.mark-done-action.http.url, or the connection http_default in DAGs",
+    o.PolicyKind.CUSTOM: "your class; needs sink.partition-commit.policy.class",
+}
+#: The policies a spec init writes uses when none is given: one that needs nothing.
+DEFAULT_POLICIES = (o.PolicyKind.SUCCESS_FILE,)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -58,10 +84,34 @@ def inferred_spec(
     partition keys are not given, so a table named in full is read exactly as named.
     """
     given = table_options(args)
+    if whole:
+        given = absolute_paths(given)
     if not whole and o.PARTITION_KEYS.name in given_options(given):
         return TableSpec.from_options(given), None
     inference = infer_spec(given, whole=whole)
     return TableSpec.from_options(inference.options | given), inference
+
+
+# The options that name a place: a spec init writes names each by an absolute URI, so it
+# reads the same table from any directory (a worker's, the DAG processor's).
+_PATHS = (o.STAGING_PATH, o.CHECKPOINT_PATH, o.TABLE_PATH)
+
+
+def absolute_uri(path: str) -> str:
+    """A local path as an absolute ``file://`` URI, a relative one resolved against the
+    current directory (where ``init`` runs); a URI (``s3://…``, ``hdfs://…``) as given."""
+    if len(urlsplit(path).scheme) > 1:  # one letter would be a Windows drive
+        return path
+    return Path(os.path.abspath(path)).as_uri()
+
+
+def absolute_paths(given: Mapping[str, Any]) -> dict[str, Any]:
+    """``given`` with its paths made absolute URIs (:func:`absolute_uri`)."""
+    paths = {key for option in _PATHS for key in (option.name, option.key) if key}
+    return {
+        name: absolute_uri(value) if name in paths and isinstance(value, str) and value else value
+        for name, value in given.items()
+    }
 
 
 def run(spec: TableSpec, args: argparse.Namespace) -> int:
@@ -119,7 +169,12 @@ def render_evidence(spec: TableSpec, inference: SpecInference) -> str:
 def _written(spec: TableSpec, inference: SpecInference, given: Mapping[str, Any]) -> list[Finding]:
     """Every option the file sets, in its order: the paths, the inferred, the time zone,
     then what was given."""
-    shown = {o.STAGING_PATH.name, o.CHECKPOINT_PATH.name, o.TABLE_PATH.name}
+    shown = {
+        o.STAGING_PATH.name,
+        o.CHECKPOINT_PATH.name,
+        o.TABLE_PATH.name,
+        o.SINK_PARTITION_COMMIT_POLICY_KIND.name,
+    }
     written = [
         Finding(o.STAGING_PATH.name, spec.staging_path, "", inferred=False),
         Finding(o.CHECKPOINT_PATH.name, spec.checkpoint_path, "", inferred=False),
@@ -142,7 +197,41 @@ def _written(spec: TableSpec, inference: SpecInference, given: Mapping[str, Any]
         option = None if name in o.flink_only(given) else o.lookup(name)
         if option is not None and option.name not in shown:
             written.append(Finding(option.key or option.name, value, _GIVEN, inferred=False))
+    policies = spec.policy_kind or DEFAULT_POLICIES
+    written.append(
+        Finding(
+            o.SINK_PARTITION_COMMIT_POLICY_KIND.key or "policy_kind",
+            ",".join(map(str, policies)),
+            _POLICY,
+            inferred=False,
+        )
+    )
     return written
+
+
+def _policy_section(spec: TableSpec) -> list[str]:
+    """The comment above the policies: every kind, what it needs, what init chose."""
+    lines = [
+        "",
+        *_comment(
+            "How a committed partition becomes visible: the commit policies, applied in the "
+            "order named (comma-separated). Each, and what it needs:"
+        ),
+    ]
+    width = max(len(str(kind)) for kind in POLICY_NEEDS)
+    for kind, needs in POLICY_NEEDS.items():
+        head = f"#   {kind!s:<{width}}  "
+        first, *rest = _wrap(needs, "#" + " " * (len(head) - 1))
+        lines += [head + first[len(head) :], *rest]
+    if spec.policy_kind:
+        chosen = "Given (--policy); a catalog first, then the announcing policies."
+    else:
+        chosen = (
+            "Left alone, init writes success-file, which needs nothing: readers of the table "
+            "directory see each complete partition. For readers that look in a catalog, name "
+            "it first, e.g. 'metastore,success-file'."
+        )
+    return [*lines, *_comment(chosen)]
 
 
 def first_partition(spec: TableSpec, partitions: Iterable[str]) -> tuple[datetime, str] | None:
@@ -228,6 +317,8 @@ def render_spec(
     for finding in _written(spec, inference, given):
         if finding.option == o.TABLE_PATH.name:
             lines.append("# The published table: compacted files, visible partitions.")
+        elif finding.evidence == _POLICY:
+            lines += _policy_section(spec)
         elif finding.evidence == _GIVEN:
             if not given_yet:
                 lines += ["", "# Given (flags, --option, --spec), not inferred."]

@@ -4,6 +4,9 @@ hand-written spec does, and ``status`` and ``plan`` infer the same way when not 
 from __future__ import annotations
 
 import json
+import os
+import re
+import subprocess
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -12,10 +15,12 @@ import pytest
 import yaml
 
 from airflow_provider_fscommit.cli.main import main
+from airflow_provider_fscommit.core.config import options as o
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.factory import BROKEN_SPEC_TAG, partition_commit_dags
 from fscommit_dev.streams import StreamingTable, hourly_batches, row
 from fscommit_dev.tables import hourly_table, table_flags, with_options
+from tests.support.compaction import FSCOMMIT
 
 # Fields of a status report that change with the moment it is read.
 _MOMENT = ("now_ms", "last_batch_age_s", "watermark_lag_s")
@@ -105,7 +110,9 @@ def test_the_inferred_spec_reads_the_table_as_the_hand_written_one(
 ):
     stream = request.getfixturevalue(fixture)
     changes, told = STREAMS[fixture]
-    hourly = with_options(hourly_table(stream.staging, stream.checkpoint), **changes)
+    # init writes the paths as absolute URIs: the same table, from any directory.
+    uris = (Path(stream.staging).as_uri(), Path(stream.checkpoint).as_uri())
+    hourly = with_options(hourly_table(*uris), **changes)
     hand = {name: value for name, value in hourly.items() if value is not None}
     path = tmp_path / "spec.yaml"
     argv = ["init", "--staging", stream.staging, "--checkpoint", stream.checkpoint]
@@ -145,7 +152,7 @@ def test_the_spec_file_says_the_evidence_and_loads_back(compacted_stream, tmp_pa
     assert "# partition.time-interval: 1 h\n" in text
     assert "format: parquet\n" in text
     assert (
-        f"table_path: {table}\n" in text
+        f"table_path: {table.as_uri()}\n" in text
         and "sink.partition-commit.policy.kind: success-file\n" in text
     )
     options = yaml.safe_load(text)
@@ -157,7 +164,10 @@ def test_the_spec_file_says_the_evidence_and_loads_back(compacted_stream, tmp_pa
         in text
     )
     spec = TableSpec.from_file(str(path))
-    assert (spec.table_path, [str(k) for k in spec.policy_kind]) == (str(table), ["success-file"])
+    assert (spec.table_path, [str(k) for k in spec.policy_kind]) == (
+        table.as_uri(),
+        ["success-file"],
+    )
     capsys.readouterr()
 
     # Never over an existing spec; to stdout without -o, the evidence on stderr.
@@ -197,14 +207,14 @@ def test_status_and_plan_without_partition_keys_infer_them_and_say_so(
     assert inferred.pop("inferred")["partitioning"]["timestamp_pattern"] == "$dt $hour:00:00"
     assert inferred == report(capsys, *table_flags(hourly_table(stream.staging, stream.checkpoint)))
 
-    assert main(["status", *table]) == 0
+    assert main(["status", *table, "--stall-timeout", "365 d"]) == 0
     header = (
         "Inferred   partition keys dt, hour and pattern '$dt $hour:00:00' inferred from 8 "
         "staged directories\n"
     )
     assert header in capsys.readouterr().out
     # Anything given wins: with the keys given nothing is inferred.
-    assert main(["status", *table, "--partition-keys", "dt,hour"]) == 0
+    assert main(["status", *table, "--partition-keys", "dt,hour", "--stall-timeout", "365 d"]) == 0
     assert "Inferred" not in capsys.readouterr().out
 
     assert main(["plan", *table, "--table", str(tmp_path / "table")]) == 0
@@ -275,10 +285,52 @@ def test_validate_takes_the_spec_init_writes_as_it_is(fixture, request, tmp_path
     dag = partition_commit_dags(folder)[f"fscommit_{fixture}"]
     if problem is None:
         assert (code, checked["problems"]) == (0, [])
-        assert checked["dags"] == {f"fscommit_{fixture}": str(folder / f"{fixture}.yaml")}
+        assert checked["dags"][f"fscommit_{fixture}"] == str(folder / f"{fixture}.yaml")
         assert BROKEN_SPEC_TAG not in dag.tags and dag.start_date is not None
     else:
         assert code == 1 and problem in str(checked["problems"]), checked
         assert BROKEN_SPEC_TAG in dag.tags
     if fixture == "country_stream":  # no partition has a time: the file says why no DAG
         assert "# No DAG: no staged partition has a time this spec reads" in text
+
+
+def test_a_spec_init_writes_from_relative_paths_works_from_any_directory(
+    hourly_stream, connect_server, tmp_path, monkeypatch, capsys
+):
+    """A spec is read where the DAGs run, never where init ran: paths become absolute
+    URIs, and the commit policy is written down (one that needs nothing, by default)."""
+    here, elsewhere = tmp_path / "here", tmp_path / "elsewhere"
+    here.mkdir()
+    elsewhere.mkdir()
+    monkeypatch.chdir(here)
+    staging = os.path.relpath(hourly_stream.staging, here)
+    checkpoint = os.path.relpath(hourly_stream.checkpoint, here)
+    argv = ["init", "--staging", staging, "--checkpoint", checkpoint, "--table", "../table"]
+    assert main([*argv, "-o", "events.yaml"]) == 0
+    capsys.readouterr()
+    text = (here / "events.yaml").read_text()
+    written = yaml.safe_load(text)
+    assert written["staging_path"] == Path(hourly_stream.staging).resolve().as_uri()
+    assert written["checkpoint_path"] == Path(hourly_stream.checkpoint).resolve().as_uri()
+    assert written["table_path"] == (tmp_path / "table").as_uri()
+    assert written["sink.partition-commit.policy.kind"] == "success-file"
+    for kind in o.PolicyKind:  # every policy named, with what it needs
+        assert re.search(rf"^#   {re.escape(kind)} +\S", text, re.MULTILINE), kind
+    assert "Left alone, init writes success-file, which needs nothing" in text
+
+    monkeypatch.chdir(elsewhere)
+    spec = str(here / "events.yaml")
+    assert main(["status", "--spec", spec, "--stall-timeout", "365 d", "--json"]) == 0
+    states = {p["state"] for p in json.loads(capsys.readouterr().out)["partitions"]}
+    assert "committable" in states
+    result = subprocess.run(
+        [FSCOMMIT, "commit", "--spec", spec, "--spark-remote", connect_server.url, "--json"],
+        capture_output=True,
+        text=True,
+        cwd=elsewhere,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    commits = json.loads(result.stdout)["commits"]
+    assert commits and {c["state"] for c in commits} == {"committed"}
+    assert (tmp_path / "table" / commits[0]["partition"] / "_SUCCESS").exists()
+    assert not (elsewhere / "table").exists()  # nothing landed where the command ran
