@@ -77,18 +77,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def inferred_spec(
     args: argparse.Namespace, *, whole: bool
 ) -> tuple[TableSpec, SpecInference | None]:
-    """The table of the flags, with what they leave out read off the stream.
+    """The table of the flags, with what they leave out read off the stream, the same
+    way for every command.
 
-    ``whole`` (``init``) infers every option it can that is not given; otherwise
-    (``status``, ``plan``) the partition keys and time are inferred only when the
-    partition keys are not given, so a table named in full is read exactly as named.
+    ``whole`` (``init``) always infers; every other command infers only when the
+    partition keys are not given, so a table named in full (a spec file, as the DAGs read
+    it) is read exactly as named. Either infers every option it can that is not given:
+    the keys, the time, the trigger, the delay and the format.
     """
     given = table_options(args)
     if whole:
         given = absolute_paths(given)
-    if not whole and o.PARTITION_KEYS.name in given_options(given):
+    elif o.PARTITION_KEYS.name in given_options(given):
         return TableSpec.from_options(given), None
-    inference = infer_spec(given, whole=whole)
+    inference = infer_spec(given)
     return TableSpec.from_options(inference.options | given), inference
 
 

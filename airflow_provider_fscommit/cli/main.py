@@ -33,7 +33,6 @@ from airflow_provider_fscommit.cli.arguments import (
     add_json_flag,
     add_table_arguments,
     missing_table_flags,
-    spec_from_args,
 )
 from airflow_provider_fscommit.cli.exit_codes import EXIT_CODES, ExitCode
 from airflow_provider_fscommit.cli.init import inferred_spec
@@ -48,10 +47,12 @@ Command = Callable[[TableSpec, argparse.Namespace], int]
 # and runs.
 _MODULES = (init, status, compact, commit, plan, clean_staging, expire, quarantine, validate)
 
-# Commands that read what the flags leave out off the stream: init every option it can,
-# status and plan the partition keys and time when no partition keys are given. What
-# was inferred rides on ``args.inference`` (None for the others).
-_INFERRING = {"init": True, "status": False, "plan": False}
+# Every table command reads what it is not told off the stream, one way (init's): init
+# always, the others when the partition keys are not given (a table named in full is
+# read exactly as named, as the DAGs read its spec). What was inferred rides on
+# ``args.inference`` (None when nothing was) and is printed: in status's header, on
+# stderr for the others.
+_INFERRING = "init"
 
 
 def command_name(module: ModuleType) -> str:
@@ -117,8 +118,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if unknown:
         command.error(f"unrecognized arguments: {' '.join(unknown)}")
     try:
-        inferable = ("--partition-keys",) if args.command in _INFERRING else ()
-        missing = missing_table_flags(args, inferable) if args.command in COMMANDS else []
+        missing = (
+            missing_table_flags(args, ("--partition-keys",)) if args.command in COMMANDS else []
+        )
     except FsCommitError as exc:
         command.error(str(exc))
     if missing:
@@ -138,10 +140,9 @@ def _run(args: argparse.Namespace) -> int:
             return FILE_COMMANDS[args.command](args)
         if getattr(args, "specs", None):
             return status.run_overview(args)
-        if args.command in _INFERRING:
-            spec, args.inference = inferred_spec(args, whole=_INFERRING[args.command])
-        else:
-            spec = spec_from_args(args)
+        spec, args.inference = inferred_spec(args, whole=args.command == _INFERRING)
+        if args.inference and args.command not in (_INFERRING, "status"):
+            print(f"Inferred   {args.inference.summary}", file=sys.stderr)
         return COMMANDS[args.command](spec, args)
     except FsCommitError as exc:
         print(f"fscommit: error: {exc}", file=sys.stderr)

@@ -1,14 +1,12 @@
 """show what compact would do (compact --dry-run)
 
 Show the compaction plan of committable partitions; change nothing. Without partition
-keys, the keys and time pattern are read off the stream (as for status) and said first
-(on stderr with --json, whose object stays the plan).
+keys, what is not given is read off the stream (as init does) and said on stderr.
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
 
 from airflow_provider_fscommit.cli import compact
 from airflow_provider_fscommit.cli.compact import run_compact
@@ -23,7 +21,4 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(spec: TableSpec, args: argparse.Namespace) -> int:
     spark = SparkOptions.from_args(args)
-    if args.inference:
-        line = f"Inferred   {args.inference.partitioning.summary}"
-        print(line, file=sys.stderr if args.json else sys.stdout)
     return run_compact(spec, args.partitions or None, spark, dry_run=True, as_json=args.json)

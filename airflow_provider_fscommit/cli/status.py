@@ -81,7 +81,7 @@ def run(spec: TableSpec, args: argparse.Namespace) -> int:
         return run_check(spec, args.partition, stall_timeout, as_json=args.json)
     orphans = OrphanSearch.ALL if args.orphans else OrphanSearch.UNCOMMITTED
     report = read_table_report(spec, stall_timeout, orphans=orphans)
-    inferred = args.inference.partitioning.summary if args.inference else None
+    inferred = args.inference.summary if args.inference else None
     completeness = read_completeness(report)
     if args.json:
         document = report.to_dict() | {"completeness": completeness.to_dict()}

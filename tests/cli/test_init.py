@@ -198,29 +198,40 @@ def test_init_json_names_each_option_and_its_evidence(csv_stream_without_waterma
     assert "no event-time watermark (the query does not call withWatermark)" in trigger["evidence"]
 
 
-def test_status_and_plan_without_partition_keys_infer_them_and_say_so(
+def test_every_command_infers_what_it_is_not_told_as_init_does_and_says_so(
     compacted_stream, tmp_path, capsys
 ):
     stream = compacted_stream
-    table = ["--staging", stream.staging, "--checkpoint", stream.checkpoint, "--delay", "1 h"]
+    table = ["--staging", stream.staging, "--checkpoint", stream.checkpoint]
     inferred = report(capsys, *table)
     assert inferred.pop("inferred")["partitioning"]["timestamp_pattern"] == "$dt $hour:00:00"
+    # The delay too (1 h, the partitions' span), as init infers it: the same states.
     assert inferred == report(capsys, *table_flags(hourly_table(stream.staging, stream.checkpoint)))
 
     assert main(["status", *table, "--stall-timeout", "365 d"]) == 0
     header = (
         "Inferred   partition keys dt, hour and pattern '$dt $hour:00:00' inferred from 8 "
-        "staged directories\n"
+        "staged directories; and, as init does, sink.partition-commit.trigger "
+        "partition-time, sink.partition-commit.delay 1 h, format parquet\n"
     )
     assert header in capsys.readouterr().out
     # Anything given wins: with the keys given nothing is inferred.
-    assert main(["status", *table, "--partition-keys", "dt,hour", "--stall-timeout", "365 d"]) == 0
+    keys = ["--partition-keys", "dt,hour", "--stall-timeout", "365 d"]
+    assert main(["status", *table, *keys]) == 0
     assert "Inferred" not in capsys.readouterr().out
 
-    assert main(["plan", *table, "--table", str(tmp_path / "table")]) == 0
-    out = capsys.readouterr().out
-    assert out.startswith(header) and "dt=2026-11-20/hour=00: 1 file(s)" in out
-    assert not (tmp_path / "table").exists()
+    # Every other command that reads the table infers the same, and says so on stderr.
+    published = ["--table", str(tmp_path / "table")]
+    for argv in (
+        ["plan", *table, *published],
+        ["compact", *table, *published, "--dry-run"],
+        ["expire", *table, *published, "--expiration-time", "3650 d"],
+        ["clean-staging", *table, *published, "--older-than", "3650 d", "--dry-run"],
+    ):
+        assert main(argv) == 0, argv
+        assert capsys.readouterr().err.startswith(header), argv
+    assert main(["plan", *table, *published]) == 0
+    assert "dt=2026-11-20/hour=00: 1 file(s)" in capsys.readouterr().out
 
 
 def test_an_unpartitioned_stream_is_refused_naming_partition_by(spark, tmp_path, capsys):

@@ -178,13 +178,27 @@ class SpecInference:
     partitions: tuple[str, ...] = ()
 
     @property
+    def summary(self) -> str:
+        """One line for every command that read the table: the partitioning, then each
+        other option inferred (``status`` prints it in its header, the others on stderr)."""
+        partitioning = {f.option for f in self.partitioning.findings()}
+        others = [
+            f"{f.option} {f.value}"
+            for f in self.findings
+            if f.inferred and f.value is not None and f.option not in partitioning
+        ]
+        if not others:
+            return self.partitioning.summary
+        return f"{self.partitioning.summary}; and, as init does, {', '.join(others)}"
+
+    @property
     def options(self) -> dict[str, Any]:
         """The inferred options (set ones only), ready for ``TableSpec.from_options``."""
         return {f.option: f.value for f in self.findings if f.inferred and f.value is not None}
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "summary": self.partitioning.summary,
+            "summary": self.summary,
             "partitioning": self.partitioning.to_dict(),
             "findings": [f.to_dict() for f in self.findings],
         }
