@@ -155,7 +155,7 @@ def demo(output: Path, seconds: float, metastore_uri: str) -> int:
         spark.stop()
     flags = (
         f"--staging {spec.staging_path} --checkpoint {spec.checkpoint_path} "
-        f"--table {spec.table_path} --partition-keys dt,hour "
+        f"--table-path {spec.table_path} --partition-keys dt,hour "
         "--timestamp-pattern '$dt $hour:00:00' --delay '1 h'"
     )
     print(f"\nLook again at any time with:\n  .venv/bin/fscommit status {flags}")

@@ -16,7 +16,7 @@ from airflow_provider_fscommit.core.config import options as o
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 
 # The flag of each table option that has one.
-_FLAG_OF = {option.name: flag for flag, option in TABLE_FLAGS}
+_FLAG_OF = {option.name: flag for flag, option, _ in TABLE_FLAGS}
 
 
 def hourly_table(staging: str, checkpoint: str, **options: Any) -> dict[str, Any]:

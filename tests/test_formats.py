@@ -343,7 +343,7 @@ def test_a_corrupt_orc_file_fails_its_partition_until_the_user_quarantines_it(
     assert f"{victim.name} is not a readable ORC file" in error and "fscommit quarantine" in error
     assert not list((table / f"dt={DAY}" / "hour=01").glob("*"))
 
-    flags = status_args(stream, "--table", str(table))[1:]  # the table, without the verb
+    flags = status_args(stream, "--table-path", str(table))[1:]  # the table, without the verb
     assert main(["quarantine", *flags, str(victim), "--reason", "lost disk"]) == 0
     capsys.readouterr()
     again = compact(stream.staging, stream.checkpoint, str(table), target="128MB")

@@ -8,6 +8,7 @@ their own.
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Callable, Sequence
 from datetime import timedelta
 from typing import Any
@@ -17,36 +18,66 @@ from airflow_provider_fscommit.core.catalogs.metastore_table import ClientFactor
 from airflow_provider_fscommit.core.commit.policy_factory import IcebergCatalogFactory
 from airflow_provider_fscommit.core.config import option_values as v
 from airflow_provider_fscommit.core.config import options as o
-from airflow_provider_fscommit.core.config.quantities import format_duration, parse_duration
+from airflow_provider_fscommit.core.config.quantities import (
+    format_duration,
+    format_size,
+    parse_duration,
+)
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.errors import ConfigError, FsCommitError
 
-# Flags that set a table option directly: (flag, option). Public: tests build flags from it.
-TABLE_FLAGS: tuple[tuple[str, o.ConfigOption], ...] = (
-    ("--staging", o.STAGING_PATH),
-    ("--checkpoint", o.CHECKPOINT_PATH),
-    ("--partition-keys", o.PARTITION_KEYS),
-    ("--table", o.TABLE_PATH),
-    ("--target-file-size", o.COMPACTION_FILE_SIZE),
-    ("--sort-by", o.COMPACTION_SORT_BY),
-    ("--z-order-by", o.COMPACTION_Z_ORDER_BY),
-    ("--trigger", o.SINK_PARTITION_COMMIT_TRIGGER),
-    ("--delay", o.SINK_PARTITION_COMMIT_DELAY),
-    ("--time-zone", o.SINK_PARTITION_COMMIT_WATERMARK_TIME_ZONE),
-    ("--policy", o.SINK_PARTITION_COMMIT_POLICY_KIND),
-    ("--database", o.METASTORE_DATABASE),
-    ("--table-name", o.METASTORE_TABLE),
-    ("--glue-catalog-id", o.GLUE_CATALOG_ID),
-    ("--http-report-url", o.HTTP_REPORT_URL),
-    ("--http-report-params", o.HTTP_REPORT_PARAMS),
-    ("--http-report-timeout", o.HTTP_REPORT_TIMEOUT),
-    ("--expiration-time", o.PARTITION_EXPIRATION_TIME),
-    ("--expiration-strategy", o.PARTITION_EXPIRATION_STRATEGY),
-    ("--timestamp-pattern", o.PARTITION_TIME_EXTRACTOR_TIMESTAMP_PATTERN),
-    ("--timestamp-formatter", o.PARTITION_TIME_EXTRACTOR_TIMESTAMP_FORMATTER),
-    ("--format", o.FORMAT),
-    ("--csv-header", o.CSV_HEADER),
+# The groups of table flags, in the order help lists them. A command's help shows the
+# groups it uses (its module's TABLE_GROUPS); the others' flags are still accepted, hidden,
+# since a table is named the same way for every command.
+TABLE = "table"
+PARTITION_COMMIT = "partition commit"
+COMPACTION = "compaction"
+POLICIES = "commit policies"
+EXPIRATION = "expiration"
+TABLE_GROUPS = (TABLE, PARTITION_COMMIT, COMPACTION, POLICIES, EXPIRATION)
+_GROUP_TITLES = {
+    TABLE: "the table (or --spec FILE; flags override it)",
+    PARTITION_COMMIT: "when a partition is complete",
+    COMPACTION: "how partitions are compacted",
+    POLICIES: "how a committed partition becomes visible",
+    EXPIRATION: "when published partitions expire",
+}
+
+# Flags that set a table option directly: (flag, option, group), each flag named after the
+# spec key it sets. Public: tests build flags from it.
+TABLE_FLAGS: tuple[tuple[str, o.ConfigOption, str], ...] = (
+    ("--staging", o.STAGING_PATH, TABLE),
+    ("--checkpoint", o.CHECKPOINT_PATH, TABLE),
+    ("--table-path", o.TABLE_PATH, TABLE),
+    ("--partition-keys", o.PARTITION_KEYS, PARTITION_COMMIT),
+    ("--timestamp-pattern", o.PARTITION_TIME_EXTRACTOR_TIMESTAMP_PATTERN, PARTITION_COMMIT),
+    ("--timestamp-formatter", o.PARTITION_TIME_EXTRACTOR_TIMESTAMP_FORMATTER, PARTITION_COMMIT),
+    ("--trigger", o.SINK_PARTITION_COMMIT_TRIGGER, PARTITION_COMMIT),
+    ("--delay", o.SINK_PARTITION_COMMIT_DELAY, PARTITION_COMMIT),
+    ("--time-zone", o.SINK_PARTITION_COMMIT_WATERMARK_TIME_ZONE, PARTITION_COMMIT),
+    ("--format", o.FORMAT, PARTITION_COMMIT),
+    ("--csv-header", o.CSV_HEADER, PARTITION_COMMIT),
+    ("--compaction-file-size", o.COMPACTION_FILE_SIZE, COMPACTION),
+    ("--sort-by", o.COMPACTION_SORT_BY, COMPACTION),
+    ("--z-order-by", o.COMPACTION_Z_ORDER_BY, COMPACTION),
+    ("--policy", o.SINK_PARTITION_COMMIT_POLICY_KIND, POLICIES),
+    ("--metastore-database", o.METASTORE_DATABASE, POLICIES),
+    ("--metastore-table", o.METASTORE_TABLE, POLICIES),
+    ("--glue-catalog-id", o.GLUE_CATALOG_ID, POLICIES),
+    ("--http-report-url", o.HTTP_REPORT_URL, POLICIES),
+    ("--http-report-params", o.HTTP_REPORT_PARAMS, POLICIES),
+    ("--http-report-timeout", o.HTTP_REPORT_TIMEOUT, POLICIES),
+    ("--expiration-time", o.PARTITION_EXPIRATION_TIME, EXPIRATION),
+    ("--expiration-strategy", o.PARTITION_EXPIRATION_STRATEGY, EXPIRATION),
 )
+
+#: The old names, still accepted: each says, when used, which flag replaces it.
+DEPRECATED_FLAGS = {
+    "--table": "--table-path",
+    "--target-file-size": "--compaction-file-size",
+    "--database": "--metastore-database",
+    "--table-name": "--metastore-table",
+}
 
 Commands = argparse._SubParsersAction  # what add_subparsers returns (argparse names it so)
 
@@ -121,25 +152,97 @@ def add_json_flag(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
-def add_table_arguments(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("table")
-    for flag, option in TABLE_FLAGS:
-        default = option.default if option.default not in (None, ()) else None
-        shown = format_duration(default) if isinstance(default, timedelta) else default
+class _DeprecatedFlag(argparse.Action):
+    """An old flag's name: stores as the new one does, and says it is deprecated."""
+
+    def __init__(self, *args: Any, replacement: str, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.replacement = replacement
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        if option_string == "--table" and "/" not in values and "." in values:
+            parser.error(
+                f"--table {values!r} looks like a catalog table (database.table), but "
+                "--table (deprecated) is the published table's directory, --table-path; "
+                "name the catalog table with --metastore-database and --metastore-table"
+            )
+        print(
+            f"fscommit: warning: {option_string} is deprecated and will be removed; use "
+            f"{self.replacement}, named after the spec key it sets",
+            file=sys.stderr,
+        )
+        setattr(namespace, self.dest, values)
+
+
+def _shown_default(option: o.ConfigOption) -> str | None:
+    """An option's default in the user's units (``128 MB``, ``1 h``), None without one."""
+    default = option.default
+    if default in (None, (), {}) or isinstance(default, bool):
+        return None
+    if isinstance(default, timedelta):
+        return format_duration(default)
+    if option is o.COMPACTION_FILE_SIZE:
+        return format_size(default).replace(".0 ", " ")
+    return str(default)
+
+
+def _help(option: o.ConfigOption) -> str:
+    text = option.description
+    if option is o.SINK_PARTITION_COMMIT_POLICY_KIND:
+        text = (
+            "Commit policies applied in order, comma-separated: "
+            + ", ".join(map(str, o.PolicyKind))
+            + " (fscommit init writes what each needs)."
+        )
+    shown = _shown_default(option)
+    key = option.key or option.name
+    return f"{text} Spec key {key}" + (f"; default: {shown}." if shown else ".")
+
+
+def add_table_arguments(
+    parser: argparse.ArgumentParser, groups: Sequence[str] = TABLE_GROUPS
+) -> None:
+    """The table flags, in their groups; ``groups`` are the ones the command's help
+    lists (the others' flags are accepted, hidden: they name the same table)."""
+    shown = {name: parser.add_argument_group(_GROUP_TITLES[name]) for name in groups}
+    hidden = parser.add_argument_group()
+    renamed = {new: old for old, new in DEPRECATED_FLAGS.items()}
+    for flag, option, name in TABLE_FLAGS:
+        group = shown.get(name, hidden)
+        checked = duration_type(flag) if option.parse in _DURATION_PARSERS else None
         group.add_argument(
             flag,
             dest=option.name,
             metavar=flag[2:].upper().replace("-", "_"),
-            type=duration_type(flag) if option.parse in _DURATION_PARSERS else None,
-            help=option.description + (f" (default: {shown})" if shown is not None else ""),
+            type=checked,
+            help=_help(option) if name in shown else argparse.SUPPRESS,
         )
-    group.add_argument(
+        if flag in renamed:
+            hidden.add_argument(
+                renamed[flag],
+                dest=option.name,
+                type=checked,
+                action=_DeprecatedFlag,
+                replacement=flag,
+                help=argparse.SUPPRESS,
+            )
+    end = shown.get(PARTITION_COMMIT, hidden)
+    end.add_argument(
         "--end-of-input",
         dest=o.SINK_PARTITION_COMMIT_END_INPUT.name,
         action="store_const",
         const=True,
-        help=o.SINK_PARTITION_COMMIT_END_INPUT.description,
+        help=o.SINK_PARTITION_COMMIT_END_INPUT.description
+        if PARTITION_COMMIT in shown
+        else argparse.SUPPRESS,
     )
+    group = shown.get(TABLE, hidden)
     group.add_argument(
         "--spec",
         metavar="FILE",
@@ -167,7 +270,7 @@ def table_options(args: argparse.Namespace) -> dict[str, Any]:
     ordering = (o.COMPACTION_SORT_BY, o.COMPACTION_Z_ORDER_BY)
     if getattr(args, o.SINK_PARTITION_COMMIT_END_INPUT.name, None):
         overrides[o.SINK_PARTITION_COMMIT_END_INPUT.name] = True
-    for _, option in TABLE_FLAGS:
+    for _, option, _ in TABLE_FLAGS:
         value = getattr(args, option.name)
         if value is not None and option not in ordering:
             overrides[option.name] = value
@@ -184,7 +287,7 @@ def missing_table_flags(args: argparse.Namespace, optional: Sequence[str] = ()) 
     given = {o.lookup(k).name for k in pairs(args.option, "--option")}
     return [
         flag
-        for flag, option in TABLE_FLAGS
+        for flag, option, _ in TABLE_FLAGS
         if option.required
         and getattr(args, option.name) is None
         and option.name not in given

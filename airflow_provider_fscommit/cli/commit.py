@@ -32,6 +32,10 @@ from airflow_provider_fscommit.core.commit.policy_factory import create_policies
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.errors import FsCommitError
 
+EXAMPLES = """\
+  fscommit commit --spec specs/events.yaml --metastore-uri thrift://metastore:9083
+  fscommit commit --spec specs/events.yaml dt=2026-11-20/hour=03 --dry-run"""
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """A compaction's flags, and the metastore its policies may need."""

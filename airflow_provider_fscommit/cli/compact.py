@@ -23,6 +23,10 @@ from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.errors import FsCommitError
 from airflow_provider_fscommit.core.publish.publisher import CompactionPublisher
 
+EXAMPLES = """\
+  fscommit compact --spec specs/events.yaml                            # every committable partition
+  fscommit compact --spec specs/events.yaml dt=2026-11-20/hour=03 --spark-remote sc://spark:15002"""
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """What ``compact``, ``plan`` and ``commit`` share: one compaction, the same flags."""

@@ -63,6 +63,12 @@ POLICY_NEEDS: dict[o.PolicyKind, str] = {
 #: The policies a spec init writes uses when none is given: one that needs nothing.
 DEFAULT_POLICIES = (o.PolicyKind.SUCCESS_FILE,)
 
+EXAMPLES = """\
+  fscommit init --staging s3a://lake/events/staging --checkpoint s3a://lake/events/ckpt \\
+      --table-path s3a://lake/events/table -o specs/events.yaml
+  fscommit init --staging staging --checkpoint checkpoint --policy metastore,success-file \\
+      --metastore-database analytics --metastore-table events   # spec on stdout"""
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Where the spec goes; the table flags (main adds them) are what is not inferred."""
@@ -337,7 +343,7 @@ def render_spec(
             )
         if finding.option == o.CHECKPOINT_PATH.name and not spec.table_path:
             lines += [
-                "# The published table, which compact and commit write (--table):",
+                "# The published table, which compact and commit write (--table-path):",
                 "# table_path: /path/to/the/published/table",
             ]
         if finding.option == o.SINK_PARTITION_COMMIT_DELAY.key:

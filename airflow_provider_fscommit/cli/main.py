@@ -30,6 +30,7 @@ from airflow_provider_fscommit.cli import (
     validate,
 )
 from airflow_provider_fscommit.cli.arguments import (
+    TABLE_GROUPS,
     add_json_flag,
     add_table_arguments,
     missing_table_flags,
@@ -53,6 +54,13 @@ _MODULES = (init, status, compact, commit, plan, clean_staging, expire, quaranti
 # ``args.inference`` (None when nothing was) and is printed: in status's header, on
 # stderr for the others.
 _INFERRING = "init"
+
+
+# Examples of the commands whose module has none of its own (EXAMPLES).
+_EXAMPLES = {
+    "validate": "  fscommit validate dags/specs                  # a deployment's CI\n"
+    "  fscommit validate specs/events.yaml --json",
+}
 
 
 def command_name(module: ModuleType) -> str:
@@ -88,15 +96,16 @@ def build_parser() -> argparse.ArgumentParser:
         # Its docstring's first line is the command's help, the next paragraph its
         # description (none under python -OO, which strips docstrings).
         summary, _, description = (module.__doc__ or "").strip().partition("\n\n")
+        examples = getattr(module, "EXAMPLES", None) or _EXAMPLES.get(command_name(module))
         command = commands.add_parser(
             command_name(module),
             help=summary,
             description=description,
-            epilog=EXIT_CODES,
+            epilog=(f"examples:\n{examples}\n\n" if examples else "") + EXIT_CODES,
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
         if takes_table(module):
-            add_table_arguments(command)
+            add_table_arguments(command, getattr(module, "TABLE_GROUPS", TABLE_GROUPS))
         module.add_arguments(command)
         add_json_flag(command)  # every command prints one JSON object on request
         command.set_defaults(inference=None)

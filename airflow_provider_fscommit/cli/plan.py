@@ -13,6 +13,10 @@ from airflow_provider_fscommit.cli.compact import run_compact
 from airflow_provider_fscommit.cli.compaction import SparkOptions
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 
+EXAMPLES = """\
+  fscommit plan --spec specs/events.yaml
+  fscommit plan --staging staging --checkpoint checkpoint --table-path table --json"""
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The flags of ``compact``, so a plan is shown for exactly the run it describes."""

@@ -50,9 +50,9 @@ CASES = [
     ("bad formatter", [], {"--timestamp-formatter": "yyyy-MM-dd {{"}, 1, "reserved character"),
     ("no staging", [], {"--staging": "/nonexistent/staging"}, 1, "does not exist"),
     ("no checkpoint", [], {"--checkpoint": "/nonexistent/ckpt"}, 1, "does not exist"),
-    ("table holds staging", [], {"--table": "{base}"}, 1, "overlap"),
-    ("table inside checkpoint", [], {"--table": "{checkpoint}/table"}, 1, "overlap"),
-    ("table is staging", [], {"--table": "{staging}"}, 1, "overlap"),
+    ("table holds staging", [], {"--table-path": "{base}"}, 1, "overlap"),
+    ("table inside checkpoint", [], {"--table-path": "{checkpoint}/table"}, 1, "overlap"),
+    ("table is staging", [], {"--table-path": "{staging}"}, 1, "overlap"),
     (
         "unknown option",
         [],
@@ -68,14 +68,14 @@ CASES = [
         1,
         "the idle-time trigger needs partition.time-interval",
     ),
-    ("bad size", [], {"--target-file-size": "12XB"}, 1, "cannot parse size '12XB'"),
+    ("bad size", [], {"--compaction-file-size": "12XB"}, 1, "cannot parse size '12XB'"),
     ("unknown policy", [], {"--policy": "drop-table"}, 1, "unknown policies ['drop-table']"),
     ("no policy", [], {"--policy": None}, 1, "policy.kind is empty"),
     ("metastore without table", [], {"--policy": "metastore"}, 1, "no metastore table"),
     (
         "success file first",
         [],
-        {"--policy": "success-file,metastore", "--table-name": "t"},
+        {"--policy": "success-file,metastore", "--metastore-table": "t"},
         1,
         "success-file before metastore",
     ),
@@ -93,12 +93,12 @@ CASES = [
     (
         "metastore uri",
         [],
-        {"--policy": "metastore", "--table-name": "t", "--metastore-uri": "http://x:1"},
+        {"--policy": "metastore", "--metastore-table": "t", "--metastore-uri": "http://x:1"},
         1,
         "is not thrift://HOST:PORT",
     ),
     ("missing spec file", [], {"--spec": "/nonexistent/table.yaml"}, 1, "cannot read the table"),
-    ("no table", [], {"--table": None}, 1, "has no table_path"),
+    ("no table", [], {"--table-path": None}, 1, "has no table_path"),
 ]
 
 

@@ -12,7 +12,7 @@ def test_nothing_committable_yet_exits_3_and_plan_changes_nothing(
     compacted_stream, tmp_path, capsys
 ):
     table = tmp_path / "table"
-    base = [*status_args(compacted_stream)[1:], "--table", str(table)]
+    base = [*status_args(compacted_stream)[1:], "--table-path", str(table)]
     later = [*base, "--delay", "100 d"]  # the last --delay wins: nothing is that old
     assert main(["plan", *base, "--json"]) == 0
     plans = json.loads(capsys.readouterr().out)["plans"]

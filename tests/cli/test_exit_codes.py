@@ -81,7 +81,7 @@ def test_status_specs_alerts_on_the_table_that_needs_attention(hourly_stream, tm
 def test_nothing_committable_then_nothing_to_do(compacted_stream, tmp_path, capsys):
     table = str(tmp_path / "table")
     options = hourly_table(compacted_stream.staging, compacted_stream.checkpoint)
-    flags = [*table_flags(options), "--table", table]
+    flags = [*table_flags(options), "--table-path", table]
     # A delay no partition is past: nothing committable, for plan as for status PARTITION.
     assert main(["plan", *flags, "--delay", "100 d"]) == ExitCode.NOTHING_COMMITTABLE
     assert "nothing committable yet" in capsys.readouterr().err

@@ -135,7 +135,7 @@ def test_the_spec_file_says_the_evidence_and_loads_back(compacted_stream, tmp_pa
     table = tmp_path / "table"
     path = tmp_path / "events.yaml"
     argv = ["init", "--staging", compacted_stream.staging, "--checkpoint"]
-    argv += [compacted_stream.checkpoint, "--table", str(table), "--policy", "success-file"]
+    argv += [compacted_stream.checkpoint, "--table-path", str(table), "--policy", "success-file"]
     assert main([*argv, "-o", str(path)]) == 0
     text = path.read_text()
     assert (
@@ -221,7 +221,7 @@ def test_every_command_infers_what_it_is_not_told_as_init_does_and_says_so(
     assert "Inferred" not in capsys.readouterr().out
 
     # Every other command that reads the table infers the same, and says so on stderr.
-    published = ["--table", str(tmp_path / "table")]
+    published = ["--table-path", str(tmp_path / "table")]
     for argv in (
         ["plan", *table, *published],
         ["compact", *table, *published, "--dry-run"],
@@ -286,7 +286,7 @@ def test_validate_takes_the_spec_init_writes_as_it_is(fixture, request, tmp_path
     folder = tmp_path / "specs"
     folder.mkdir()
     argv = ["init", "--staging", stream.staging, "--checkpoint", stream.checkpoint]
-    argv += ["--table", str(tmp_path / "table"), "--policy", "success-file"]
+    argv += ["--table-path", str(tmp_path / "table"), "--policy", "success-file"]
     assert main([*argv, *STREAMS[fixture][1], "-o", str(folder / f"{fixture}.yaml")]) == 0
     text = (folder / f"{fixture}.yaml").read_text()
     capsys.readouterr()
@@ -316,7 +316,7 @@ def test_a_spec_init_writes_from_relative_paths_works_from_any_directory(
     monkeypatch.chdir(here)
     staging = os.path.relpath(hourly_stream.staging, here)
     checkpoint = os.path.relpath(hourly_stream.checkpoint, here)
-    argv = ["init", "--staging", staging, "--checkpoint", checkpoint, "--table", "../table"]
+    argv = ["init", "--staging", staging, "--checkpoint", checkpoint, "--table-path", "../table"]
     assert main([*argv, "-o", "events.yaml"]) == 0
     capsys.readouterr()
     text = (here / "events.yaml").read_text()

@@ -12,7 +12,7 @@ def test_plan_shows_what_compact_would_do_per_partition_and_writes_nothing(
     compacted_stream, tmp_path, capsys
 ):
     table = tmp_path / "table"
-    base = [*status_args(compacted_stream)[1:], "--table", str(table)]
+    base = [*status_args(compacted_stream)[1:], "--table-path", str(table)]
     assert main(["plan", *base, "--json"]) == 0
     plans = json.loads(capsys.readouterr().out)["plans"]
     assert main(["plan", *base]) == 0

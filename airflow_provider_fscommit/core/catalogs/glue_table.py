@@ -301,15 +301,15 @@ class GlueTable(CatalogTable):
                 return GlueCatalogError(
                     f"database {self.database} does not exist in {self._where}; create it "
                     f"(aws glue create-database --database-input Name={self.database}, or "
-                    "Athena's CREATE DATABASE) or fix metastore_database (--database), and "
-                    "check the region; nothing was committed"
+                    "Athena's CREATE DATABASE) or fix metastore_database "
+                    "(--metastore-database), and check the region; nothing was committed"
                 )
             raise
         keys = ", ".join(f"{k} string" for k in spec.partition_keys)
         return GlueCatalogError(
             f"table {self.name} does not exist in {self._where}; create it partitioned by "
             f"({keys}) (Athena's CREATE EXTERNAL TABLE ... PARTITIONED BY, or aws glue "
-            "create-table) or fix metastore_table (--table-name); nothing was committed"
+            "create-table) or fix metastore_table (--metastore-table); nothing was committed"
         )
 
     def _existing(

@@ -309,7 +309,8 @@ class TableSpec:
             if kind.needs_catalog_table and not self.metastore_table:
                 raise ConfigError(
                     f"sink.partition-commit.policy.kind includes '{kind}' but no metastore "
-                    "table is set; give metastore_table (--table-name), the table it commits to"
+                    "table is set; give metastore_table (--metastore-table), the table it "
+                    "commits to"
                 )
         catalogs = [k for k in kinds if k.catalog]
         holders = catalogs_with(CatalogCapability.DONE_PARTITIONS)
@@ -442,7 +443,7 @@ class TableSpec:
         if not self.table_path:
             raise ConfigError(
                 "the table spec has no table_path: set the published table directory "
-                "(--table, or the table_path option) to compact and publish into"
+                "(--table-path, or the table_path option) to compact and publish into"
             )
         return self.table_path
 
