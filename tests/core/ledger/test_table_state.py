@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from airflow_provider_fscommit.cli.arguments import DEPRECATED_FLAGS
 from airflow_provider_fscommit.core.commit import success_file_policy
 from airflow_provider_fscommit.core.commit.committer import PartitionCommitter
 from airflow_provider_fscommit.core.commit.policy_factory import create_policies
@@ -272,7 +273,9 @@ def test_a_worker_on_the_release_before_reads_an_upgraded_table_and_publishes_no
     new = aged.add_hour()
     commit_run(spec)  # and one hour committed into the table state
     published = sorted(p for p in aged.table.rglob("*") if "_fscommit" not in p.parts)
-    flags = table_flags(spec)
+    # The release before names the flags as it did (this one keeps those as aliases).
+    old_names = {new: old for old, new in DEPRECATED_FLAGS.items()}
+    flags = [old_names.get(flag, flag) for flag in table_flags(spec)]
 
     def old(*args: str) -> subprocess.CompletedProcess:
         return subprocess.run(
