@@ -5,6 +5,7 @@ Read every spec file of the folders (their *.yaml, *.yml, *.json) and files give
 options, the `dag:` section and the schedule derived from the partition time. For each
 good file, print what its table will run: each DAG with its schedule and tasks, and
 whether the sweep (late data, unfinished commits), expiry and staging clean-up are on.
+A warning (a chain that publishes to no catalog) does not fail the file.
 Print one line per problem, `FILE: option: message`; exit 0 when every file is good, 1
 otherwise (for a deployment's CI). Only the spec files are read, never a stream or a
 catalog.
@@ -61,7 +62,8 @@ def render(folder: SpecFolder) -> str:
 
 def _plan_lines(plan: dict[str, Any]) -> list[str]:
     """``FILE: table PATH``, a line per DAG (schedule: tasks), then the maintenance switches."""
-    lines = [f"{plan['file']}: table {plan['table_path']}"]
+    lines = [f"{plan['file']}: table {plan['table_path']} ({', '.join(plan['policies'])})"]
+    lines += [f"  warning: {warning}" for warning in plan["warnings"]]
     for dag_id, dag in plan["dags"].items():
         catchup = ", catch-up" if dag["catchup"] else ""
         lines.append(f"  {dag_id}: {dag['schedule']}{catchup}: {' -> '.join(dag['tasks'])}")

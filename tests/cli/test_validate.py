@@ -28,7 +28,7 @@ def test_the_example_folder_is_good_and_says_what_each_table_runs(specs, capsys)
     assert main(["validate", str(specs)]) == 0
     out = capsys.readouterr().out
     assert out.strip().splitlines()[:4] == [
-        f"{specs / 'clicks.yaml'}: table /data/warehouse/clicks",
+        f"{specs / 'clicks.yaml'}: table /data/warehouse/clicks (metastore, success-file)",
         "  clicks: 0 * * * * (UTC), catch-up: "
         "partition_commit.wait -> partition_commit.compact -> partition_commit.commit",
         "  clicks_maintenance: every 1 h: sweep.discover -> sweep.compact -> sweep.commit",
@@ -36,6 +36,17 @@ def test_the_example_folder_is_good_and_says_what_each_table_runs(specs, capsys)
         "clean off (no dag.clean-staging)",
     ]
     assert out.strip().splitlines()[-1] == "2 spec file(s) good, 0 with 0 problem(s)"
+
+
+def test_a_table_that_publishes_to_no_catalog_is_warned_about_not_refused(specs, capsys):
+    assert main(["validate", str(specs / "orders.yaml")]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[0].endswith("(success-file)")
+    assert lines[1].startswith("  warning: sink.partition-commit.policy.kind is success-file ")
+    assert "name a catalog policy (metastore, glue or iceberg)" in lines[1]
+    assert main(["validate", "--json", str(specs / "clicks.yaml")]) == 0
+    (table,) = json.loads(capsys.readouterr().out)["tables"]
+    assert table["policies"] == ["metastore", "success-file"] and table["warnings"] == []
 
 
 def test_expiry_and_clean_up_show_only_when_the_spec_asks(specs, capsys):
@@ -99,9 +110,10 @@ def test_each_problem_is_one_line_naming_file_and_option(specs, capsys, changes,
     )
     assert main(["validate", str(specs)]) == 1
     lines = capsys.readouterr().out.strip().splitlines()
-    # What the two good files run (a line naming the table, then indented lines) first.
+    # What the two good files run (a line naming the table, then indented lines: four for
+    # clicks, five for orders with its warning) first.
     problems = [line for line in lines[:-1] if not line.startswith("  ") and ": table " not in line]
-    assert problems == lines[8:-1] and len(problems) == 1, lines
+    assert problems == lines[9:-1] and len(problems) == 1, lines
     assert problems[0].startswith(f"{path}: {option}: "), lines
     assert lines[-1] == "2 spec file(s) good, 1 with 1 problem(s)"
 

@@ -235,6 +235,19 @@ class SpecFile:
         """Every DAG id the table's DAGs take."""
         return (self.dag.dag_id,) + ((self.maintenance_dag_id,) if self.maintenance_dag_id else ())
 
+    def warnings(self) -> list[str]:
+        """What the spec will do that a user may not mean (``fscommit validate`` says it,
+        nothing refuses it): a chain that publishes to no catalog, whose readers find a
+        committed partition only by its success file."""
+        if set(self.table.policy_kind) != {o.PolicyKind.SUCCESS_FILE}:
+            return []
+        return [
+            "sink.partition-commit.policy.kind is success-file alone: a committed partition "
+            "is in no catalog, and only readers that wait for its _SUCCESS file see it; name "
+            "a catalog policy (metastore, glue or iceberg) before success-file if the table "
+            "is queried through one"
+        ]
+
     def plan(self) -> dict[str, Any]:
         """What the table's DAGs run: each DAG's tasks and schedule, and the maintenance
         switches (``fscommit validate`` prints it; the factory builds exactly this)."""
@@ -263,6 +276,8 @@ class SpecFile:
         return {
             "file": self.path,
             "table_path": self.table.table_path,
+            "policies": [str(kind) for kind in self.table.policy_kind],
+            "warnings": self.warnings(),
             "dags": dags,
             "sweep": format_duration(self.dag.sweep) if self.dag.sweep else None,
             "expire": (
