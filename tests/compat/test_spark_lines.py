@@ -137,8 +137,10 @@ def test_a_streams_checkpoint_and_log_are_read_and_its_spark_compacts_it(cluster
             )), "--json"],
             capture_output=True, text=True, timeout=300,
         )  # fmt: skip
-        assert shown.returncode == 0, shown.stderr[-3000:]
         report = json.loads(shown.stdout)
+        # Published by `compact` alone (no policy), or orphans a killed batch left: "attention
+        # needed" (4), as the report says; otherwise nothing to look at (0).
+        assert shown.returncode == (4 if report["attention"] else 0), shown.stderr[-3000:]
         assert report["watermark_ms"] == table.last_watermark_ms  # what that Spark reported
         assert report["format"] == table.file_format
         return {p["partition"]: p for p in report["partitions"]}
