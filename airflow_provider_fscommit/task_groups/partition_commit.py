@@ -128,17 +128,9 @@ def time_commit_group(
             task_id="discover", table=options, within=partitions, aws_conn_id=aws_conn_id
         )
         compact = _compact(options, discover.output, spark_conn_id, aws_conn_id, compact_kwargs)
-        commit = PartitionCommitOperator.partial(
-            task_id="commit",
-            table=options,
-            metastore_conn_id=metastore_conn_id,
-            aws_conn_id=aws_conn_id,
-            http_conn_id=http_conn_id,
-            # A mapped task's outlets are known before it runs only when given here.
-            outlets=[table_asset(TableSpec.from_options(options).require_table_path())],
-            map_index_template="{{ task.partitions }}",
-            **(commit_kwargs or {}),
-        ).expand(partitions=discover.output)
+        commit = _commit_each(
+            options, discover, metastore_conn_id, aws_conn_id, http_conn_id, commit_kwargs
+        )
         wait >> discover >> compact >> commit
     return group
 
@@ -174,16 +166,9 @@ def sweep_group(
             task_id="discover", table=options, aws_conn_id=aws_conn_id
         )
         compact = _compact(options, discover.output, spark_conn_id, aws_conn_id, compact_kwargs)
-        commit = PartitionCommitOperator.partial(
-            task_id="commit",
-            table=options,
-            metastore_conn_id=metastore_conn_id,
-            aws_conn_id=aws_conn_id,
-            http_conn_id=http_conn_id,
-            outlets=[table_asset(TableSpec.from_options(options).require_table_path())],
-            map_index_template="{{ task.partitions }}",
-            **(commit_kwargs or {}),
-        ).expand(partitions=discover.output)
+        commit = _commit_each(
+            options, discover, metastore_conn_id, aws_conn_id, http_conn_id, commit_kwargs
+        )
         discover >> compact >> commit
     return group
 
@@ -222,3 +207,25 @@ def _compact(
         aws_conn_id=aws_conn_id,
         **(compact_kwargs or {}),
     )
+
+
+def _commit_each(
+    options: Mapping[str, Any],
+    discover: CommittablePartitionsOperator,
+    metastore_conn_id: str,
+    aws_conn_id: str | None,
+    http_conn_id: str | None,
+    commit_kwargs: Mapping[str, Any] | None,
+) -> Any:
+    """One mapped ``commit`` task per partition ``discover`` found, named after it."""
+    return PartitionCommitOperator.partial(
+        task_id="commit",
+        table=options,
+        metastore_conn_id=metastore_conn_id,
+        aws_conn_id=aws_conn_id,
+        http_conn_id=http_conn_id,
+        # A mapped task's outlets are known before it runs only when given here.
+        outlets=[table_asset(TableSpec.from_options(options).require_table_path())],
+        map_index_template="{{ task.partitions }}",
+        **(commit_kwargs or {}),
+    ).expand(partitions=discover.output)

@@ -128,7 +128,19 @@ def test_ui_trigger_backfills_and_the_triggerer_commit_each_partition_once(
             f"SELECT partition_key FROM dag_run WHERE backfill_id = {first} ORDER BY 1"
         ) == [(f"2026-11-20T0{h}:00:00",) for h in range(3)]
 
-        # The same backfill again, re-running completed hours: nothing changes.
+        # The same backfill again, re-running completed hours: nothing changes. Once the
+        # scheduler's own runs of those hours are finished too: a backfill leaves an hour
+        # whose latest run is still queued or running to that run.
+        services.wait_until(
+            "the scheduler's runs of the backfilled hours",
+            lambda: (
+                not airflow.query(
+                    "SELECT 1 FROM dag_run WHERE dag_id = 'fscommit_hourly' "
+                    "AND partition_key <= '2026-11-20T02:00:00' "
+                    "AND state NOT IN ('success', 'failed')"
+                )
+            ),
+        )
         again = services.backfill("fscommit_hourly", *BACKFILL, "--reprocess-behavior", "completed")
         assert again != first
         services.wait_for_backfill(again)
