@@ -23,8 +23,8 @@ never guessed.
 
 The committer publishes it after each commit run (``completeness.json`` in the ledger),
 forward only (:meth:`Completeness.advance`): a late row that creates an older partition
-lowers what the state gives now, never what was published. docs/semantics.md says what a
-reader may conclude, per trigger.
+lowers what the state gives now, never what was published. docs/concepts/table-state.md
+says what a reader may conclude, per trigger.
 """
 
 from __future__ import annotations
