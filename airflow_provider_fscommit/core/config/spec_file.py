@@ -14,6 +14,7 @@ problem of a file at once.
 
 from __future__ import annotations
 
+import copy
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -139,64 +140,244 @@ def _spark_conf(value: Any, name: str) -> dict[str, str]:
 class DagSettings:
     """The ``dag`` section of a spec file: how Airflow runs the table's DAGs.
 
-    Every setting has the default of ``dags/fscommit_hourly.py`` except ``start_date``,
-    which a table must give: with catch-up on, it is where its commits begin. ``sweep``
-    (on, hourly, by default) and ``clean_staging`` (off unless given: the age of the
-    published staged files to delete) are the maintenance DAG's; a setting may be written
-    with ``-`` or ``_`` (``clean-staging``).
+    One field per :data:`DAG_SETTINGS` entry, which holds its default, how it is read and
+    what it does (the docs' reference of ``dag:`` keys is generated from there). Every
+    setting has the default of ``dags/fscommit_hourly.py`` except ``start_date``, which a
+    table must give: with catch-up on, it is where its commits begin. ``sweep`` (on,
+    hourly, by default) and ``clean_staging`` (off unless given: the age of the published
+    staged files to delete) are the maintenance DAG's; a setting may be written with
+    ``-`` or ``_`` (``clean-staging``).
     """
 
     start_date: datetime
     dag_id: str
-    interval: timedelta | None = None  # the partition span when the keys name minutes
-    catchup: bool = True
-    max_active_runs: int = 3
-    retries: int = 2
-    retry_delay: timedelta = timedelta(minutes=1)
-    owner: str | None = None
-    pool: str | None = None
-    tags: tuple[str, ...] = ()
-    spark_conn_id: str = "spark_default"
-    metastore_conn_id: str = "metastore_default"
-    aws_conn_id: str | None = None
-    http_conn_id: str | None = None
-    iceberg_conn_id: str | None = None
-    spark_conf: Mapping[str, str] = field(default_factory=dict)
-    stall_timeout: timedelta = timedelta(hours=2)
-    wait_timeout: timedelta = timedelta(hours=6)
-    poke_interval: timedelta = timedelta(minutes=1)
-    deferrable: bool = True
-    commit_empty_partitions: bool = True
-    sweep: timedelta | None = DEFAULT_SWEEP
-    clean_staging: timedelta | None = None
+    interval: timedelta | None  # the partition span when the keys name minutes
+    catchup: bool
+    max_active_runs: int
+    retries: int
+    retry_delay: timedelta
+    owner: str | None
+    pool: str | None
+    tags: tuple[str, ...]
+    spark_conn_id: str
+    metastore_conn_id: str
+    aws_conn_id: str | None
+    http_conn_id: str | None
+    iceberg_conn_id: str | None
+    spark_conf: Mapping[str, str]
+    stall_timeout: timedelta
+    wait_timeout: timedelta
+    poke_interval: timedelta
+    deferrable: bool
+    commit_empty_partitions: bool
+    sweep: timedelta | None
+    clean_staging: timedelta | None
 
 
-# Each setting of the ``dag`` section and how its value is read.
-_SETTINGS: dict[str, Callable[[Any, str], Any]] = {
-    "dag_id": _dag_id,
-    "start_date": _start_date,
-    "interval": _optional_duration,
-    "catchup": _boolean,
-    "max_active_runs": _count(1),
-    "retries": _count(0),
-    "retry_delay": _duration,
-    "owner": _optional_text,
-    "pool": _optional_text,
-    "tags": _tags,
-    "spark_conn_id": _text,
-    "metastore_conn_id": _text,
-    "aws_conn_id": _optional_text,
-    "http_conn_id": _optional_text,
-    "iceberg_conn_id": _optional_text,
-    "spark_conf": _spark_conf,
-    "stall_timeout": _duration,
-    "wait_timeout": _duration,
-    "poke_interval": _duration,
-    "deferrable": _boolean,
-    "commit_empty_partitions": _boolean,
-    "sweep": _sweep,
-    "clean_staging": _optional_duration,
-}
+@dataclass(frozen=True)
+class DagSetting:
+    """One key of a spec file's ``dag`` section: its name (``_`` or ``-`` in the file),
+    how its value is read (``parse``, and ``reads`` in words), its default and what it
+    does."""
+
+    name: str
+    parse: Callable[[Any, str], Any]
+    reads: str
+    default: Any
+    description: str
+    #: The default in words when the value alone does not say it (None: the value's).
+    default_text: str | None = None
+
+
+_DURATION = "a duration such as `30 min` (a bare number: milliseconds, as Flink reads it)"
+_OPTIONAL_DURATION = _DURATION + ", or empty for none"
+_CONN_ID = "an Airflow connection id"
+_OPTIONAL_CONN_ID = "an Airflow connection id, or empty for none"
+
+#: Every key of the ``dag`` section, in the order the reference lists them.
+DAG_SETTINGS: tuple[DagSetting, ...] = (
+    DagSetting(
+        "dag_id",
+        _dag_id,
+        "letters, digits, `_`, `.` and `-` (at most 250)",
+        None,
+        "The commit DAG's id; the maintenance DAG is `<dag_id>_maintenance`, and no two spec "
+        "files may claim one id.",
+        default_text="`fscommit_<file name>`",
+    ),
+    DagSetting(
+        "start_date",
+        _start_date,
+        "a date (`2026-11-20`) or an ISO date-time, on the partitions' wall clock unless "
+        "it names its offset",
+        None,
+        "The first partition the commit DAG commits: with catch-up on, its runs begin there.",
+        default_text="required",
+    ),
+    DagSetting(
+        "interval",
+        _optional_duration,
+        _OPTIONAL_DURATION,
+        None,
+        "The span of one partition, and so of one commit run, when the partition keys name "
+        "minutes (e.g. `15 min`); for days and hours the keys give it, and this must agree.",
+        default_text="from the keys, or `partition.time-interval`",
+    ),
+    DagSetting(
+        "catchup",
+        _boolean,
+        "`true` or `false`",
+        True,
+        "Run the commit DAG for every partition since `start_date` that has no run yet.",
+    ),
+    DagSetting(
+        "max_active_runs",
+        _count(1),
+        "a whole number, 1 or more",
+        3,
+        "How many partitions' commit runs may run at once.",
+    ),
+    DagSetting(
+        "retries",
+        _count(0),
+        "a whole number, 0 or more",
+        2,
+        "How many times Airflow retries a failed task of the table's DAGs.",
+    ),
+    DagSetting(
+        "retry_delay",
+        _duration,
+        _DURATION,
+        timedelta(minutes=1),
+        "How long Airflow waits before retrying a failed task.",
+    ),
+    DagSetting(
+        "owner",
+        _optional_text,
+        "text, or empty for none",
+        None,
+        "The tasks' owner shown in the Airflow UI.",
+        default_text="none: Airflow's default owner",
+    ),
+    DagSetting(
+        "pool",
+        _optional_text,
+        "an Airflow pool's name, or empty for none",
+        None,
+        "The Airflow pool the tasks run in, e.g. a pool of one slot for a table that must "
+        "have one writer at a time (`single_writer`).",
+        default_text="none: Airflow's default pool",
+    ),
+    DagSetting(
+        "tags",
+        _tags,
+        "a list of names, or one comma-separated string",
+        (),
+        "Tags of both DAGs in the Airflow UI, beside `fscommit`.",
+    ),
+    DagSetting(
+        "spark_conn_id",
+        _text,
+        _CONN_ID,
+        "spark_default",
+        "The compaction's Spark connection: a `spark` one submits an application, a "
+        "`spark_connect` one runs the compaction on that Spark Connect server.",
+    ),
+    DagSetting(
+        "metastore_conn_id",
+        _text,
+        _CONN_ID,
+        "metastore_default",
+        "The Hive metastore connection of the metastore and mark-event policies (and of a "
+        "Hive Iceberg catalog).",
+    ),
+    DagSetting(
+        "aws_conn_id",
+        _optional_text,
+        _OPTIONAL_CONN_ID,
+        None,
+        "The AWS connection of a table on S3 and of the glue policy.",
+        default_text="none: boto3's own credentials",
+    ),
+    DagSetting(
+        "http_conn_id",
+        _optional_text,
+        _OPTIONAL_CONN_ID,
+        None,
+        "An HTTP connection giving the http-report policy its endpoint (instead of "
+        "`partition.mark-done-action.http.url`).",
+    ),
+    DagSetting(
+        "iceberg_conn_id",
+        _optional_text,
+        _OPTIONAL_CONN_ID,
+        None,
+        "An Iceberg connection (the Iceberg provider's) giving the iceberg policy its catalog.",
+    ),
+    DagSetting(
+        "spark_conf",
+        _spark_conf,
+        "a mapping of Spark settings, e.g. `{spark.executor.memory: 4g}`",
+        {},
+        "Spark settings of the compaction application.",
+    ),
+    DagSetting(
+        "stall_timeout",
+        _duration,
+        _DURATION,
+        timedelta(hours=2),
+        "The wait fails when the stream's watermark has not moved for this long (a stalled "
+        "stream).",
+    ),
+    DagSetting(
+        "wait_timeout",
+        _duration,
+        _DURATION,
+        timedelta(hours=6),
+        "The wait for a partition to be committable fails after this long.",
+    ),
+    DagSetting(
+        "poke_interval",
+        _duration,
+        _DURATION,
+        timedelta(minutes=1),
+        "How often the wait checks whether its partition is committable.",
+    ),
+    DagSetting(
+        "deferrable",
+        _boolean,
+        "`true` or `false`",
+        True,
+        "The wait defers to Airflow's triggerer instead of holding a worker slot.",
+    ),
+    DagSetting(
+        "commit_empty_partitions",
+        _boolean,
+        "`true` or `false`",
+        True,
+        "A partition the stream wrote nothing to is committed as empty (directory, catalog "
+        "partition, success file), so downstream waits on every hour end.",
+    ),
+    DagSetting(
+        "sweep",
+        _sweep,
+        "`true` (every hour), `false` (no sweep) or a duration of 1 min or more",
+        DEFAULT_SWEEP,
+        "How often the maintenance DAG's `sweep` publishes late data and finishes "
+        "unfinished commits of every committable partition.",
+        default_text="`1 h`",
+    ),
+    DagSetting(
+        "clean_staging",
+        _optional_duration,
+        _OPTIONAL_DURATION,
+        None,
+        "The maintenance DAG's `clean` task deletes published staged files older than this.",
+        default_text="none: staging is never cleaned",
+    ),
+)
+
+_SETTINGS: dict[str, DagSetting] = {setting.name: setting for setting in DAG_SETTINGS}
 
 
 @dataclass(frozen=True)
@@ -437,13 +618,13 @@ def _read_dag(
     for given, raw in section.items():
         option = f"{DAG_SECTION}.{given}"
         key = given.replace("-", "_") if isinstance(given, str) else given
-        parse = _SETTINGS.get(key)
-        if parse is None:
+        setting = _SETTINGS.get(key)
+        if setting is None:
             known = ", ".join(_SETTINGS)
             problems.append(problem(option, ConfigError(f"unknown DAG setting; known: {known}")))
             continue
         try:
-            values[key] = parse(raw, key)
+            values[key] = setting.parse(raw, key)
         except ConfigError as exc:
             problems.append(problem(option, exc))
     if "start_date" not in values and "start_date" not in section:
@@ -455,7 +636,9 @@ def _read_dag(
         )
     if len(problems) > found:
         return None
-    return DagSettings(**values)
+    # A copy of each default: a mapping's is the registry's own.
+    defaults = {setting.name: copy.copy(setting.default) for setting in DAG_SETTINGS}
+    return DagSettings(**(defaults | values))
 
 
 def _unexpected(path: Path, exc: Exception) -> SpecProblem:
