@@ -87,7 +87,8 @@ def policy_kinds(
 
 @dataclass(frozen=True)
 class ConfigOption:
-    """One table option. ``key`` is Flink's name (None when Flink has no such option)."""
+    """One table option. ``key`` is its key in a spec file: Flink's name, or the system's
+    named by ``origin`` (None when only the Python name is read)."""
 
     name: str
     key: str | None
@@ -96,6 +97,11 @@ class ConfigOption:
     description: str
     required: bool = False
     aliases: tuple[str, ...] = ()  # other systems' keys meaning the same (Paimon's)
+    #: Whose key ``key`` is: Flink's filesystem connector's, or else Paimon's, Spark's,
+    #: ORC's, or fscommit's own (no other system has the option).
+    origin: str = "Flink"
+    #: The keys of a per-property or per-column option, as a spec file writes them.
+    key_forms: tuple[str, ...] = ()
 
     def convert(self, value: Any) -> Any:
         return self.parse(value, self.key or self.name)
@@ -142,7 +148,8 @@ SINK_PARTITION_COMMIT_TRIGGER = ConfigOption(
     "the delay; process-time: when the wall clock passes the partition's creation plus the "
     "delay; idle-time: when no file has been committed to it for "
     "partition.idle-time-to-done and its partition.time-interval has ended (the default "
-    "when those are set).",
+    "when those are set). Flink's default is process-time; a Spark stream's partition time "
+    "is what readers wait for, so fscommit's is partition-time.",
 )
 SINK_PARTITION_COMMIT_DELAY = ConfigOption(
     "delay",
@@ -159,7 +166,7 @@ SINK_PARTITION_COMMIT_WATERMARK_TIME_ZONE = ConfigOption(
     v.text,
     description="The time zone of the partition values' wall clock, as Flink accepts it: a "
     "TZDB id such as 'Asia/Shanghai' (with its daylight saving time), a fixed offset such "
-    "as 'GMT+08:00', or 'UTC'.",
+    "as 'GMT+08:00', or 'UTC'; not '+08:00', 'UTC+8', 'Z' or 'EST'.",
 )
 SINK_PARTITION_COMMIT_END_INPUT = ConfigOption(
     "end_of_input",
@@ -177,7 +184,9 @@ PARTITION_IDLE_TIME_TO_DONE = ConfigOption(
     None,
     v.optional_positive_duration,
     description="The idle-time trigger's wait: a partition is done when no new file has "
-    "been committed to it for this long, e.g. '30 min'.",
+    "been committed to it for this long, e.g. '30 min'. Setting it makes idle-time the "
+    "default trigger.",
+    origin="Paimon",
 )
 PARTITION_TIME_INTERVAL = ConfigOption(
     "time_interval",
@@ -186,15 +195,23 @@ PARTITION_TIME_INTERVAL = ConfigOption(
     v.optional_positive_duration,
     description="The idle-time trigger's span of one partition, e.g. '1 h' for hourly "
     "partitions: as in Paimon, a partition is done only once the idle time has passed "
-    "after both its newest file and its partition time plus this interval.",
+    "after both its newest file and its partition time plus this interval. Required by "
+    "idle-time, refused with another trigger.",
+    origin="Paimon",
 )
 SINK_PARTITION_COMMIT_POLICY_KIND = ConfigOption(
     "policy_kind",
     "sink.partition-commit.policy.kind",
     (),
     policy_kinds,
-    description="Commit policies applied in order: metastore, glue, mark-event, "
-    "done-partition, success-file, http-report, custom.",
+    description="Commit policies applied in order: metastore, glue, iceberg, mark-event, "
+    "done-partition, success-file, http-report, custom; the announcing ones (mark-event, "
+    "done-partition, success-file, http-report) follow the catalog ones. Paimon's "
+    "partition.mark-done-action is read as this key, and its success-file, mark-event, "
+    "done-partition, http-report and custom are these policies: done-partition adds, to "
+    "every catalog the chain commits to (metastore, glue), the partition with its last "
+    "value suffixed .done (dt=2026-11-20/hour=03.done), as Paimon's "
+    "AddDonePartitionAction does. Unset: no policy is applied.",
     aliases=("partition.mark-done-action",),
 )
 SINK_PARTITION_COMMIT_POLICY_CLASS = ConfigOption(
@@ -235,6 +252,7 @@ GLUE_CATALOG_ID = ConfigOption(
     v.optional_text,
     description="AWS account id of the Glue Data Catalog the glue policy commits to, for a "
     "catalog shared from another account; default: the caller's own catalog.",
+    origin="fscommit",
 )
 ICEBERG_CATALOG = ConfigOption(
     "iceberg_catalog",
@@ -243,8 +261,11 @@ ICEBERG_CATALOG = ConfigOption(
     v.iceberg_catalog_properties,
     description="The iceberg policy's catalog, as pyiceberg's load_catalog takes it: one key "
     "'iceberg.catalog.<property>' per property (type, uri, warehouse, ...); credentials come "
-    "from Airflow connections. The namespace and table are metastore_database and "
-    "metastore_table.",
+    "from Airflow connections and are refused here; 'name' picks an entry of "
+    ".pyiceberg.yaml. Unset: pyiceberg's own configuration of its catalog 'default'. The "
+    "namespace and table are metastore_database and metastore_table.",
+    origin="fscommit",
+    key_forms=(f"{v.ICEBERG_CATALOG_PREFIX}<property>",),
 )
 ICEBERG_CREATE_TABLE = ConfigOption(
     "iceberg_create_table",
@@ -252,7 +273,9 @@ ICEBERG_CREATE_TABLE = ConfigOption(
     False,
     v.boolean,
     description="Create the Iceberg table on the first commit: the files' Spark schema in "
-    "Iceberg types, the partition keys as string columns with identity partitioning.",
+    "Iceberg types, the partition keys as string columns with identity partitioning; a "
+    "column the stream adds later is added to the table (optional).",
+    origin="fscommit",
 )
 SINK_PARTITION_COMMIT_SUCCESS_FILE_NAME = ConfigOption(
     "success_file_name",
@@ -268,6 +291,7 @@ HTTP_REPORT_URL = ConfigOption(
     v.optional_text,
     description="The http-report policy's endpoint: each committed partition is POSTed "
     "there as JSON (in DAGs, an HTTP connection may give it instead).",
+    origin="Paimon",
 )
 HTTP_REPORT_PARAMS = ConfigOption(
     "http_report_params",
@@ -276,7 +300,8 @@ HTTP_REPORT_PARAMS = ConfigOption(
     v.report_params,
     description="Sent as written as 'params' in every http-report document (Paimon's "
     "text, e.g. 'team=ads'); text holding a JSON object is also sent parsed as "
-    "'params_object'.",
+    "'params_object'. A YAML mapping given here is sent as its JSON.",
+    origin="Paimon",
 )
 HTTP_REPORT_TIMEOUT = ConfigOption(
     "http_report_timeout",
@@ -285,6 +310,7 @@ HTTP_REPORT_TIMEOUT = ConfigOption(
     v.positive_duration,
     description="How long the http-report policy waits for an answer; past it the "
     "partition is not committed and the next run reports it again.",
+    origin="Paimon",
 )
 
 PARTITION_EXPIRATION_TIME = ConfigOption(
@@ -294,7 +320,9 @@ PARTITION_EXPIRATION_TIME = ConfigOption(
     v.optional_positive_duration,
     description="Published partitions older than this are expired (fscommit expire, "
     "PartitionExpireOperator): dropped from the metastore, their files deleted, and late "
-    "data for them never published again, e.g. '30 d'.",
+    "data for them never published again, e.g. '30 d'. Unset: partitions never expire "
+    "(the factory's maintenance DAG expires only when it is set).",
+    origin="Paimon",
 )
 PARTITION_EXPIRATION_STRATEGY = ConfigOption(
     "expiration_strategy",
@@ -303,6 +331,7 @@ PARTITION_EXPIRATION_STRATEGY = ConfigOption(
     v.member(ExpirationStrategy),
     description="What a partition's age is measured from: values-time, its partition time "
     "(the time extractor's, in the watermark time zone); update-time, its last commit.",
+    origin="Paimon",
 )
 PARTITION_EXPIRATION_CHECK_INTERVAL = ConfigOption(
     "expiration_check_interval",
@@ -311,6 +340,7 @@ PARTITION_EXPIRATION_CHECK_INTERVAL = ConfigOption(
     v.positive_duration,
     description="An applied expiration runs at most once per this interval (a more frequent "
     "schedule finds nothing to do; --force checks anyway).",
+    origin="Paimon",
 )
 METASTORE_COLUMN_STATISTICS = ConfigOption(
     "metastore_column_statistics",
@@ -320,6 +350,7 @@ METASTORE_COLUMN_STATISTICS = ConfigOption(
     description="The metastore policy also writes each partition's column statistics "
     "(min, max, null count from the published files' footers) for Hive's and Spark's "
     "cost-based optimizers.",
+    origin="fscommit",
 )
 PARTITION_TIME_EXTRACTOR_KIND = ConfigOption(
     "time_extractor_kind",
@@ -356,7 +387,8 @@ AUTO_COMPACTION = ConfigOption(
     "auto-compaction",
     True,
     v.boolean,
-    description="Compact a partition's small files before committing it.",
+    description="Compact a partition's small files before committing it. Flink's default "
+    "is false; compacting is what fscommit is for, so its default is true.",
 )
 COMPACTION_FILE_SIZE = ConfigOption(
     "compaction_file_size",
@@ -373,6 +405,7 @@ COMPACTION_SORT_BY = ConfigOption(
     description="Columns to sort each compacted partition by, e.g. 'user_id,ts' (ascending, "
     "nulls first, as Spark's ORDER BY): its files and row groups then cover disjoint ranges "
     "of the first column, so a reader's filter on it skips the rest. Parquet and ORC.",
+    origin="fscommit",
 )
 COMPACTION_Z_ORDER_BY = ConfigOption(
     "compaction_z_order_by",
@@ -382,6 +415,7 @@ COMPACTION_Z_ORDER_BY = ConfigOption(
     description="2 to 4 columns to cluster each compacted partition by in Z-order, e.g. "
     "'user_id,event_type': a filter on any of them skips most row groups (instead of "
     "compaction.sort-by, which favours its first column). Parquet and ORC.",
+    origin="fscommit",
 )
 COMPACTION_REWRITE_FRAGMENTED = ConfigOption(
     "compaction_rewrite_fragmented",
@@ -394,6 +428,7 @@ COMPACTION_REWRITE_FRAGMENTED = ConfigOption(
     "directory of their own that the catalog switches to atomically, so it needs a catalog "
     "policy that switches a partition's location (metastore, glue) or swaps its files in one "
     "snapshot (iceberg); Parquet and ORC.",
+    origin="fscommit",
 )
 COMPACTION_SORT_MEMORY = ConfigOption(
     "compaction_sort_memory",
@@ -402,6 +437,7 @@ COMPACTION_SORT_MEMORY = ConfigOption(
     parse_memory_size,
     description="Rows a sorting compaction holds in a task's memory (Arrow bytes); a larger "
     "partition is sorted in ranges spilled to the executor's local disk.",
+    origin="fscommit",
 )
 PARQUET_BLOCK_SIZE = ConfigOption(
     "parquet_block_size",
@@ -410,6 +446,7 @@ PARQUET_BLOCK_SIZE = ConfigOption(
     parse_memory_size,
     description="Row group size of Parquet outputs, as Spark's key (estimated from the "
     "inputs' bytes per row; a row group is held in memory while it is written).",
+    origin="Spark",
 )
 PARQUET_BLOOM_FILTERS = ConfigOption(
     "parquet_bloom_filters",
@@ -420,6 +457,8 @@ PARQUET_BLOOM_FILTERS = ConfigOption(
     "'parquet.bloom.filter.enabled#<column>: true' and, optionally, "
     "'parquet.bloom.filter.expected.ndv#<column>: <distinct values>' (default: the "
     "partition's rows). Needs pyarrow 24 on the executors.",
+    origin="Spark",
+    key_forms=(f"{v.BLOOM_ENABLED_PREFIX}<column>", f"{v.BLOOM_NDV_PREFIX}<column>"),
 )
 ORC_STRIPE_SIZE = ConfigOption(
     "orc_stripe_size",
@@ -427,6 +466,7 @@ ORC_STRIPE_SIZE = ConfigOption(
     64 * 1024 * 1024,
     parse_memory_size,
     description="Stripe size of ORC outputs, as ORC's key.",
+    origin="ORC",
 )
 ORC_ROW_INDEX_STRIDE = ConfigOption(
     "orc_row_index_stride",
@@ -434,6 +474,7 @@ ORC_ROW_INDEX_STRIDE = ConfigOption(
     10000,
     v.positive_int,
     description="Rows per entry of an ORC output's row index (its min/max per stride).",
+    origin="ORC",
 )
 ORC_BLOOM_FILTER_COLUMNS = ConfigOption(
     "orc_bloom_filter_columns",
@@ -441,6 +482,7 @@ ORC_BLOOM_FILTER_COLUMNS = ConfigOption(
     (),
     v.names,
     description="Columns an ORC output keeps bloom filters for, e.g. 'user_id' (ORC's key).",
+    origin="ORC",
 )
 ORC_BLOOM_FILTER_FPP = ConfigOption(
     "orc_bloom_filter_fpp",
@@ -448,13 +490,16 @@ ORC_BLOOM_FILTER_FPP = ConfigOption(
     0.05,
     v.probability,
     description="False positive probability of the ORC bloom filters (ORC's key).",
+    origin="ORC",
 )
 PARTITION_DEFAULT_NAME = ConfigOption(
     "partition_default_name",
     "partition.default-name",
     DEFAULT_PARTITION_NAME,
     v.text,
-    description="Directory value Spark writes for a null partition value.",
+    description="Directory value Spark writes for a null partition value. Flink's default "
+    "is __DEFAULT_PARTITION__; Spark names a null value's directory "
+    "__HIVE_DEFAULT_PARTITION__, and the stream here is Spark's.",
 )
 FORMAT = ConfigOption(
     "format",
