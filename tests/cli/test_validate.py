@@ -13,6 +13,7 @@ import pytest
 import yaml
 
 from airflow_provider_fscommit.cli.main import main
+from tests.support.documents import code_blocks
 
 EXAMPLE_SPECS = Path(__file__).resolve().parents[2] / "dags" / "specs"
 
@@ -156,10 +157,12 @@ def test_validate_loads_no_airflow(specs):
     assert ran.stdout.strip().splitlines()[-1] == "0 False", ran.stderr[-2000:]
 
 
-def test_the_readme_spec_validates(tmp_path, capsys):
-    readme = (EXAMPLE_SPECS.parents[1] / "README.md").read_text()
-    section = readme[readme.index("## Many tables: one DAG per spec file") :]
-    start = section.index("```yaml") + len("```yaml")
-    block = section[start : section.index("```\n", start)]
-    (tmp_path / "events.yaml").write_text(block)
-    assert main(["validate", str(tmp_path / "events.yaml")]) == 0, capsys.readouterr().out
+@pytest.mark.parametrize(
+    "example",
+    [b for b in code_blocks("yaml") if "staging_path:" in b.code],
+    ids=lambda block: block.name,
+)
+def test_every_spec_the_docs_show_validates(example, tmp_path, capsys):
+    """A spec copied from the README or a guide is one the factory takes as it is."""
+    (tmp_path / "table.yaml").write_text(example.code)
+    assert main(["validate", str(tmp_path / "table.yaml")]) == 0, capsys.readouterr().out

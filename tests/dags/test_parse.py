@@ -8,6 +8,7 @@ import pendulum
 import pytest
 
 from tests.support.dag_runs import dag_run, scheduled
+from tests.support.documents import code_block
 
 DAGS_DIR = Path(__file__).resolve().parents[2] / "dags"
 
@@ -121,16 +122,15 @@ def test_the_manual_dag_refuses_bad_conf_before_anything_runs(dagbag, conf):
         _validate(dagbag.dags["fscommit_manual"], conf)
 
 
-def test_the_readme_dag_parses(tmp_path, monkeypatch):
+def test_the_documented_dag_parses(tmp_path, monkeypatch):
+    """The hand-written DAG the docs show, short enough to copy, as Airflow parses it."""
     from airflow.dag_processing.dagbag import DagBag
 
-    readme = (DAGS_DIR.parent / "README.md").read_text()
-    section = readme[readme.index("## In a DAG") :]
-    code = section[section.index("```python") + len("```python") : section.index("```\n", 10)]
-    assert len(code.strip().splitlines()) <= 16
+    example = code_block("python", "partition_commit_group(", "PartitionRuns.of(")
+    assert len(example.code.strip().splitlines()) <= 16, example.name
     spec = DAGS_DIR / "fscommit_table.yaml"
-    (tmp_path / "readme_dag.py").write_text(
-        code.replace("/opt/airflow/dags/events.yaml", str(spec))
+    (tmp_path / "documented_dag.py").write_text(
+        example.code.replace("/opt/airflow/dags/events.yaml", str(spec))
     )
     monkeypatch.setenv("AIRFLOW_HOME", str(tmp_path / "airflow"))
     bag = DagBag(str(tmp_path))
