@@ -30,7 +30,7 @@ def test_the_readme_is_a_front_door_not_a_test_report():
 def test_the_documented_compaction_dag_parses_and_templates_the_partition():
     from airflow_provider_fscommit.operators.compact import PartitionCompactOperator
 
-    example = code_block("python", "PartitionCompactOperator(")
+    example = code_block("python", "PartitionCompactOperator(", "with DAG(")
     namespace: dict = {}
     exec(compile(example.code, example.name, "exec"), namespace)
     (task,) = namespace["dag"].tasks
