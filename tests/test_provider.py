@@ -50,7 +50,7 @@ def anchor(heading: str) -> str:
 
 
 @pytest.mark.parametrize(
-    "document", ["README.md", "DEVELOPERS.md", "ARCHITECTURE.md", "bench/README.md"]
+    "document", ["README.md", "SECURITY.md", "DEVELOPERS.md", "ARCHITECTURE.md", "bench/README.md"]
 )
 def test_relative_links_reach_a_file_and_a_heading(document):
     """Moving material between these and docs/ must not leave dead links (the site's own
