@@ -1,5 +1,5 @@
 # The entry points of the README. Each creates .venv with the pinned dependencies first.
-.PHONY: bench demo demo-iceberg test test-fast lint venv
+.PHONY: bench demo demo-iceberg docs docs-serve test test-fast lint venv
 
 # Parallel test workers (pytest-xdist): many tests sleep while a trigger polls or a server
 # starts, so 3 workers keep the 2 cores of the machines we measure on busy (DEVELOPERS.md).
@@ -37,3 +37,13 @@ lint: venv
 bench: venv
 	scripts/install.sh .venv/bin/python -e '.[test,spark,bench]'
 	.venv/bin/python -m bench $(BENCH_ARGS)
+
+# The documentation site (mkdocs.yml, docs/): the reference pages generated from the code
+# (docs/reference/), then the site built into site/, strict (a broken link fails it).
+docs: venv
+	.venv/bin/python -m fscommit_dev.docs_reference
+	.venv/bin/mkdocs build --strict
+
+# The site at http://127.0.0.1:8000, rebuilt as pages change.
+docs-serve: docs
+	.venv/bin/mkdocs serve
