@@ -68,8 +68,9 @@ def prose(text: str) -> str:
 
 
 def cell(text: str) -> str:
-    """Text for one table cell: one line, its pipes escaped."""
-    return " ".join(text.split()).replace("|", r"\|")
+    """Text for one table cell: one line, its pipes escaped (in a code span MkDocs'
+    Markdown keeps a pipe as it is, and would show the backslash)."""
+    return _outside_code(" ".join(text.split()), lambda part: part.replace("|", r"\|"))
 
 
 def code(text: str) -> str:
@@ -277,7 +278,7 @@ _READING = """\
 def _option_keys(option: Any) -> str:
     keys = [code(k) for k in ((option.key,) if option.key else option.key_forms)]
     if not keys:
-        return "(Python name only)"
+        return "(its Python name)"
     text = ", ".join(keys)
     if option.origin != "Flink":
         text += " (fscommit's own)" if option.origin == "fscommit" else f" ({option.origin}'s)"
