@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from airflow_provider_fscommit.cli.arguments import PARTITION_COMMIT, TABLE, duration_type
+from airflow_provider_fscommit.cli.arguments import duration_type
 from airflow_provider_fscommit.core.config.quantities import (
     format_duration,
     format_size,
@@ -21,7 +21,6 @@ from airflow_provider_fscommit.core.maintenance.retention import CleanupReport, 
 EXAMPLES = """\
   fscommit clean-staging --spec specs/events.yaml --older-than '7 d' --dry-run
   fscommit clean-staging --spec specs/events.yaml --older-than '36 h'"""
-TABLE_GROUPS = (TABLE, PARTITION_COMMIT)  # the help lists these flags
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

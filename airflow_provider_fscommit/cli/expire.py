@@ -13,10 +13,6 @@ import json
 import sys
 
 from airflow_provider_fscommit.cli.arguments import (
-    EXPIRATION,
-    PARTITION_COMMIT,
-    POLICIES,
-    TABLE,
     add_metastore_uri,
     glue_client_factory,
     iceberg_catalog_factory,
@@ -33,7 +29,6 @@ from airflow_provider_fscommit.core.maintenance.expiration import (
 EXAMPLES = """\
   fscommit expire --spec specs/events.yaml                   # list what would expire
   fscommit expire --spec specs/events.yaml --apply --metastore-uri thrift://metastore:9083"""
-TABLE_GROUPS = (TABLE, PARTITION_COMMIT, POLICIES, EXPIRATION)  # the help lists these
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -30,7 +30,7 @@ from airflow_provider_fscommit.cli import (
     validate,
 )
 from airflow_provider_fscommit.cli.arguments import (
-    TABLE_GROUPS,
+    COMMAND_GROUPS,
     add_json_flag,
     add_table_arguments,
     missing_table_flags,
@@ -105,7 +105,9 @@ def build_parser() -> argparse.ArgumentParser:
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
         if takes_table(module):
-            add_table_arguments(command, getattr(module, "TABLE_GROUPS", TABLE_GROUPS))
+            # Only the table flags it reads (arguments.COMMAND_GROUPS): a table command
+            # missing there is a KeyError here, at import, not a help listing everything.
+            add_table_arguments(command, COMMAND_GROUPS[command_name(module)])
         module.add_arguments(command)
         add_json_flag(command)  # every command prints one JSON object on request
         command.set_defaults(inference=None)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import json
 
-from airflow_provider_fscommit.cli.arguments import PARTITION_COMMIT, TABLE
 from airflow_provider_fscommit.core.config.quantities import format_size
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.maintenance.quarantine import QuarantinedFile, quarantine
@@ -18,7 +17,6 @@ from airflow_provider_fscommit.core.maintenance.quarantine import QuarantinedFil
 EXAMPLES = """\
   fscommit quarantine --spec specs/events.yaml --reason 'disk lost' \\
       s3a://lake/events/staging/dt=2026-11-20/hour=03/part-00000-….parquet"""
-TABLE_GROUPS = (TABLE, PARTITION_COMMIT)  # the help lists these flags
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -40,9 +40,8 @@ from airflow_provider_fscommit.core.status.table_report import (
 )
 
 EXAMPLES = """\
-  fscommit status --spec specs/events.yaml                 # exit 4: stalled, errors, orphans
-  fscommit status --spec specs/events.yaml dt=2026-11-20/hour=03   # one partition, as the sensor
-  fscommit status --specs 'specs/*.yaml' --json           # every table, for monitoring"""
+  fscommit status --spec specs/events.yaml       # exit 4: stalled, errors, orphans, policies
+  fscommit status --specs 'specs/*.yaml' --json  # every table, for monitoring"""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
