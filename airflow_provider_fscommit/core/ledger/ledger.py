@@ -224,6 +224,7 @@ class PartitionLedger:
             last_commit_ms=last.get("committed_at_ms") if last else None,
             last_origin=last.get("origin") if last else None,
             last_update_ms=self.last_update_ms,
+            published_ms=self.commits[latest].get("committed_ms") if latest is not None else None,
             expired_at_ms=self.expired_at_ms,
             watermark_ms=plan.watermark_ms if plan else None,
             max_batch_id=plan.sink_latest_batch if plan else None,

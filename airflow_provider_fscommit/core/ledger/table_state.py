@@ -82,6 +82,9 @@ class PartitionSummary:
     last_commit_ms: int | None = None
     last_origin: dict[str, Any] | None = None
     last_update_ms: int | None = None
+    # When the latest compaction was published (None: nothing published, or a summary
+    # older than this fact): how long its policies have been left to finish.
+    published_ms: int | None = None
     expired_at_ms: int | None = None
     # The latest published compaction's facts, which a commit's summary carries.
     watermark_ms: int | None = None

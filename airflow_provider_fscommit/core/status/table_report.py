@@ -16,7 +16,7 @@ from datetime import timedelta
 from typing import Any
 
 from airflow_provider_fscommit.core.compat import StrEnum
-from airflow_provider_fscommit.core.config.quantities import iso_ms
+from airflow_provider_fscommit.core.config.quantities import format_duration, iso_ms
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.errors import LedgerError
 from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
@@ -41,6 +41,10 @@ from airflow_provider_fscommit.core.storage.object_store import explain, store_e
 
 # The sensor has no default stall timeout; a page needs one to say "stalled" at all.
 DEFAULT_STALL_TIMEOUT = timedelta(minutes=30)
+#: How long a published partition's policies may be unfinished before a person must look:
+#: a DAG run commits moments after it compacts, and a failed commit task is retried within
+#: minutes, so a monitor that looks in between is told nothing it should act on.
+POLICY_GRACE = timedelta(minutes=15)
 
 
 @dataclass(frozen=True)
@@ -82,6 +86,7 @@ class PartitionReport:
     commit_time_ms: int | None = None
     last_commit_ms: int | None = None
     last_origin: CommitOrigin | None = None
+    published_ms: int | None = None  # when its latest compaction was published
     # What the policies of its latest commit said of it, by policy kind (:data:`Receipts`)
     receipts: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     expired_ms: int | None = None
@@ -109,6 +114,8 @@ class PartitionReport:
             "commit_time": iso_ms(self.commit_time_ms),
             "last_commit_ms": self.last_commit_ms,
             "last_commit": iso_ms(self.last_commit_ms),
+            "published_ms": self.published_ms,
+            "published": iso_ms(self.published_ms),
             "committed_by": (
                 None
                 if self.last_origin is None
@@ -194,13 +201,23 @@ class TableReport:
         orphans = self.status.orphan_files
         if orphans:
             reasons.append(f"{len(orphans)} orphan file(s) of failed batches in staging")
-        unfinished = self.unfinished_policies
-        if unfinished:
+        overdue = self.overdue_policies
+        if overdue:
             reasons.append(
-                f"{len(unfinished)} partition(s) published with policies unfinished, e.g. "
-                f"{unfinished[0].partition} (a commit run finishes them)"
+                f"{len(overdue)} partition(s) published with policies unfinished for more "
+                f"than {format_duration(POLICY_GRACE)}, e.g. {overdue[0].partition} (a commit "
+                "run finishes them)"
             )
         return reasons
+
+    @property
+    def overdue_policies(self) -> list[PartitionReport]:
+        """The unfinished policies left longer than :data:`POLICY_GRACE` (or since a
+        time the ledger does not say, as a release before recorded it)."""
+        since = self.now_ms - int(POLICY_GRACE.total_seconds() * 1000)
+        return [
+            p for p in self.unfinished_policies if p.published_ms is None or p.published_ms <= since
+        ]
 
     @property
     def fragmented_outlook(self) -> str:
@@ -414,6 +431,7 @@ def _merge(
         commit_time_ms=status.commit_time_ms if status else None,
         last_commit_ms=recorded.last_commit_ms,
         last_origin=CommitOrigin.from_record({"origin": recorded.last_origin}),
+        published_ms=recorded.published_ms,
         receipts=recorded.receipts or {},
         expired_ms=recorded.expired_at_ms,
         error=status.error if status else None,

@@ -18,9 +18,11 @@ import pytest
 from airflow_provider_fscommit.cli.main import main
 from airflow_provider_fscommit.core.commit.committer import PartitionCommitter
 from airflow_provider_fscommit.core.commit.policy_factory import create_policies
+from airflow_provider_fscommit.core.compaction.compactor import compact_units
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
+from airflow_provider_fscommit.core.publish.publisher import CompactionPublisher
 from airflow_provider_fscommit.core.status.committable import PartitionState
-from airflow_provider_fscommit.core.status.table_report import read_table_report
+from airflow_provider_fscommit.core.status.table_report import POLICY_GRACE, read_table_report
 from fscommit_dev.streams import StreamingTable, hourly_batches, row
 from tests.support.compaction import publish_and_commit, table_options
 
@@ -108,6 +110,20 @@ def test_states_follow_a_partition_from_pending_to_re_committed(stream, spark, t
     hour_01 = next(p for p in again.partitions if p.partition == f"{DAY}/hour=01")
     assert hour_01.state == PartitionState.COMMITTED and hour_01.last_origin is None
     assert hour_01.last_commit_ms is not None and hour_01.published_rows == 3
+
+    # Published by a compaction whose commit has not run yet (a DAG run between its compact
+    # and commit tasks): no alert for a monitor looking then; one once the grace is over.
+    CompactionPublisher(spec).run(compact_units, [f"{DAY}/hour=02"])
+    waiting = read_table_report(spec, timedelta(days=365))
+    (hour_02,) = [p for p in waiting.partitions if p.partition == f"{DAY}/hour=02"]
+    assert hour_02.published_files == 1 and hour_02.published_ms is not None
+    assert waiting.unfinished_policies == [hour_02] and waiting.attention == []
+    grace_ms = int(POLICY_GRACE.total_seconds() * 1000)
+    overdue = read_table_report(spec, timedelta(days=365), now_ms=hour_02.published_ms + grace_ms)
+    assert overdue.attention == [
+        f"1 partition(s) published with policies unfinished for more than 15 min, e.g. "
+        f"{DAY}/hour=02 (a commit run finishes them)"
+    ]
 
     # Files of failed batches: looked for in the partitions not committed yet, unless
     # asked for everywhere (a listing of the whole directory grows with the table's age).
