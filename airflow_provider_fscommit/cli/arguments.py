@@ -27,15 +27,16 @@ from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.errors import ConfigError, FsCommitError
 
 # The groups of table flags, in the order help lists them. Each is cut so that a command
-# reads all of a group or none of it (the table below): a command's help lists the groups
-# it reads; another group's flag is not offered (neither listed nor applied: given, it says
-# that the command ignores it), so one table's flags still serve every command.
+# reads all of a group or none of it (the table below): a command offers the groups it
+# reads, in its help and usage; another group's flags are still accepted, hidden, and set
+# the spec as for any command, since a table is named the same way for every command (one
+# table's flags serve them all, and a spec is checked whole: a metastore policy needs its
+# table whoever reads it).
 TABLE = "table"
 PARTITION_TIME = "partition time"
 PARTITION_COMMIT = "partition commit"
 COMPACTION = "compaction"
 POLICIES = "commit policies"
-CATALOG = "catalog"
 HTTP_REPORT = "http report"
 EXPIRATION = "expiration"
 TABLE_GROUPS = (
@@ -44,7 +45,6 @@ TABLE_GROUPS = (
     PARTITION_COMMIT,
     COMPACTION,
     POLICIES,
-    CATALOG,
     HTTP_REPORT,
     EXPIRATION,
 )
@@ -53,8 +53,7 @@ _GROUP_TITLES = {
     PARTITION_TIME: "a partition's time, read from its values",
     PARTITION_COMMIT: "when a partition is complete",
     COMPACTION: "the staged files, and how partitions are compacted",
-    POLICIES: "how a committed partition becomes visible",
-    CATALOG: "the catalog table the metastore, glue and iceberg policies commit to",
+    POLICIES: "how a committed partition becomes visible, and in which catalog table",
     HTTP_REPORT: "the http-report policy",
     EXPIRATION: "when published partitions expire",
 }
@@ -65,14 +64,14 @@ _GROUP_TITLES = {
 #: - init writes every option it is given into the spec (and infers the others): all.
 #: - status judges each partition (its time, the trigger), shows fragmented ones (the
 #:   compacted file size, the sort columns), expired ones (the expiration) and the
-#:   partitions whose policies are unfinished (whether the spec names any, --policy);
-#:   no catalog's name or endpoint.
+#:   partitions whose policies are unfinished (--policy, which names a catalog policy's
+#:   table with it); not the http-report's endpoint.
 #: - compact, and plan (its dry run), compact committable partitions (the time, the
 #:   trigger, the compaction), refuse expired ones, and compact a fragmented partition
 #:   again only when a catalog policy switches its location (--policy); they run no policy.
 #: - commit: compact, then every policy, with its catalog and endpoint: all.
-#: - expire: the partitions' age (their time, or their last commit) and the catalogs of
-#:   the policies it drops them from; no trigger, compaction or http-report.
+#: - expire: the partitions' age (their time, or their last commit) and the catalog
+#:   tables of the policies it drops them from; no trigger, compaction or http-report.
 #: - clean-staging and quarantine: the staged partitions (the table), by the ledger's
 #:   records; neither a partition's time nor when it is complete.
 COMMAND_GROUPS: dict[str, tuple[str, ...]] = {
@@ -82,7 +81,7 @@ COMMAND_GROUPS: dict[str, tuple[str, ...]] = {
     "commit": TABLE_GROUPS,
     "plan": (TABLE, PARTITION_TIME, PARTITION_COMMIT, COMPACTION, POLICIES, EXPIRATION),
     "clean-staging": (TABLE,),
-    "expire": (TABLE, PARTITION_TIME, POLICIES, CATALOG, EXPIRATION),
+    "expire": (TABLE, PARTITION_TIME, POLICIES, EXPIRATION),
     "quarantine": (TABLE,),
 }
 
@@ -104,9 +103,9 @@ TABLE_FLAGS: tuple[tuple[str, o.ConfigOption, str], ...] = (
     ("--sort-by", o.COMPACTION_SORT_BY, COMPACTION),
     ("--z-order-by", o.COMPACTION_Z_ORDER_BY, COMPACTION),
     ("--policy", o.SINK_PARTITION_COMMIT_POLICY_KIND, POLICIES),
-    ("--metastore-database", o.METASTORE_DATABASE, CATALOG),
-    ("--metastore-table", o.METASTORE_TABLE, CATALOG),
-    ("--glue-catalog-id", o.GLUE_CATALOG_ID, CATALOG),
+    ("--metastore-database", o.METASTORE_DATABASE, POLICIES),
+    ("--metastore-table", o.METASTORE_TABLE, POLICIES),
+    ("--glue-catalog-id", o.GLUE_CATALOG_ID, POLICIES),
     ("--http-report-url", o.HTTP_REPORT_URL, HTTP_REPORT),
     ("--http-report-params", o.HTTP_REPORT_PARAMS, HTTP_REPORT),
     ("--http-report-timeout", o.HTTP_REPORT_TIMEOUT, HTTP_REPORT),
@@ -250,62 +249,24 @@ def _help(option: o.ConfigOption) -> str:
     return f"{text} Spec key {key}" + (f"; default: {shown}." if shown else ".")
 
 
-class _UnreadFlag(argparse.Action):
-    """A table flag of a group the command does not read: not offered (hidden), and given
-    (one table's flags serve every command), it is said to be ignored, and is."""
-
-    def __call__(
-        self,
-        parser: argparse.ArgumentParser,
-        namespace: argparse.Namespace,
-        values: Any,
-        option_string: str | None = None,
-    ) -> None:
-        print(
-            f"fscommit: warning: {option_string} is ignored: {parser.prog} does not read "
-            f"{self.metavar}",
-            file=sys.stderr,
-        )
-
-
 def add_table_arguments(
     parser: argparse.ArgumentParser, groups: Sequence[str] = TABLE_GROUPS
 ) -> None:
-    """The table flags of ``groups`` (the ones the command reads, :data:`COMMAND_GROUPS`),
-    in their groups, each with its deprecated old name; the other groups' flags are hidden
-    and ignored, saying so when given."""
+    """The table flags, in their groups; ``groups`` are the ones the command reads
+    (:data:`COMMAND_GROUPS`) and offers (the others' flags are accepted, hidden: they name
+    the same table)."""
     shown = {name: parser.add_argument_group(_GROUP_TITLES[name]) for name in groups}
     hidden = parser.add_argument_group()
     renamed = {new: old for old, new in DEPRECATED_FLAGS.items()}
-    for flag, option, name in (*TABLE_FLAGS, END_OF_INPUT):
-        names = [flag, *([renamed[flag]] if flag in renamed else [])]
-        nargs = 0 if option is o.SINK_PARTITION_COMMIT_END_INPUT else None
-        if name not in shown:
-            hidden.add_argument(
-                *names,
-                dest=argparse.SUPPRESS,
-                nargs=nargs,
-                action=_UnreadFlag,
-                metavar=option.key or option.name,  # what the warning says is not read
-                help=argparse.SUPPRESS,
-            )
-            continue
-        if nargs == 0:
-            shown[name].add_argument(
-                flag,
-                dest=option.name,
-                action="store_const",
-                const=True,
-                help=option.description,
-            )
-            continue
+    for flag, option, name in TABLE_FLAGS:
+        group = shown.get(name, hidden)
         checked = duration_type(flag) if option.parse in _DURATION_PARSERS else None
-        shown[name].add_argument(
+        group.add_argument(
             flag,
             dest=option.name,
             metavar=flag[2:].upper().replace("-", "_"),
             type=checked,
-            help=_help(option),
+            help=_help(option) if name in shown else argparse.SUPPRESS,
         )
         if flag in renamed:
             hidden.add_argument(
@@ -316,6 +277,14 @@ def add_table_arguments(
                 replacement=flag,
                 help=argparse.SUPPRESS,
             )
+    flag, option, name = END_OF_INPUT
+    shown.get(name, hidden).add_argument(
+        flag,
+        dest=option.name,
+        action="store_const",
+        const=True,
+        help=option.description if name in shown else argparse.SUPPRESS,
+    )
     group = shown[TABLE]
     group.add_argument(
         "--spec",
@@ -344,11 +313,11 @@ def table_options(args: argparse.Namespace) -> dict[str, Any]:
     ordering = (o.COMPACTION_SORT_BY, o.COMPACTION_Z_ORDER_BY)
     if getattr(args, o.SINK_PARTITION_COMMIT_END_INPUT.name, None):
         overrides[o.SINK_PARTITION_COMMIT_END_INPUT.name] = True
-    for _, option, _ in TABLE_FLAGS:  # a flag the command does not read is not in args
-        value = getattr(args, option.name, None)
+    for _, option, _ in TABLE_FLAGS:
+        value = getattr(args, option.name)
         if value is not None and option not in ordering:
             overrides[option.name] = value
-    order = [getattr(args, option.name, None) for option in ordering]
+    order = [getattr(args, option.name) for option in ordering]
     return TableSpec.with_overrides(values, overrides | TableSpec.order_overrides(*order))
 
 
@@ -363,7 +332,7 @@ def missing_table_flags(args: argparse.Namespace, optional: Sequence[str] = ()) 
         flag
         for flag, option, _ in TABLE_FLAGS
         if option.required
-        and getattr(args, option.name, None) is None
+        and getattr(args, option.name) is None
         and option.name not in given
         and flag not in optional
     ]

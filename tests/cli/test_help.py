@@ -1,11 +1,12 @@
 """Each command's help offers the table flags it reads and no other (``COMMAND_GROUPS``),
-with one or two examples and the exit codes; a flag of a group it does not read, given
-anyway, is ignored and says so."""
+with one or two examples and the exit codes; the flags it does not offer still name the
+table, as for every command."""
 
 from __future__ import annotations
 
 import argparse
 import re
+from datetime import timedelta
 
 import pytest
 
@@ -16,7 +17,7 @@ from airflow_provider_fscommit.cli.arguments import (
     TABLE,
     TABLE_FLAGS,
     TABLE_GROUPS,
-    table_options,
+    spec_from_args,
 )
 from airflow_provider_fscommit.cli.main import COMMANDS, build_parser, subcommand_parser
 
@@ -76,22 +77,19 @@ def test_defaults_are_shown_in_the_users_units_and_policy_lists_every_kind():
     assert ",".join(map(str, o.PolicyKind)) in flat  # every kind, however wrapped
 
 
-def test_a_flag_the_command_does_not_read_is_ignored_and_says_so(capsys):
-    args = PARSER.parse_args(
-        [
-            *("status", "--staging", "/s", "--checkpoint", "/c"),
-            *("--metastore-table", "events", "--database", "db", "--delay", "1 h"),
-        ]
-    )
-    err = capsys.readouterr().err
-    assert (
-        "fscommit: warning: --metastore-table is ignored: fscommit status does not read "
-        "metastore_table\n"
-    ) in err
-    assert "--database is ignored: fscommit status does not read metastore_database" in err
-    options = table_options(args)
-    assert "metastore_table" not in options and "metastore_database" not in options
-    assert options["delay"] == "1 h"  # status reads the delay
-    expire = PARSER.parse_args(["expire", "--staging", "/s", "--end-of-input", "--delay", "5"])
-    assert "end_of_input" not in table_options(expire)  # neither needs a value expire reads
-    assert "--delay is ignored: fscommit expire" in capsys.readouterr().err
+def test_a_flag_the_command_does_not_offer_still_names_the_table(capsys):
+    """One table's flags serve every command: a flag of a group the command does not read
+    is accepted, hidden, and sets the spec as for any command (a spec is checked whole: a
+    metastore policy needs its table, whoever reads it)."""
+    flags = [
+        *("--staging", "/s", "--checkpoint", "/c", "--partition-keys", "dt"),
+        *("--policy", "metastore", "--metastore-table", "events", "--delay", "1 h"),
+        *("--http-report-url", "http://reports/fscommit", "--end-of-input"),
+    ]
+    for command, extra in (("clean-staging", ["--older-than", "1 d"]), ("status", [])):
+        hidden = [f for f, _, group in FLAGS if group not in COMMAND_GROUPS[command]]
+        assert any(flag in hidden for flag in flags), command
+        spec = spec_from_args(PARSER.parse_args([command, *flags, *extra]))
+        assert spec.metastore_table == "events" and spec.delay == timedelta(hours=1)
+        assert spec.http_report_url == "http://reports/fscommit" and spec.end_of_input
+    assert capsys.readouterr().err == ""  # nothing said: none of it is deprecated
