@@ -154,7 +154,7 @@ def demo(output: Path, seconds: float, metastore_uri: str) -> int:
     finally:
         spark.stop()
     flags = (
-        f"--staging {spec.staging_path} --checkpoint {spec.checkpoint_path} "
+        f"--staging-path {spec.staging_path} --checkpoint-path {spec.checkpoint_path} "
         f"--table-path {spec.table_path} --partition-keys dt,hour "
         "--timestamp-pattern '$dt $hour:00:00' --delay '1 h'"
     )

@@ -56,7 +56,7 @@ def with_options(options: Mapping[str, Any], **changes: Any) -> dict[str, Any]:
 def table_flags(table: Mapping[str, Any] | TableSpec) -> list[str]:
     """The ``fscommit`` flags of a table: its options, or what a spec sets off the defaults.
 
-    Each option becomes its own flag (``--staging``, ``--delay``…); lists are joined with
+    Each option becomes its own flag (``--staging-path``, ``--delay``…); lists are joined with
     commas, as the options parse them.
     """
     flags: list[str] = []

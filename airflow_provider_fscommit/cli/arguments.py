@@ -88,8 +88,8 @@ COMMAND_GROUPS: dict[str, tuple[str, ...]] = {
 # Flags that set a table option directly: (flag, option, group), each flag named after the
 # spec key it sets. Public: tests build flags from it.
 TABLE_FLAGS: tuple[tuple[str, o.ConfigOption, str], ...] = (
-    ("--staging", o.STAGING_PATH, TABLE),
-    ("--checkpoint", o.CHECKPOINT_PATH, TABLE),
+    ("--staging-path", o.STAGING_PATH, TABLE),
+    ("--checkpoint-path", o.CHECKPOINT_PATH, TABLE),
     ("--table-path", o.TABLE_PATH, TABLE),
     ("--partition-keys", o.PARTITION_KEYS, TABLE),
     ("--timestamp-pattern", o.PARTITION_TIME_EXTRACTOR_TIMESTAMP_PATTERN, PARTITION_TIME),
@@ -117,6 +117,8 @@ END_OF_INPUT = ("--end-of-input", o.SINK_PARTITION_COMMIT_END_INPUT, PARTITION_C
 
 #: The old names, still accepted: each says, when used, which flag replaces it.
 DEPRECATED_FLAGS = {
+    "--staging": "--staging-path",
+    "--checkpoint": "--checkpoint-path",
     "--table": "--table-path",
     "--target-file-size": "--compaction-file-size",
     "--database": "--metastore-database",

@@ -64,10 +64,12 @@ POLICY_NEEDS: dict[o.PolicyKind, str] = {
 DEFAULT_POLICIES = (o.PolicyKind.SUCCESS_FILE,)
 
 EXAMPLES = """\
-  fscommit init --staging s3a://lake/events/staging --checkpoint s3a://lake/events/ckpt \\
-      --table-path s3a://lake/events/table -o specs/events.yaml
-  fscommit init --staging staging --checkpoint checkpoint --policy metastore,success-file \\
-      --metastore-database analytics --metastore-table events   # spec on stdout"""
+  fscommit init --staging-path s3a://lake/events/staging \\
+      --checkpoint-path s3a://lake/events/ckpt --table-path s3a://lake/events/table \\
+      -o specs/events.yaml
+  fscommit init --staging-path staging --checkpoint-path checkpoint \\
+      --policy metastore,success-file --metastore-database analytics \\
+      --metastore-table events      # the spec on stdout, its relative paths made absolute"""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -15,7 +15,7 @@ from airflow_provider_fscommit.core.config.table_spec import TableSpec
 
 EXAMPLES = """\
   fscommit plan --spec specs/events.yaml
-  fscommit plan --staging staging --checkpoint checkpoint --table-path table --json"""
+  fscommit plan --staging-path staging --checkpoint-path checkpoint --table-path table --json"""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from airflow_provider_fscommit.cli.arguments import DEPRECATED_FLAGS
 from airflow_provider_fscommit.cli.main import main
 from fscommit_dev.tables import hourly_table, status_args, table_flags
 
@@ -48,9 +49,9 @@ def test_without_a_spec_file_the_table_flags_are_required(capsys):
     # Every command reads the partition keys off the stream when not given, as init does.
     for command in ("status", "plan", "init", "compact", "commit", "expire"):
         with pytest.raises(SystemExit) as exit_:
-            main([command, "--staging", "/s"])
+            main([command, "--staging-path", "/s"])
         assert exit_.value.code == 2
-        assert "required: --checkpoint (or --spec)\n" in capsys.readouterr().err
+        assert "required: --checkpoint-path (or --spec)\n" in capsys.readouterr().err
 
 
 def test_a_missing_spec_file_is_an_error_naming_it(tmp_path, capsys):
@@ -58,15 +59,23 @@ def test_a_missing_spec_file_is_an_error_naming_it(tmp_path, capsys):
     assert f"cannot read the table spec file {tmp_path / 'nope.yaml'}" in capsys.readouterr().err
 
 
+NEW_NAMES = ("--staging-path", "--checkpoint-path", "--table-path", "--compaction-file-size")
+
+
 def test_flags_are_named_after_their_spec_keys_and_the_old_names_say_they_are_deprecated(
     compacted_stream, tmp_path, capsys
 ):
     options = hourly_table(compacted_stream.staging, compacted_stream.checkpoint)
-    new = ["--table-path", str(tmp_path / "table"), "--compaction-file-size", "4KB"]
-    old = ["--table", str(tmp_path / "table"), "--target-file-size", "4KB"]
+    new = [
+        *table_flags(options),
+        *("--table-path", str(tmp_path / "table"), "--compaction-file-size", "4KB"),
+    ]
+    renamed = {name: was for was, name in DEPRECATED_FLAGS.items()}
+    old = [renamed.get(flag, flag) for flag in new]
+    assert {renamed[flag] for flag in NEW_NAMES} <= set(old)
     plans = []
     for flags in (new, old):
-        assert main(["plan", *table_flags(options), *flags, "--json"]) == 0
+        assert main(["plan", *flags, "--json"]) == 0
         out, err = capsys.readouterr()
         plans.append(
             [
@@ -79,10 +88,9 @@ def test_flags_are_named_after_their_spec_keys_and_the_old_names_say_they_are_de
             assert deprecated == []
         else:
             assert deprecated == [
-                "fscommit: warning: --table is deprecated and will be removed; use "
-                "--table-path, named after the spec key it sets",
-                "fscommit: warning: --target-file-size is deprecated and will be removed; use "
-                "--compaction-file-size, named after the spec key it sets",
+                f"fscommit: warning: {renamed[flag]} is deprecated and will be removed; use "
+                f"{flag}, named after the spec key it sets"
+                for flag in NEW_NAMES
             ]
     assert plans[0] == plans[1]
 
@@ -111,6 +119,8 @@ def test_each_commands_help_lists_its_groups_with_examples_and_defaults_in_units
 
 def test_a_catalog_table_given_as_the_old_table_flag_is_a_usage_error(capsys):
     with pytest.raises(SystemExit) as exit_info:
-        main(["status", "--staging", "/s", "--checkpoint", "/c", "--table", "demo.events"])
+        main(
+            ["status", "--staging-path", "/s", "--checkpoint-path", "/c", "--table", "demo.events"]
+        )
     assert exit_info.value.code == 2
     assert "--table 'demo.events' looks like a catalog table" in capsys.readouterr().err

@@ -118,14 +118,14 @@ def test_a_partition_the_stream_never_staged_is_named_so(compacted_stream, capsy
     [
         (["compact", "--bogus"], "usage: fscommit compact ", "unrecognized arguments: --bogus"),
         (
-            ["status", "--staging", "/s", "--checkpoint", "/c", "--stall-timeout", "5"],
+            ["status", "--staging-path", "/s", "--checkpoint-path", "/c", "--stall-timeout", "5"],
             "usage: fscommit status ",
             "the duration '5' has no unit; write it with one, e.g. '5 s' or '5 min' (units: d,",
         ),
-        (["plan", "--staging", "/s"], "usage: fscommit plan ", "required: --checkpoint"),
+        (["plan", "--staging-path", "/s"], "usage: fscommit plan ", "required: --checkpoint-path"),
         (
             [
-                *("clean-staging", "--staging", "/s", "--checkpoint", "/c"),
+                *("clean-staging", "--staging-path", "/s", "--checkpoint-path", "/c"),
                 *("--partition-keys", "dt", "--older-than", "7"),
             ],
             "usage: fscommit clean-staging ",

@@ -82,7 +82,7 @@ def test_a_flag_the_command_does_not_offer_still_names_the_table(capsys):
     is accepted, hidden, and sets the spec as for any command (a spec is checked whole: a
     metastore policy needs its table, whoever reads it)."""
     flags = [
-        *("--staging", "/s", "--checkpoint", "/c", "--partition-keys", "dt"),
+        *("--staging-path", "/s", "--checkpoint-path", "/c", "--partition-keys", "dt"),
         *("--policy", "metastore", "--metastore-table", "events", "--delay", "1 h"),
         *("--http-report-url", "http://reports/fscommit", "--end-of-input"),
     ]

@@ -115,7 +115,7 @@ def test_the_inferred_spec_reads_the_table_as_the_hand_written_one(
     hourly = with_options(hourly_table(*uris), **changes)
     hand = {name: value for name, value in hourly.items() if value is not None}
     path = tmp_path / "spec.yaml"
-    argv = ["init", "--staging", stream.staging, "--checkpoint", stream.checkpoint]
+    argv = ["init", "--staging-path", stream.staging, "--checkpoint-path", stream.checkpoint]
     assert main([*argv, *told, "-o", str(path)]) == 0
     printed = capsys.readouterr().out
     assert f"Wrote {path}" in printed and "partition_keys" in printed
@@ -134,7 +134,7 @@ def test_the_inferred_spec_reads_the_table_as_the_hand_written_one(
 def test_the_spec_file_says_the_evidence_and_loads_back(compacted_stream, tmp_path, capsys):
     table = tmp_path / "table"
     path = tmp_path / "events.yaml"
-    argv = ["init", "--staging", compacted_stream.staging, "--checkpoint"]
+    argv = ["init", "--staging-path", compacted_stream.staging, "--checkpoint-path"]
     argv += [compacted_stream.checkpoint, "--table-path", str(table), "--policy", "success-file"]
     assert main([*argv, "-o", str(path)]) == 0
     text = path.read_text()
@@ -185,7 +185,14 @@ def test_the_spec_file_says_the_evidence_and_loads_back(compacted_stream, tmp_pa
 
 def test_init_json_names_each_option_and_its_evidence(csv_stream_without_watermark, capsys):
     stream = csv_stream_without_watermark
-    argv = ["init", "--staging", stream.staging, "--checkpoint", stream.checkpoint, "--json"]
+    argv = [
+        "init",
+        "--staging-path",
+        stream.staging,
+        "--checkpoint-path",
+        stream.checkpoint,
+        "--json",
+    ]
     assert main(argv) == 0
     document = json.loads(capsys.readouterr().out)
     assert document["options"]["sink.partition-commit.trigger"] == "process-time"
@@ -202,7 +209,7 @@ def test_every_command_infers_what_it_is_not_told_as_init_does_and_says_so(
     compacted_stream, tmp_path, capsys
 ):
     stream = compacted_stream
-    table = ["--staging", stream.staging, "--checkpoint", stream.checkpoint]
+    table = ["--staging-path", stream.staging, "--checkpoint-path", stream.checkpoint]
     inferred = report(capsys, *table)
     assert inferred.pop("inferred")["partitioning"]["timestamp_pattern"] == "$dt $hour:00:00"
     # The delay too (1 h, the partitions' span), as init infers it: the same states.
@@ -238,7 +245,7 @@ def test_an_unpartitioned_stream_is_refused_naming_partition_by(spark, tmp_path,
     stream = StreamingTable(tmp_path, partition_by=())
     stream.add_batches([row(1, "2026-11-20T01:00:00Z")])
     stream.run(spark)
-    argv = ["init", "--staging", stream.staging, "--checkpoint", stream.checkpoint]
+    argv = ["init", "--staging-path", stream.staging, "--checkpoint-path", stream.checkpoint]
     assert main([*argv, "-o", str(tmp_path / "spec.yaml")]) == 1
     assert "the stream is not partitioned" in capsys.readouterr().err
     assert not Path(tmp_path / "spec.yaml").exists()
@@ -250,7 +257,7 @@ def test_a_key_that_reads_two_ways_is_refused_until_the_pattern_is_given(spark, 
     stream.add_batches([row(1, "2026-11-20T03:10:00Z", k="2026112003")])
     stream.run(spark)
     path = tmp_path / "spec.yaml"
-    argv = ["init", "--staging", stream.staging, "--checkpoint", stream.checkpoint]
+    argv = ["init", "--staging-path", stream.staging, "--checkpoint-path", stream.checkpoint]
     assert main([*argv, "-o", str(path)]) == 1
     err = capsys.readouterr().err
     assert "partition key 'k' reads two ways (e.g. '2026112003'): as yyyyMMddHH" in err
@@ -285,7 +292,7 @@ def test_validate_takes_the_spec_init_writes_as_it_is(fixture, request, tmp_path
     stream = request.getfixturevalue(fixture)
     folder = tmp_path / "specs"
     folder.mkdir()
-    argv = ["init", "--staging", stream.staging, "--checkpoint", stream.checkpoint]
+    argv = ["init", "--staging-path", stream.staging, "--checkpoint-path", stream.checkpoint]
     argv += ["--table-path", str(tmp_path / "table"), "--policy", "success-file"]
     assert main([*argv, *STREAMS[fixture][1], "-o", str(folder / f"{fixture}.yaml")]) == 0
     text = (folder / f"{fixture}.yaml").read_text()
@@ -316,7 +323,15 @@ def test_a_spec_init_writes_from_relative_paths_works_from_any_directory(
     monkeypatch.chdir(here)
     staging = os.path.relpath(hourly_stream.staging, here)
     checkpoint = os.path.relpath(hourly_stream.checkpoint, here)
-    argv = ["init", "--staging", staging, "--checkpoint", checkpoint, "--table-path", "../table"]
+    argv = [
+        "init",
+        "--staging-path",
+        staging,
+        "--checkpoint-path",
+        checkpoint,
+        "--table-path",
+        "../table",
+    ]
     assert main([*argv, "-o", "events.yaml"]) == 0
     capsys.readouterr()
     text = (here / "events.yaml").read_text()

@@ -25,7 +25,7 @@ def test_errors_are_one_line_with_exit_code_1(tmp_path, capsys):
 
 def test_usage_errors_exit_2(capsys):
     with pytest.raises(SystemExit) as exit_info:
-        main(["status", "--staging", "/s"])
+        main(["status", "--staging-path", "/s"])
     assert exit_info.value.code == 2
 
 

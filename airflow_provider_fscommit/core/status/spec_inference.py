@@ -681,7 +681,7 @@ def infer_spec(given: Mapping[str, Any], *, whole: bool = True) -> SpecInference
     if not staging_uri or not checkpoint_uri:
         raise SpecInferenceError(
             "a spec is inferred from the stream's staging directory and checkpoint: give both "
-            "(--staging, --checkpoint)"
+            "(--staging-path, --checkpoint-path)"
         )
     keys = named.get(o.PARTITION_KEYS.name)
     default_name = named.get(o.PARTITION_DEFAULT_NAME.name, DEFAULT_PARTITION_NAME)
