@@ -43,10 +43,10 @@ from pyiceberg.catalog import load_catalog
 
 from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
 from fscommit_dev.airflow_env import AirflowEnv
+from fscommit_dev.airflow_services import running_services, services_airflow_env
 from fscommit_dev.metastore.client import create_table, hive_sql
 from fscommit_dev.streams import StreamingTable, hourly_batches
 from fscommit_dev.tables import hourly_table, table_flags
-from tests.support.airflow_services import running_services, services_airflow_env
 from tests.support.compaction import ids_by_partition
 from tests.support.example_dags import (
     DAY,

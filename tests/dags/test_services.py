@@ -18,10 +18,10 @@ from selenium.webdriver.support import expected_conditions as ec
 from selenium.webdriver.support.ui import WebDriverWait
 
 from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
+from fscommit_dev.airflow_services import running_services, services_airflow_env
 from fscommit_dev.listeners import listening_addresses
 from fscommit_dev.metastore.client import create_table
 from fscommit_dev.streams import StreamingTable, hourly_batches
-from tests.support.airflow_services import running_services, services_airflow_env
 from tests.support.browser import TriggerForm, browser, browser_or_skip, save_screenshot
 from tests.support.example_dags import (
     DAY,

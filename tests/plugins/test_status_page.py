@@ -17,13 +17,13 @@ from selenium.webdriver.support import expected_conditions as ec
 from selenium.webdriver.support.ui import WebDriverWait
 
 from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
-from fscommit_dev.metastore.client import create_table
-from fscommit_dev.streams import StreamingTable, hourly_batches, row
-from tests.support.airflow_services import (
+from fscommit_dev.airflow_services import (
     login_required_env,
     running_services,
     services_airflow_env,
 )
+from fscommit_dev.metastore.client import create_table
+from fscommit_dev.streams import StreamingTable, hourly_batches, row
 from tests.support.browser import browser, browser_or_skip, own_text, save_screenshot
 from tests.support.example_dags import (
     DAY,

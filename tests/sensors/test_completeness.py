@@ -28,9 +28,9 @@ from airflow_provider_fscommit.hooks.metastore import uri_metastore_client
 from airflow_provider_fscommit.sensors.completeness import TableCompletenessSensor
 from airflow_provider_fscommit.triggers.completeness import TableCompletenessTrigger
 from airflow_provider_fscommit.version_compat import AirflowException
+from fscommit_dev.airflow_services import running_services, services_airflow_env
 from fscommit_dev.metastore.client import create_table
 from fscommit_dev.s3_server import aws_connection_env
-from tests.support.airflow_services import running_services, services_airflow_env
 from tests.support.completeness import publish_completeness
 from tests.support.glue import create_glue_table
 

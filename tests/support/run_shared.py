@@ -20,9 +20,10 @@ from pathlib import Path
 
 import pytest
 
+from fscommit_dev.postgres import PostgresServer, server_programs_found
 from fscommit_dev.spark_connect import ConnectServer
 from fscommit_dev.streams import StreamingTable
-from tests.support.postgres import PostgresServer
+from tests.support.debian import missing
 
 # The environment variable naming the run's folder, set for the workers and their children
 # by tests/conftest.py, so a helper without fixtures (tests/support/compaction.py) finds it.
@@ -101,6 +102,8 @@ def run_postgres(folder: Path) -> PostgresServer:
         if record.exists():
             fields = json.loads(record.read_text())
             return PostgresServer(Path(fields["directory"]), fields["port"], fields["pid"])
+        if not server_programs_found():  # skip, unless in CI (a missing install)
+            missing("PostgreSQL", "postgresql")
         server = PostgresServer.start()
         record.write_text(
             json.dumps({"directory": str(server.directory), "port": server.port, "pid": server.pid})

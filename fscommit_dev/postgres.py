@@ -1,11 +1,11 @@
 """A PostgreSQL server for Airflow's metadata database, as production Airflow runs it.
 
 The server comes from Debian's packages (``scripts/bootstrap.sh`` installs them). A test
-run starts one with its own data directory, listening on 127.0.0.1 only (no Unix
-socket), and stops it by PID at the end (``tests/support/run_shared.py``); each Airflow
-installation gets a database of its own, a copy of a template ``airflow db migrate``
-made once per Airflow installation and server. It is a throwaway server: trust
-authentication on loopback, and no fsync.
+run starts one with its own data directory, listening on 127.0.0.1 only (no Unix socket),
+and stops it by PID at the end (``tests/support/run_shared.py``; the soak's bench run,
+``bench/soak.py``, starts its own); each Airflow installation gets a database of its own,
+a copy of a template ``airflow db migrate`` made once per Airflow installation and server.
+It is a throwaway server: trust authentication on loopback, and no fsync.
 
 PostgreSQL refuses to run as root, so as root (CI) the server runs as Debian's
 ``postgres`` user, which owns the data directory.
@@ -28,7 +28,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fscommit_dev.listeners import free_port
-from tests.support.debian import missing
 
 USER = "airflow"  # the database role Airflow connects as
 
@@ -38,10 +37,10 @@ def _binary(name: str) -> str | None:
     return (sorted(glob.glob(f"/usr/lib/postgresql/*/bin/{name}")) or [shutil.which(name)])[-1]
 
 
-def postgres_or_skip() -> None:
-    """Skip without PostgreSQL's server programs, unless in CI (a missing install)."""
-    if not (_binary("initdb") and _binary("postgres")):
-        missing("PostgreSQL", "postgresql")
+def server_programs_found() -> bool:
+    """Whether Debian's (or PATH's) ``initdb`` and ``postgres`` are installed: the tests
+    skip without them (``tests/support/run_shared.py``), the soak names them."""
+    return bool(_binary("initdb") and _binary("postgres"))
 
 
 def _run_as() -> dict[str, object]:
@@ -64,7 +63,11 @@ class PostgresServer:
     def start(cls) -> PostgresServer:
         """A new server, its data in a new folder of the system's temp (which the
         ``postgres`` user reaches, unlike root's pytest folders)."""
-        postgres_or_skip()
+        if not server_programs_found():
+            raise RuntimeError(
+                "PostgreSQL's server programs are not installed: apt-get install -y "
+                "postgresql (scripts/bootstrap.sh does it when run as root)"
+            )
         directory = Path(tempfile.mkdtemp(prefix="fscommit-postgres-"))
         run_as = _run_as()
         if run_as:

@@ -24,7 +24,7 @@ import requests
 
 from fscommit_dev.airflow_env import AIRFLOW, AirflowEnv
 from fscommit_dev.listeners import free_port
-from tests.support.postgres import PostgresServer
+from fscommit_dev.postgres import PostgresServer
 
 TERMINAL = ("success", "failed")
 COMMANDS = {
