@@ -31,7 +31,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from airflow_provider_fscommit.core.commit.catalog import CatalogPolicy
@@ -50,7 +50,7 @@ from airflow_provider_fscommit.core.publish.published import (
     commit_summary,
 )
 from airflow_provider_fscommit.core.publish.retirement import retire
-from airflow_provider_fscommit.core.status.committable import TableStatusReader
+from airflow_provider_fscommit.core.status.committable import TableStatus, TableStatusReader
 from airflow_provider_fscommit.core.status.completeness import (
     Completeness,
     TableCompleteness,
@@ -58,6 +58,7 @@ from airflow_provider_fscommit.core.status.completeness import (
     published_completeness,
 )
 from airflow_provider_fscommit.core.status.expiry import expired_reason
+from airflow_provider_fscommit.core.status.freshness import committable_since_ms
 from airflow_provider_fscommit.core.status.table_report import OrphanSearch, read_table_report
 from airflow_provider_fscommit.core.status.work import (
     EVERY_STEP,
@@ -105,6 +106,22 @@ class CommitOutcome:
         return {"partition": self.partition, "state": self.state.value, **facts}
 
 
+@dataclass(frozen=True)
+class CommitTimings:
+    """What a run's policies took, and how late they made its partitions visible.
+
+    For the metrics a platform team alerts on, which the committer alone can measure:
+    ``policy_seconds`` by policy kind (each ran once, for the run's whole batch; none when
+    nothing was to commit), and ``freshness_s`` by partition committed for the first time:
+    the seconds from the moment it became committable (:mod:`..status.freshness`) to the
+    moment its policies had all committed it. A recommit (late data) has no freshness: it
+    would measure how late the rows came, not how long the commit took.
+    """
+
+    policy_seconds: Mapping[str, float] = field(default_factory=dict)
+    freshness_s: Mapping[str, float] = field(default_factory=dict)
+
+
 class PartitionCommitter:
     def __init__(self, spec: TableSpec, policies: Sequence[PartitionCommitPolicy]) -> None:
         self.spec = spec
@@ -114,6 +131,8 @@ class PartitionCommitter:
         # After each commit(): the table's published completeness (a catalog copies its
         # table_parameters()) and what the state gave; None before the first run.
         self.completeness: TableCompleteness | None = None
+        # After each commit(): what its policies took and its partitions' freshness.
+        self.timings = CommitTimings()
 
     @store_errors
     def commit(
@@ -223,7 +242,8 @@ class PartitionCommitter:
         outcomes: list[CommitOutcome] = []
         pending: list[CommitContext] = []
         history: dict[str, PartitionLedger] = {}  # the records of the pending partitions
-        staged = _staged(reader)
+        status = _stream(reader)
+        staged = None if status is None else _staged(status)
         state = self.ledger.upgrade()
         looked: list[str] = []
         for path in dict.fromkeys(partitions):
@@ -271,15 +291,24 @@ class PartitionCommitter:
             tuple(pending), None if published is None else published.table_parameters()
         )
         receipts: dict[str, dict[str, Any]] = {}  # by partition, then by policy kind
+        policy_seconds: dict[str, float] = {}
         for policy in self.policies:
+            started = time.monotonic()
             said = policy.commit_all(batch)
+            if pending:
+                policy_seconds[str(policy.kind)] = time.monotonic() - started
             for path, receipt in (said or {}).items():
                 receipts.setdefault(path, {})[str(policy.kind)] = dict(receipt)
             if pending:
                 fault_point("after-policy")
         if pending:
             fault_point("after-policies")
+        committed_ms = int(time.time() * 1000)
         lock.check()
+        first = [c.path for c in pending if not history[c.path].policy_commits]
+        self.timings = CommitTimings(
+            policy_seconds, self._freshness(first, status, reader, committed_ms)
+        )
         for context in pending:
             record = context.summary.to_dict()
             record |= {"receipts": receipts[context.path]} if context.path in receipts else {}
@@ -298,17 +327,49 @@ class PartitionCommitter:
         self.completeness = completeness
         return sorted(outcomes, key=lambda o: o.partition)
 
+    def _freshness(
+        self,
+        partitions: Sequence[str],
+        status: TableStatus | None,
+        reader: TableStatusReader,
+        committed_ms: int,
+    ) -> dict[str, float]:
+        """Each first-committed partition's seconds from committable to ``committed_ms``.
+
+        Measured, never in the way of the commit: a partition the stream's status does not
+        know, or a checkpoint that cannot be read, has none (the log says why).
+        """
+        if status is None or not partitions:
+            return {}
+        freshness = {}
+        try:
+            for path in partitions:
+                found = status.find(path)
+                commit_time = None if found is None else found.commit_time_ms
+                since = committable_since_ms(
+                    self.spec, commit_time, reader.checkpoint, status.checkpoint
+                )
+                if since is not None:
+                    freshness[path] = max(0.0, (committed_ms - since) / 1000)
+        except (FsCommitError, OSError) as exc:
+            log.warning("the partitions' freshness is not measured: %s", _reason(exc))
+        return freshness
+
 
 def _reason(exc: Exception) -> str:
     """What a store's or the ledger's failure says, for the log."""
     return str(explain(exc) or exc) if isinstance(exc, OSError) else str(exc)
 
 
-def _staged(reader: TableStatusReader) -> dict[str, int] | None:
-    """Each partition's committed files as the sink log counts them (None: unreadable, so
-    every partition's records are read, as before the table state)."""
+def _stream(reader: TableStatusReader) -> TableStatus | None:
+    """What the stream wrote and the trigger allows (None: unreadable, so every partition's
+    records are read, as before the table state, and no freshness is measured)."""
     try:
-        status = reader.read(find_orphans=False)
+        return reader.read(find_orphans=False)
     except (FsCommitError, OSError):
         return None
+
+
+def _staged(status: TableStatus) -> dict[str, int]:
+    """Each partition's committed files as the sink log counts them."""
     return {p.staged.path: p.staged.files for p in status.partitions}

@@ -149,6 +149,38 @@ class CheckpointReader:
             since = log_file.mtime_ms
         return since
 
+    def watermark_passed_ms(self, state: CheckpointState, time_ms: int) -> int | None:
+        """When the safe watermark first passed ``time_ms`` (epoch ms): when the first
+        batch running with a watermark after it was committed (its ``commits/N`` written),
+        as the safe watermark is that of the latest committed batch.
+
+        None when it has not passed yet. A watermark that had passed already in the oldest
+        retained batch gives that batch's commit: purged batches make it an upper bound.
+        """
+        latest = state.latest_committed_batch
+        if latest is None or not state.watermark_ms or state.watermark_ms <= time_ms:
+            return None
+        self._filesystem, self._root = resolve_filesystem(self.checkpoint_uri)
+
+        def listings() -> tuple[list[LogFile], list[LogFile]]:
+            commits = list_log(self._filesystem, f"{self._root}/commits") or []
+            return commits, list_log(self._filesystem, f"{self._root}/offsets") or []
+
+        commits, offsets = read_consistently(listings, CheckpointError)
+        committed = {f.batch_id: f for f in commits if f.batch_id <= latest}
+        passed = None
+        for log_file in reversed(offsets):
+            if log_file.batch_id not in committed:
+                continue
+            try:
+                metadata = self._read_metadata(log_file, _MAX_OFFSET_VERSION)
+            except FileNotFoundError:
+                break  # purged since the listing: the earliest retained batch decides
+            if _int_field(metadata, "batchWatermarkMs", log_file) <= time_ms:
+                break
+            passed = committed[log_file.batch_id].mtime_ms
+        return passed
+
     def _forget_all_but(self, listed: list[LogFile]) -> None:
         """Keep what the files still listed said: memory stays that of the retained batches."""
         keep = set(listed)

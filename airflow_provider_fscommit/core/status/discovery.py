@@ -5,6 +5,10 @@ not published yet (new, or late data for a committed partition), a fragmented pa
 to compact again, a publication the commit policies have not committed, or files a
 committed rewrite replaced left to retire by a run that stopped. An expired partition (or
 one past its expiration) needs none: its late data is never published.
+
+A sweep's discovery reads the whole table, so it also tells how far commits are behind
+(:class:`Discovery`): the partitions committable and never committed, the oldest of them
+and since when, and the partitions in error; the sweep's operator reports them as metrics.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
 from airflow_provider_fscommit.core.ledger.table_state import PartitionSummary
 from airflow_provider_fscommit.core.partition.partition_spec import PartitionGlob, PartitionSpec
 from airflow_provider_fscommit.core.status.committable import PartitionState, TableStatusReader
+from airflow_provider_fscommit.core.status.freshness import committable_since_ms
 from airflow_provider_fscommit.core.status.work import (
     EVERY_STEP,
     Work,
@@ -33,6 +38,24 @@ class PendingCommit:
     work: Work  # every step it needs (:mod:`.work`); ``reason`` names the first
 
 
+@dataclass(frozen=True)
+class Discovery:
+    """What a discovery found: the partitions to commit, and how far commits are behind.
+
+    ``uncommitted`` counts the partitions among ``pending`` that no policy has committed
+    yet (readers do not see them; late data for a committed one is not counted), and
+    ``oldest_committable_ms`` is since when the oldest of them has been committable
+    (:mod:`.freshness`; None: there is none, or its moment is unknown). ``errors``
+    counts the partitions in error: no partition time can be read from their path.
+    """
+
+    pending: list[PendingCommit]
+    uncommitted: int
+    oldest_committable_ms: int | None
+    errors: int
+    now_ms: int
+
+
 @store_errors
 def partitions_to_commit(spec: TableSpec, within: str | None = None) -> list[PendingCommit]:
     """Committable partitions with work: not committed yet, late data, fragmented (when
@@ -44,6 +67,12 @@ def partitions_to_commit(spec: TableSpec, within: str | None = None) -> list[Pen
     partitions it finds no work for; only the others' records are read (the state may lag
     them, never lead).
     """
+    return discover(spec, within).pending
+
+
+@store_errors
+def discover(spec: TableSpec, within: str | None = None) -> Discovery:
+    """:func:`partitions_to_commit`, with how far the commits are behind among them."""
     reader = TableStatusReader(spec)
     status = reader.read(find_orphans=False)
     ledger = CommitLedger(spec.require_table_path())
@@ -51,6 +80,7 @@ def partitions_to_commit(spec: TableSpec, within: str | None = None) -> list[Pen
     selection = None if within is None else _selection(spec, within)
     now_ms = int(time.time() * 1000)
     pending = []
+    uncommitted = []  # (commit time, path) of the pending ones no policy committed yet
     for partition in status.in_state(PartitionState.COMMITTABLE):
         if selection is not None and not selection.matches(partition.staged.spec):
             continue
@@ -64,7 +94,16 @@ def partitions_to_commit(spec: TableSpec, within: str | None = None) -> list[Pen
         if work and not work & Work.EXPIRED:
             assert recorded is not None
             pending.append(PendingCommit(path, _reason(work, recorded), work))
-    return pending
+            if not recorded.policy_commits and partition.commit_time_ms is not None:
+                uncommitted.append((partition.commit_time_ms, path))
+    # The earliest commit time became committable first: the clock only moves forward.
+    oldest = (
+        committable_since_ms(spec, min(uncommitted)[0], reader.checkpoint, status.checkpoint)
+        if uncommitted
+        else None
+    )
+    errors = len(status.in_state(PartitionState.ERROR))
+    return Discovery(pending, len(uncommitted), oldest, errors, now_ms)
 
 
 def _reason(work: Work, recorded: PartitionSummary) -> str:

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import shutil
+from datetime import datetime
 from pathlib import Path
 
 import pytest
 
 from airflow_provider_fscommit.core.errors import CheckpointError
-from airflow_provider_fscommit.core.spark.checkpoint import read_checkpoint
+from airflow_provider_fscommit.core.spark.checkpoint import CheckpointReader, read_checkpoint
 
 
 @pytest.mark.parametrize("fixture", ["compacted_stream", "late_stateful_stream", "shanghai_stream"])
@@ -30,6 +31,30 @@ def test_old_batches_are_purged_and_log_format_v2_is_read(late_stateful_stream):
         assert latest.read_text().startswith("v2"), log
     # Five input files, and the stateful query ran a no-data batch to advance the watermark.
     assert state.latest_committed_batch == 5 == late_stateful_stream.progress[-1]["batchId"]
+
+
+def test_the_watermark_passed_a_time_when_the_first_batch_past_it_was_committed(
+    compacted_stream,
+):
+    """Freshness counts from there: the safe watermark is the latest committed batch's."""
+    reader = CheckpointReader(compacted_stream.checkpoint)
+    state = reader.read()
+    commits = Path(compacted_stream.checkpoint, "commits")
+    retained = sorted(int(p.name) for p in commits.iterdir() if p.name.isdigit())
+    ran_with = {  # Spark's progress: the watermark each batch ran with
+        p["batchId"]: _epoch_ms(p["eventTime"]["watermark"]) for p in compacted_stream.progress
+    }
+    times = sorted({*ran_with.values(), -1})
+    for time_ms in times:
+        first = next((b for b in retained if ran_with[b] > time_ms), None)
+        expected = None if first is None else (commits / str(first)).stat().st_mtime_ns // 10**6
+        assert reader.watermark_passed_ms(state, time_ms) == expected, time_ms
+    assert reader.watermark_passed_ms(state, times[-1]) is None  # not passed yet
+    assert reader.watermark_passed_ms(state, -1) is not None
+
+
+def _epoch_ms(iso: str) -> int:
+    return int(datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp() * 1000)
 
 
 def test_a_batch_planned_but_not_committed_does_not_count(compacted_stream, tmp_path):

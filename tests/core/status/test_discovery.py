@@ -5,7 +5,9 @@ from __future__ import annotations
 from airflow_provider_fscommit.core.commit.committer import PartitionCommitter
 from airflow_provider_fscommit.core.commit.policy_factory import create_policies
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
-from airflow_provider_fscommit.core.status.discovery import partitions_to_commit
+from airflow_provider_fscommit.core.spark.checkpoint import CheckpointReader
+from airflow_provider_fscommit.core.status.committable import TableStatusReader
+from airflow_provider_fscommit.core.status.discovery import discover, partitions_to_commit
 from airflow_provider_fscommit.operators.committable_partitions import CommittablePartitionsOperator
 from fscommit_dev.streams import row
 from tests.support.compaction import committable, compact, table_options
@@ -25,8 +27,22 @@ def test_discovery_through_a_commit_cycle_and_late_data(spark, hourly_stream, tm
     ]
     assert compact(hourly_stream.staging, hourly_stream.checkpoint, table).returncode == 0
     assert {p.reason for p in partitions_to_commit(spec)} == {"policies-pending"}
-    PartitionCommitter(spec, create_policies(spec)).commit(ready)
+    # How far commits are behind: every ready partition, the oldest committable since the
+    # batch whose watermark passed its commit time was committed.
+    behind = discover(spec)
+    checkpoint = CheckpointReader(hourly_stream.checkpoint)
+    oldest = TableStatusReader(spec).read().find(ready[0]).commit_time_ms
+    passed = checkpoint.watermark_passed_ms(checkpoint.read(), oldest)
+    assert (behind.uncommitted, behind.errors) == (len(ready), 0)
+    assert behind.oldest_committable_ms == passed is not None
+    committer = PartitionCommitter(spec, create_policies(spec))
+    committer.commit(ready)
+    # Freshness: to the moment the policies committed, from that same moment for hour 00.
+    assert set(committer.timings.policy_seconds) == {"success-file"}
+    assert set(committer.timings.freshness_s) == set(ready)
+    assert committer.timings.freshness_s[ready[0]] >= (behind.now_ms - passed) / 1000
     assert partitions_to_commit(spec) == []
+    assert (discover(spec).uncommitted, discover(spec).oldest_committable_ms) == (0, None)
     assert CommittablePartitionsOperator(task_id="discover", table=options).execute({}) == []
     # Within a glob, or one partition: what a run of a time (or of a partition) commits.
     assert [p.partition for p in partitions_to_commit(spec, "dt=2026-11-20/hour=*")] == []
@@ -35,6 +51,7 @@ def test_discovery_through_a_commit_cycle_and_late_data(spark, hourly_stream, tm
     assert [(p.partition, p.reason) for p in partitions_to_commit(spec)] == [
         ("dt=2026-11-20/hour=00", "late-data")
     ]
+    assert discover(spec).uncommitted == 0  # late data: readers see the partition already
     for within, found in [
         ("dt=2026-11-20/hour=*", ["dt=2026-11-20/hour=00"]),
         ("dt=*/hour=00", ["dt=2026-11-20/hour=00"]),
@@ -43,7 +60,7 @@ def test_discovery_through_a_commit_cycle_and_late_data(spark, hourly_stream, tm
         ("dt=2026-11-21/hour=*", []),
     ]:
         assert [p.partition for p in partitions_to_commit(spec, within)] == found, within
-    discover = CommittablePartitionsOperator(
+    operator = CommittablePartitionsOperator(
         task_id="discover", table=options, within="dt=*/hour=00"
     )
-    assert discover.execute({}) == ["dt=2026-11-20/hour=00"]
+    assert operator.execute({}) == ["dt=2026-11-20/hour=00"]
