@@ -19,6 +19,9 @@ newer line adds degrades to what the older line offers:
   it carries the run's key);
 - a downstream DAG scheduled on a rollup of the table's partitioned asset events
   (``RollupMapper``, ``DayWindow``) from 3.3 on; before, none (``daily_rollup_timetable``);
+- ``Stats`` (the metrics) through the common.compat provider, which finds it where each line
+  keeps it; from ``airflow.stats`` with a common.compat provider too old to (the Spark
+  provider requires only 1.23);
 - the commit-status page's entry in the UI's *Browse* menu (``external_views``) from 3.1
   on; on 3.0 the page is reached by its URL, ``/fscommit/``.
 """
@@ -50,6 +53,11 @@ if AIRFLOW_V_3_2_PLUS:
 else:
     from airflow.exceptions import AirflowException, AirflowSkipException
     from airflow.timetables.interval import CronDataIntervalTimetable
+
+try:
+    from airflow.providers.common.compat.sdk import Stats
+except ImportError:  # a common.compat provider before Stats: the core's, on 3.0 to 3.2
+    from airflow.stats import Stats
 
 try:
     from airflow.sdk.log import mask_secret
@@ -138,6 +146,7 @@ __all__ = [
     "AirflowSkipException",
     "BaseHook",
     "CronDataIntervalTimetable",
+    "Stats",
     "announce_partitions",
     "daily_rollup_timetable",
     "mask_secret",

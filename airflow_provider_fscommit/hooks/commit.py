@@ -8,6 +8,8 @@ named), the Glue clients of :class:`GlueHook`, the Iceberg catalog of
 :class:`IcebergCatalogHook` and the S3 settings of :class:`AwsStorageHook` around the whole
 commit (one AWS connection for all three). Asset events
 and skipping are the operator's: they depend on the task's context, not on the systems.
+The hook sends what the committer measured (:mod:`~airflow_provider_fscommit.metrics`):
+each policy's seconds and each partition's freshness.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from airflow_provider_fscommit.hooks.glue import GlueHook
 from airflow_provider_fscommit.hooks.http_report import HttpReportHook
 from airflow_provider_fscommit.hooks.iceberg import IcebergCatalogHook
 from airflow_provider_fscommit.hooks.metastore import MetastoreHook
+from airflow_provider_fscommit.metrics import TableMetrics
 from airflow_provider_fscommit.version_compat import BaseHook
 
 
@@ -98,6 +101,7 @@ class PartitionCommitHook(BaseHook):
         with AwsStorageHook(self.aws_conn_id).storage():
             committer = PartitionCommitter(spec, self.policies(spec))
             outcomes = committer.commit(partitions, commit_empty=commit_empty, origin=origin)
+        TableMetrics(spec).commit(committer.timings)
         for outcome in outcomes:
             if outcome.state is CommitState.EXPIRED:
                 self.log.warning("%s: not committed: %s", outcome.partition, outcome.reason)

@@ -2,7 +2,9 @@
 
 Its return value (a list of partition paths) feeds dynamic task mapping
 (``.expand(partitions=...)``, with ``map_index_template="{{ task.partitions }}"`` for
-readable names) or one compaction application for all of them.
+readable names) or one compaction application for all of them. A discovery of the whole
+table (a sweep's) also reports how far its commits are behind as metrics
+(:mod:`~airflow_provider_fscommit.metrics`); one ``within`` a time sees only that time.
 """
 
 from __future__ import annotations
@@ -13,8 +15,9 @@ from typing import Any, ClassVar
 from airflow.sdk import BaseOperator
 
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
-from airflow_provider_fscommit.core.status.discovery import partitions_to_commit
+from airflow_provider_fscommit.core.status.discovery import discover
 from airflow_provider_fscommit.hooks.aws import AwsStorageHook
+from airflow_provider_fscommit.metrics import TableMetrics
 
 
 class CommittablePartitionsOperator(BaseOperator):
@@ -44,8 +47,12 @@ class CommittablePartitionsOperator(BaseOperator):
         self.aws_conn_id = aws_conn_id
 
     def execute(self, context: Any) -> list[str]:
+        spec = TableSpec.from_options(self.table)
         with AwsStorageHook(self.aws_conn_id).storage():
-            pending = partitions_to_commit(TableSpec.from_options(self.table), self.within)
+            found = discover(spec, self.within)
+        if self.within is None:
+            TableMetrics(spec).discovery(found)
+        pending = found.pending
         for item in pending:
             self.log.info("%s: %s", item.partition, item.reason)
         self.log.info("%d partition(s) to commit", len(pending))

@@ -9,6 +9,7 @@ from airflow.sdk import BaseOperator
 
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.hooks.compaction import CompactionHook
+from airflow_provider_fscommit.metrics import TableMetrics
 
 
 class PartitionCompactOperator(BaseOperator):
@@ -127,6 +128,7 @@ class PartitionCompactOperator(BaseOperator):
             result["rows"],
             result["seconds"],
         )
+        TableMetrics(spec).compaction(result)
         return result
 
     def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:

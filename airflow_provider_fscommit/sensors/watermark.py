@@ -13,6 +13,7 @@ from airflow.sdk import BaseSensorOperator, PokeReturnValue
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.status.partition_wait import PartitionCheck, check_partition
 from airflow_provider_fscommit.hooks.aws import AwsStorageHook
+from airflow_provider_fscommit.metrics import TableMetrics
 from airflow_provider_fscommit.triggers.watermark import PartitionWatermarkTrigger
 from airflow_provider_fscommit.version_compat import AirflowException
 
@@ -75,7 +76,10 @@ class PartitionWatermarkSensor(BaseSensorOperator):
                 self.process_time_fallback,
             )
         self.log.info("%s: %s%s", check.partition, check.reason, _lag(check.watermark_ms))
+        metrics = TableMetrics(spec)
+        metrics.watermark_lag(check.watermark_ms)
         if check.stalled:
+            metrics.stalled()
             raise AirflowException(check.reason)
         return check
 

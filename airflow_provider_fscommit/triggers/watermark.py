@@ -3,7 +3,9 @@
 It polls the checkpoint and sink log in a worker thread (file reads must not block the
 triggerer's event loop), writes nothing, and fires once: committable, or stalled. The
 waiting partitions of a table share their looks at it (one per half poll interval), and
-each logs what it sees when that changes, not every poll.
+each logs what it sees when that changes, not every poll. What it sees is also what a
+platform team alerts on (:mod:`~airflow_provider_fscommit.metrics`): the watermark's lag,
+the table's partitions waiting in this triggerer, and a stall.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.status.partition_wait import check_partition
 from airflow_provider_fscommit.core.storage.object_store import use_s3_settings
 from airflow_provider_fscommit.hooks.aws import AwsStorageHook
+from airflow_provider_fscommit.metrics import TableMetrics
 
 
 class PartitionWatermarkTrigger(BaseTrigger):
@@ -75,19 +78,28 @@ class PartitionWatermarkTrigger(BaseTrigger):
         # The other waiting partitions of the table in this triggerer share its looks.
         shared = timedelta(seconds=self.poll_interval / 2)
         said = None
-        while True:
-            # Set in this trigger's own context (copied into the polling thread) and only
-            # around the poll: other triggers in the triggerer keep theirs, and nothing is
-            # left to reset when the triggerer closes this generator after its event (from
-            # another context, as `airflow dags test` of Airflow 3.0 does).
-            with use_s3_settings(settings):
-                check = await asyncio.to_thread(
-                    check_partition, spec, self.partition, stall, fallback, max_age=shared
-                )
-            if check.reason != said:  # what changed, not the same line every poll
-                self.log.info("%s: %s", self.partition, check.reason)
-                said = check.reason
-            if check.committable or check.stalled:
-                yield TriggerEvent(check.to_dict())
-                return
-            await asyncio.sleep(self.poll_interval)
+        metrics = TableMetrics(spec)
+        metrics.waiting(self.partition, True)
+        try:
+            while True:
+                # Set in this trigger's own context (copied into the polling thread) and
+                # only around the poll: other triggers in the triggerer keep theirs, and
+                # nothing is left to reset when the triggerer closes this generator after
+                # its event (from another context, as `airflow dags test` of 3.0 does).
+                with use_s3_settings(settings):
+                    check = await asyncio.to_thread(
+                        check_partition, spec, self.partition, stall, fallback, max_age=shared
+                    )
+                if check.reason != said:  # what changed, not the same line every poll
+                    self.log.info("%s: %s", self.partition, check.reason)
+                    said = check.reason
+                metrics.watermark_lag(check.watermark_ms, every=shared.total_seconds())
+                if check.committable or check.stalled:
+                    if check.stalled:
+                        metrics.stalled()
+                    metrics.waiting(self.partition, False)
+                    yield TriggerEvent(check.to_dict())
+                    return
+                await asyncio.sleep(self.poll_interval)
+        finally:  # cancelled (the triggerer stops, the task times out): no longer waiting
+            metrics.waiting(self.partition, False)
