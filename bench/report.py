@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from bench import soak_report
 from bench.targets import evaluate
 
 MIB = 2**20
@@ -66,6 +67,8 @@ def render(document: dict[str, Any], results_dir: Path) -> str:
         lines += _ledger_scale(suites["ledger-scale"])
     if "layout" in suites:
         lines += _layout(suites["layout"])
+    if "soak" in suites:
+        lines += soak_report.render(suites["soak"])
     return "\n".join(lines) + "\n"
 
 

@@ -1,4 +1,5 @@
-"""Real Airflow services for end-to-end tests: scheduler, api-server and triggerer.
+"""Real Airflow services for end-to-end tests and the soak: scheduler, api-server,
+triggerer and dag-processor.
 
 Each runs in its own process group with its log under the Airflow home and is stopped by
 PID (SIGTERM, then SIGKILL) when the context exits, whatever happened in the test. Every
@@ -194,16 +195,28 @@ class Services:
 
     def start(self) -> None:
         """Start every service (appending to its log) and wait until the API answers."""
-        for name, args in COMMANDS.items():
-            with open(self.airflow.home / f"{name}.log", "ab") as log:
-                self.processes[name] = subprocess.Popen(
-                    [str(self.airflow.bin / "airflow"), *args(self.port)],
-                    env=self.airflow.env(),
-                    stdout=log,
-                    stderr=subprocess.STDOUT,
-                    start_new_session=True,
-                )
+        for name in COMMANDS:
+            self.start_service(name)
         self._wait_until_up()
+
+    def start_service(self, name: str) -> subprocess.Popen:
+        """Start one service (again, as a supervisor restarts it), its log appended to."""
+        with open(self.airflow.home / f"{name}.log", "ab") as log:
+            self.processes[name] = subprocess.Popen(
+                [str(self.airflow.bin / "airflow"), *COMMANDS[name](self.port)],
+                env=self.airflow.env(),
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        return self.processes[name]
+
+    def kill_service(self, name: str) -> None:
+        """SIGKILL one service's process group (the scheduler's: its executor's workers and
+        their tasks too), as a lost machine or an OOM kill ends it; wait until it is gone."""
+        process = self.processes[name]
+        _signal(process, signal.SIGKILL)
+        process.wait(timeout=60)
 
     def stop(self) -> None:
         """The api-server's clients first, all at once, then the api-server: a task still

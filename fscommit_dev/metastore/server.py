@@ -69,8 +69,14 @@ def _compile() -> Path:
     return classes
 
 
-def start(state_dir: Path, port: int = 0, timeout: float = 120.0) -> MetastoreServer:
-    """Start a server (``port`` 0: a free one) and wait until it accepts connections."""
+def start(
+    state_dir: Path, port: int = 0, timeout: float = 120.0, jvm_options: Sequence[str] = ()
+) -> MetastoreServer:
+    """Start a server (``port`` 0: a free one) and wait until it accepts connections.
+
+    ``jvm_options``: more options of its JVM, e.g. a log4j2 configuration that writes
+    Hive's audit log (every call, which the soak counts).
+    """
     state_dir = state_dir.resolve()
     state_dir.mkdir(parents=True, exist_ok=True)
     port = port or _free_port()
@@ -87,7 +93,7 @@ def start(state_dir: Path, port: int = 0, timeout: float = 120.0) -> MetastoreSe
         "hive.metastore.warehouse.dir": str(state_dir / "warehouse"),
         "derby.stream.error.file": str(state_dir / "derby.log"),
     }
-    command = ["java", "-Xmx1g", "-cp", f"{classes}:{JARS}/*"]
+    command = ["java", "-Xmx1g", *jvm_options, "-cp", f"{classes}:{JARS}/*"]
     command += [f"-D{key}={value}" for key, value in properties.items()]
     command += ["LoopbackMetastore", str(port)]
     log = open(state_dir / "metastore.log", "ab")  # noqa: SIM115 - owned by the server
