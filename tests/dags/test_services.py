@@ -12,6 +12,8 @@ database is PostgreSQL, as in production.
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as ec
@@ -29,6 +31,7 @@ from tests.support.example_dags import (
     example_airflow_extra_env,
     example_spec,
 )
+from tests.support.statsd import StatsdListener
 
 MANUAL_RUNS = "SELECT run_id FROM dag_run WHERE dag_id = 'fscommit_manual'"
 BACKFILL = ("--from-date", "2026-11-20T00:00:00+00:00", "--to-date", "2026-11-20T02:00:00+00:00")
@@ -36,7 +39,7 @@ BACKFILL = ("--from-date", "2026-11-20T00:00:00+00:00", "--to-date", "2026-11-20
 
 @pytest.mark.slow
 def test_ui_trigger_backfills_and_the_triggerer_commit_each_partition_once(
-    spark, metastore, postgres, connect_server, tmp_path
+    spark, metastore, postgres, connect_server, tmp_path, request
 ):
     browser_or_skip()  # before anything starts: no browser, nothing to see
     stream = StreamingTable(tmp_path / "stream")
@@ -46,7 +49,9 @@ def test_ui_trigger_backfills_and_the_triggerer_commit_each_partition_once(
     create_table(metastore, "served", table)
     spec = example_spec(stream, table, "served")
     extra = example_airflow_extra_env(tmp_path, spec, metastore, connect_connection(connect_server))
-    airflow = services_airflow_env(tmp_path / "airflow", extra, postgres)
+    statsd = StatsdListener()  # the services' metrics (tests/test_metrics.py checks them)
+    request.addfinalizer(statsd.close)
+    airflow = services_airflow_env(tmp_path / "airflow", extra | statsd.env(), postgres)
     ledger = CommitLedger(str(table))
     assert airflow.run("dags", "reserialize").returncode == 0
 
@@ -182,6 +187,15 @@ def test_ui_trigger_backfills_and_the_triggerer_commit_each_partition_once(
             h: (1 if h in ("04", "05") else 0, 1) for h in jumped
         }
         assert not ledger.read(f"{DAY}/hour=12").policy_commits
+        # The triggerer counted the table's deferred sensors waiting in it, and fewer once
+        # their triggers fired.
+        waiting = [
+            m.value
+            for m in statsd.metrics()
+            if m.name == "airflow.fscommit.partitions.waiting" and m.tags == {"table": "served"}
+        ]
+        assert max(waiting) >= 1 and any(b < a for a, b in itertools.pairwise(waiting)), waiting
+        assert statsd.wait_for("airflow.fscommit.partitions.waiting.served")
         # One log per triggerer that ran the trigger (the services restarted for a backfill).
         log = "".join(
             path.read_text()
