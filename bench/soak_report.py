@@ -145,7 +145,8 @@ def _run_detail(name: str, run: dict[str, Any]) -> list[str]:
             f"{_pct(trig['core_share_per_waiting'])} of a core per waiting partition.",
             "",
             "Memory (RSS MiB of each part's process tree at the run's quarters, its peak, "
-            "and its growth per 10 minutes over the second half):",
+            "and its growth per 10 minutes over the second half of the last process's life: "
+            "a part restarted by a fault starts again):",
             "",
             *_table(
                 ["part", "25 %", "50 %", "75 %", "end", "max", "growth / 10 min", "CPU s"],
@@ -156,6 +157,24 @@ def _run_detail(name: str, run: dict[str, Any]) -> list[str]:
                 ],
             ),
         ]
+    metrics = run.get("metrics")
+    if metrics and metrics["tables"]:
+        lines += [
+            "The provider's metrics as the soak's StatsD received them, against what the soak "
+            "measured (compaction rows: the rows the table published; freshness: the "
+            f"medians). Metrics received: {', '.join(f'`{n}`' for n in metrics['names'])}.",
+            "",
+            *_table(
+                ["table", "compaction.rows", "published rows", "partition.freshness (n, median)",
+                 "measured (n, median)"],
+                [
+                    [table, m["compaction_rows"], m["published_rows"],
+                     f"{m['freshness_count']}, {m['freshness_median_s']} s",
+                     f"{m['measured_count']}, {m['measured_median_s']} s"]
+                    for table, m in metrics["tables"].items()
+                ],
+            ),
+        ]  # fmt: skip
     meta = run["metastore"]
     per = meta["calls_per_committed_partition"]
     calls = ", ".join(f"{k} {v}" for k, v in sorted(meta["calls"].items(), key=lambda kv: -kv[1]))

@@ -121,6 +121,7 @@ def check_table(
     ledger = CommitLedger(str(table.table_path))
     committable = [p for p in logged if watermark > partition_start_ms(p) + delay_ms]
     committed = 0
+    published_rows = 0
     for partition in sorted(logged):
         records = ledger.read(partition)
         is_committable = partition in committable
@@ -163,6 +164,7 @@ def check_table(
                 )
         directory = table.table_path / partition / records.directory
         published = _ids(str(p) for p in _data_files(directory))
+        published_rows += sum(published.values())
         if published != logged[partition]:
             missing = logged[partition] - published
             extra = published - logged[partition]
@@ -236,6 +238,7 @@ def check_table(
         "partitions": len(logged),
         "committable": len(committable),
         "committed": committed,
+        "published_rows": published_rows,
         "rows": sum(sum(c.values()) for c in logged.values()),
         "late_rows": sum(1 for r in rows if r.table == table.name and r.late),
         "final_watermark_ms": watermark,

@@ -72,6 +72,8 @@ class Deployment:
     owned: set[str] = field(default_factory=set)
     # The metastore's JVM options (its audit log), again at a restart.
     metastore_jvm_options: list[str] = field(default_factory=list)
+    # More Airflow settings (the soak's StatsD).
+    airflow_env: dict[str, str] = field(default_factory=dict)
 
     @property
     def specs_dir(self) -> Path:
@@ -131,7 +133,7 @@ def airflow_settings(deployment: Deployment) -> dict[str, str]:
         "AIRFLOW__SCHEDULER__SCHEDULER_HEALTH_CHECK_THRESHOLD": "15",
         "AIRFLOW__TRIGGERER__TRIGGERER_HEALTH_CHECK_THRESHOLD": "15",
         "AIRFLOW__DAG_PROCESSOR__MIN_FILE_PROCESS_INTERVAL": "60",
-    } | deployment.settings.extra.get("airflow_env", {})
+    } | deployment.airflow_env
 
 
 def dag_settings(settings: SoakSettings) -> dict[str, str]:
@@ -226,9 +228,11 @@ def deployed(
     postgres: PostgresServer | None = None,
     connect: ConnectServer | None = None,
     metastore: MetastoreServer | None = None,
+    airflow_env: dict[str, str] | None = None,
 ) -> Iterator[Deployment]:
     """Start the whole deployment under ``base``; stop it by PID at the end, whatever
-    happened. The given servers are used and left running."""
+    happened. The given servers are used and left running; ``airflow_env``: more Airflow
+    settings."""
     base.mkdir(parents=True, exist_ok=True)
     owned: set[str] = set()
     with ExitStack() as stack:
@@ -264,6 +268,7 @@ def deployed(
             generator,
             owned=owned,
             metastore_jvm_options=jvm_options,
+            airflow_env=airflow_env or {},
         )
         stack.pop_all()  # from here on, the deployment stops what it owns
         try:

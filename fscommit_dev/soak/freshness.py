@@ -76,10 +76,17 @@ class PartitionTimes:
     table: str
     partition: str
     committable_ms: int | None
-    last_row_ms: int | None  # the last on-time row's arrival
+    last_row_ms: int | None  # the last on-time row's arrival (None: late rows only)
     visible_ms: int | None
     faulted: bool  # its wait for visibility overlapped a fault
     phases: dict[str, float] | None  # seconds: poll, scheduling, compaction, commit, reader
+
+    @property
+    def late_only(self) -> bool:
+        """A partition of late rows only: it was committable before its first row came
+        (the sweep publishes it), so its freshness says nothing of the commit path; the
+        figures leave it out, the comparison with the metrics (which count it) keeps it."""
+        return self.last_row_ms is None
 
     @property
     def freshness_s(self) -> float | None:
@@ -95,6 +102,7 @@ class PartitionTimes:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self) | {
+            "late_only": self.late_only,
             "freshness_s": self.freshness_s,
             "since_last_row_s": self.since_last_row_s,
         }
@@ -111,12 +119,15 @@ def partition_times(
     """The times of every partition of ``table`` that became committable in the run."""
     batches = checkpoint_batches(table.checkpoint)
     last_row: dict[str, int] = {}
+    partitions: set[str] = set()
     for r in rows:
-        if r.table == table.name and not r.late:
-            last_row[r.partition] = max(last_row.get(r.partition, 0), r.written_ms)
+        if r.table == table.name:
+            partitions.add(r.partition)
+            if not r.late:
+                last_row[r.partition] = max(last_row.get(r.partition, 0), r.written_ms)
     phases = _run_phases(airflow, table.dag_id)
     out = []
-    for partition in sorted(last_row):
+    for partition in sorted(partitions):
         ready = committable_ms(batches, partition, delay_ms)
         if ready is None:
             continue
@@ -134,7 +145,7 @@ def partition_times(
                 table.name,
                 partition,
                 ready,
-                last_row[partition],
+                last_row.get(partition),
                 seen,
                 faulted,
                 _split(ready, seen, run) if run else None,
@@ -210,6 +221,8 @@ def percentiles(values: Sequence[float]) -> dict[str, float | int | None]:
 
 def summarize(times: Sequence[PartitionTimes]) -> dict[str, Any]:
     """The run's freshness figures: all partitions, without and with faults; the phases."""
+
+    times = [t for t in times if not t.late_only]
 
     def of(selected: Sequence[PartitionTimes]) -> dict[str, Any]:
         return {

@@ -11,6 +11,7 @@ down is a second without a listing, a restarted part a new process tree.
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from contextlib import suppress
@@ -49,6 +50,9 @@ class Observer:
         ]
 
     def start(self) -> Observer:
+        # A metastore down (a fault) is a second without a listing, not a traceback a
+        # second on the terminal.
+        logging.getLogger("thrift.transport.TSocket").setLevel(logging.CRITICAL)
         for thread in self._threads:
             thread.start()
         return self

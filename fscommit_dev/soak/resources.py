@@ -2,7 +2,8 @@
 
 Memory must stay flat over a run that in production lasts months: each part's resident
 memory is reported at the quarters of the run, its peak, and its growth per ten minutes
-over the second half (a line fitted by least squares; the first half holds the start-up).
+over the second half of the last process's life (a line fitted by least squares; the
+first half holds the start-up, and a restarted part starts again from nothing).
 The triggerer's CPU is divided by what it held: the CPU seconds it used over the deferred
 task instances' waiting seconds is the share of a core one waiting partition costs.
 A restarted part's samples start again from a new process: its CPU is counted per
@@ -40,7 +41,11 @@ def _memory(samples: Sequence[dict[str, Any]], name: str, key: str) -> dict[str,
     quarters = [
         values[min(len(values) - 1, int(q * (len(values) - 1)))][1] for q in (0.25, 0.5, 0.75, 1)
     ]
-    second_half = values[len(values) // 2 :]
+    # The growth of the process running at the end (a restarted part's new process),
+    # over the second half of its life.
+    last_pid = samples[-1]["parts"][name]["pid"]
+    last = [v for s, v in zip(samples, values, strict=True) if s["parts"][name]["pid"] == last_pid]
+    second_half = last[len(last) // 2 :]
     return {
         "at_quarters": [round(v) for v in quarters],
         "max": round(max(v for _, v in values)),

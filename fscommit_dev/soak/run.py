@@ -22,12 +22,13 @@ from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
 from airflow_provider_fscommit.core.spark.checkpoint import read_checkpoint
 from fscommit_dev.metastore.server import MetastoreServer
 from fscommit_dev.postgres import PostgresServer
-from fscommit_dev.soak import freshness, metastore_audit, resources
+from fscommit_dev.soak import freshness, metastore_audit, metrics_check, resources
 from fscommit_dev.soak.checks import Violation, check_table, failed_tasks, staged_files
 from fscommit_dev.soak.deployment import Deployment, deployed
 from fscommit_dev.soak.faults import FaultInjector, schedule
 from fscommit_dev.soak.generator import partition_start_ms
 from fscommit_dev.soak.observer import Observer
+from fscommit_dev.soak.statsd import StatsdCollector
 from fscommit_dev.soak.tables import SoakSettings, SoakTable
 from fscommit_dev.spark_connect import ConnectServer
 
@@ -49,12 +50,23 @@ def run_soak(
 
     ``document["violations"]`` is empty when every check held.
     """
-    with deployed(base, settings, postgres, connect, metastore) as deployment:
-        say(f"soak: {len(deployment.tables)} tables up; running {settings.minutes} min")
-        return _run(deployment, settings, say)
+    statsd = StatsdCollector()
+    try:
+        with deployed(
+            base, settings, postgres, connect, metastore, statsd.airflow_env()
+        ) as deployment:
+            say(f"soak: {len(deployment.tables)} tables up; running {settings.minutes} min")
+            return _run(deployment, settings, statsd, say)
+    finally:
+        statsd.close()
 
 
-def _run(deployment: Deployment, settings: SoakSettings, say: Callable[[str], None]) -> dict:
+def _run(
+    deployment: Deployment,
+    settings: SoakSettings,
+    statsd: StatsdCollector,
+    say: Callable[[str], None],
+) -> dict:
     assert deployment.airflow is not None and deployment.services is not None
     started = time.monotonic()
     started_ms = int(time.time() * 1000)
@@ -109,6 +121,13 @@ def _run(deployment: Deployment, settings: SoakSettings, say: Callable[[str], No
             deployment.airflow,
         )
     ]
+    disagreements, metrics = metrics_check.compare(
+        statsd.metrics(),
+        {name: c["published_rows"] for name, c in counted.items()},
+        times,
+        faults,
+    )
+    violations += disagreements
     committed = sum(c["committed"] for c in counted.values())
     calls = metastore_audit.calls(deployment.metastore.state_dir, started_ms, drain_end_ms)
     reader_calls = seen.listings
@@ -128,6 +147,7 @@ def _run(deployment: Deployment, settings: SoakSettings, say: Callable[[str], No
         "freshness": freshness.summarize(times),
         "partitions": [t.to_dict() for t in times],
         "resources": resources.summarize(seen.samples),
+        "metrics": metrics,
         "metastore": {
             "calls": dict(calls),
             "reader_listings": reader_calls,

@@ -1,0 +1,92 @@
+"""Do the provider's metrics say what the soak measured? (rule ``metrics-agree``)
+
+A platform team alerts on the ``fscommit.*`` metrics the tasks and triggers send, so they
+must tell the truth the soak checks independently:
+
+- ``compaction.rows``, summed per table, equals the rows the table published (read back
+  from its files). A compaction killed after it published and before it sent its figures
+  (a killed task, scheduler or Connect server) leaves the metric short, never over: short
+  is explained when such a fault struck, over never is.
+- ``partition.freshness`` (one timer per partition committed for the first time) agrees
+  with the soak's own freshness of the table's partitions (committable until the
+  metastore's reader saw it): their medians within :data:`FRESHNESS_TOLERANCE_S`.
+
+What the metrics said is returned beside the violations, for the results.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import defaultdict
+from collections.abc import Sequence
+from typing import Any
+
+from fscommit_dev.soak.checks import Violation
+from fscommit_dev.soak.faults import FaultRecord
+from fscommit_dev.soak.freshness import PartitionTimes
+from fscommit_dev.soak.statsd import PREFIX, Metric
+
+FRESHNESS_TOLERANCE_S = 5.0
+# The faults that can kill a compaction between its publication and its metrics.
+_KILL_COMPACTIONS = ("task", "scheduler", "connect")
+
+
+def compare(
+    metrics: Sequence[Metric],
+    published_rows: dict[str, int],
+    times: Sequence[PartitionTimes],
+    faults: Sequence[FaultRecord],
+) -> tuple[list[Violation], dict[str, Any]]:
+    rows: dict[str, float] = defaultdict(float)
+    freshness: dict[str, list[float]] = defaultdict(list)
+    names: set[str] = set()
+    for m in metrics:
+        names.add(m.name.removeprefix(f"{PREFIX}."))
+        table = m.tags.get("table")
+        if table is None:
+            continue
+        if m.name == f"{PREFIX}.fscommit.compaction.rows":
+            rows[table] += m.value
+        elif m.name == f"{PREFIX}.fscommit.partition.freshness":
+            freshness[table].append(m.value / 1000)  # a timer's milliseconds
+    struck = [f.kind for f in faults if f.killed_ms is not None and f.kind in _KILL_COMPACTIONS]
+    found: list[Violation] = []
+    report: dict[str, Any] = {"names": sorted(names), "tables": {}}
+    for table, published in sorted(published_rows.items()):
+        measured = sorted(t.freshness_s for t in times if t.table == table and t.freshness_s)
+        said = sorted(freshness.get(table, []))
+        report["tables"][table] = {
+            "compaction_rows": int(rows.get(table, 0)),
+            "published_rows": published,
+            "freshness_count": len(said),
+            "freshness_median_s": round(statistics.median(said), 1) if said else None,
+            "measured_count": len(measured),
+            "measured_median_s": round(statistics.median(measured), 1) if measured else None,
+        }
+        metric_rows = int(rows.get(table, 0))
+        if metric_rows > published or (metric_rows < published and not struck):
+            found.append(
+                Violation(
+                    "metrics-agree",
+                    table,
+                    "compaction.rows",
+                    f"the metric counted {metric_rows} rows, the table published {published}",
+                )
+            )
+        if said and measured:
+            gap = abs(statistics.median(said) - statistics.median(measured))
+            if gap > FRESHNESS_TOLERANCE_S:
+                found.append(
+                    Violation(
+                        "metrics-agree",
+                        table,
+                        "partition.freshness",
+                        f"the metric's median {statistics.median(said):.1f} s, the soak's "
+                        f"{statistics.median(measured):.1f} s",
+                    )
+                )
+        elif measured and not said:
+            found.append(
+                Violation("metrics-agree", table, "partition.freshness", "no metric received")
+            )
+    return found, report
