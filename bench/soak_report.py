@@ -55,7 +55,8 @@ def render(suite: dict[str, Any]) -> list[str]:
             [
                 name,
                 f"{s['tables']} tables, {s['minutes']:g} min",
-                f"{ran['started'][:16]} (load {ran['load_before'][0]})",
+                f"{ran['started'][:16]} (load {ran['load_before'][0]} before, "
+                f"{ran['load_after'][0]} after)",
                 faults or "none",
                 f"{run['rows']:,} ({run['late_rows']} late)",
                 sum(c["committed"] for c in run["counted"].values()),
@@ -71,7 +72,7 @@ def render(suite: dict[str, Any]) -> list[str]:
         [
             "run",
             "size",
-            "started (load)",
+            "started (1-min load average)",
             "faults",
             "rows",
             "partitions committed",
@@ -98,6 +99,8 @@ def _run_detail(name: str, run: dict[str, Any]) -> list[str]:
             f"{machine['os']}; Python {machine['python']}, Spark {machine['spark']}.",
             "",
         ]
+    if run.get("reevaluated"):
+        lines += [f"_Note: {run['reevaluated']}._", ""]
     for v in run["violations"]:
         lines.append(f"- FAILED `{v['rule']}`: {v['table']} `{v['partition']}`: {v['detail']}")
     if run["violations"]:
@@ -160,15 +163,20 @@ def _run_detail(name: str, run: dict[str, Any]) -> list[str]:
     metrics = run.get("metrics")
     if metrics and metrics["tables"]:
         lines += [
-            "The provider's metrics as the soak's StatsD received them, against what the soak "
-            "measured (compaction rows: the rows the table published; freshness: the "
-            f"medians). Metrics received: {', '.join(f'`{n}`' for n in metrics['names'])}.",
+            "The provider's metrics as the soak's StatsD received them (tagged names), "
+            "against what the soak measured: compaction rows against the rows the table's "
+            "committed compactions wrote (its published rows, read back from its files, plus "
+            "what rewrites wrote again, from the ledger), freshness by its median. Metrics "
+            "received: "
+            + ", ".join(f"`{n}`" for n in metrics["names"] if "," not in n and n.count(".") < 3)
+            + ", each also with the table (and policy) in its name.",
             "",
             *_table(
-                ["table", "compaction.rows", "published rows", "partition.freshness (n, median)",
-                 "measured (n, median)"],
+                ["table", "compaction.rows", "rows compactions wrote (published)",
+                 "partition.freshness (n, median)", "measured (n, median)"],
                 [
-                    [table, m["compaction_rows"], m["published_rows"],
+                    [table, m["compaction_rows"],
+                     f"{m.get('compacted_rows', '-')} ({m.get('published_rows', '-')})",
                      f"{m['freshness_count']}, {m['freshness_median_s']} s",
                      f"{m['measured_count']}, {m['measured_median_s']} s"]
                     for table, m in metrics["tables"].items()

@@ -22,7 +22,7 @@ from fscommit_dev.soak.tables import SoakSettings
 
 SETTINGS = SoakSettings(
     tables=2,
-    minutes=2.5,
+    minutes=2.0,
     seed=3,
     faults=("triggerer", "task"),
     sweep_minutes=1,

@@ -13,6 +13,7 @@
   file of a committed partition published, no plan left open, and the published
   directory holds exactly the ledger's outputs.
 - ``nothing-early``: no partition that was not committable yet is committed.
+- ``loopback-only``: no part of the deployment listens on anything but 127.0.0.1.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
 from airflow_provider_fscommit.core.spark.checkpoint import read_checkpoint
 from airflow_provider_fscommit.core.spark.staging import StagingTable, is_hidden
 from fscommit_dev.airflow_services import Services
+from fscommit_dev.listeners import listening_addresses
 from fscommit_dev.metastore.client import thrift_client
 from fscommit_dev.metastore.server import MetastoreServer
 from fscommit_dev.soak.generator import WrittenRow, partition_start_ms
@@ -239,6 +241,7 @@ def check_table(
         "committable": len(committable),
         "committed": committed,
         "published_rows": published_rows,
+        "compacted_rows": compacted_rows(ledger),
         "rows": sum(sum(c.values()) for c in logged.values()),
         "late_rows": sum(1 for r in rows if r.table == table.name and r.late),
         "final_watermark_ms": watermark,
@@ -277,3 +280,25 @@ def failed_tasks(services: Services) -> list[Violation]:
                 )
             )
     return found
+
+
+def non_loopback_listeners(groups: dict[str, int]) -> list[Violation]:
+    """The listeners of the deployment's process groups (by part) not on 127.0.0.1."""
+    found = []
+    for part, pgid in sorted(groups.items()):
+        for address in sorted(listening_addresses(pgid)):
+            if not address.startswith("127.0.0.1:"):
+                found.append(Violation("loopback-only", part, address, "listens beyond loopback"))
+    return found
+
+
+def compacted_rows(ledger: CommitLedger) -> int:
+    """The rows every committed compaction of the table wrote: the published rows, plus
+    those a rewrite wrote again (late rows merged into a fragmented partition's files) and
+    the outputs it replaced."""
+    return sum(
+        output.get("rows", 0)
+        for partition in ledger.partitions()
+        for commit in ledger.read(partition).commits.values()
+        for output in commit.get("outputs", [])
+    )

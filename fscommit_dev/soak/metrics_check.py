@@ -3,10 +3,12 @@
 A platform team alerts on the ``fscommit.*`` metrics the tasks and triggers send, so they
 must tell the truth the soak checks independently:
 
-- ``compaction.rows``, summed per table, equals the rows the table published (read back
-  from its files). A compaction killed after it published and before it sent its figures
-  (a killed task, scheduler or Connect server) leaves the metric short, never over: short
-  is explained when such a fault struck, over never is.
+- ``compaction.rows``, summed per table, equals the rows its committed compactions wrote:
+  the rows it published (read back from its files), plus what rewrites wrote again (late
+  rows merged into a fragmented partition's published files), which the ledger records.
+  A compaction killed after it published and before it sent its figures (a killed task,
+  scheduler or Connect server) leaves the metric short, never over: short is explained
+  when such a fault struck, over never is.
 - ``partition.freshness`` (one timer per partition committed for the first time) agrees
   with the soak's own freshness of the table's partitions (committable until the
   metastore's reader saw it): their medians within :data:`FRESHNESS_TOLERANCE_S`.
@@ -33,7 +35,7 @@ _KILL_COMPACTIONS = ("task", "scheduler", "connect")
 
 def compare(
     metrics: Sequence[Metric],
-    published_rows: dict[str, int],
+    compacted_rows: dict[str, int],
     times: Sequence[PartitionTimes],
     faults: Sequence[FaultRecord],
 ) -> tuple[list[Violation], dict[str, Any]]:
@@ -52,25 +54,25 @@ def compare(
     struck = [f.kind for f in faults if f.killed_ms is not None and f.kind in _KILL_COMPACTIONS]
     found: list[Violation] = []
     report: dict[str, Any] = {"names": sorted(names), "tables": {}}
-    for table, published in sorted(published_rows.items()):
+    for table, written in sorted(compacted_rows.items()):
         measured = sorted(t.freshness_s for t in times if t.table == table and t.freshness_s)
         said = sorted(freshness.get(table, []))
         report["tables"][table] = {
             "compaction_rows": int(rows.get(table, 0)),
-            "published_rows": published,
+            "compacted_rows": written,
             "freshness_count": len(said),
             "freshness_median_s": round(statistics.median(said), 1) if said else None,
             "measured_count": len(measured),
             "measured_median_s": round(statistics.median(measured), 1) if measured else None,
         }
         metric_rows = int(rows.get(table, 0))
-        if metric_rows > published or (metric_rows < published and not struck):
+        if metric_rows > written or (metric_rows < written and not struck):
             found.append(
                 Violation(
                     "metrics-agree",
                     table,
                     "compaction.rows",
-                    f"the metric counted {metric_rows} rows, the table published {published}",
+                    f"the metric counted {metric_rows} rows, the compactions wrote {written}",
                 )
             )
         if said and measured:

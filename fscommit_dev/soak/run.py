@@ -12,8 +12,10 @@ deployment is stopped by PID afterwards, whatever happened.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
+from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +25,13 @@ from airflow_provider_fscommit.core.spark.checkpoint import read_checkpoint
 from fscommit_dev.metastore.server import MetastoreServer
 from fscommit_dev.postgres import PostgresServer
 from fscommit_dev.soak import freshness, metastore_audit, metrics_check, resources
-from fscommit_dev.soak.checks import Violation, check_table, failed_tasks, staged_files
+from fscommit_dev.soak.checks import (
+    Violation,
+    check_table,
+    failed_tasks,
+    non_loopback_listeners,
+    staged_files,
+)
 from fscommit_dev.soak.deployment import Deployment, deployed
 from fscommit_dev.soak.faults import FaultInjector, schedule
 from fscommit_dev.soak.generator import partition_start_ms
@@ -109,6 +117,7 @@ def _run(
         )
         violations += found
     violations += failed_tasks(deployment.services)
+    violations += non_loopback_listeners(_process_groups(deployment))
     times = [
         t
         for table in deployment.tables
@@ -123,11 +132,13 @@ def _run(
     ]
     disagreements, metrics = metrics_check.compare(
         statsd.metrics(),
-        {name: c["published_rows"] for name, c in counted.items()},
+        {name: c["compacted_rows"] for name, c in counted.items()},
         times,
         faults,
     )
     violations += disagreements
+    for name, figures in metrics["tables"].items():
+        figures["published_rows"] = counted[name]["published_rows"]
     committed = sum(c["committed"] for c in counted.values())
     calls = metastore_audit.calls(deployment.metastore.state_dir, started_ms, drain_end_ms)
     reader_calls = seen.listings
@@ -192,3 +203,15 @@ def _drained(table: SoakTable, delay_ms: int) -> bool:
         if not set(uris) <= records.settled_inputs:
             return False
     return True
+
+
+def _process_groups(deployment: Deployment) -> dict[str, int]:
+    """Each running part's process group (each was started in a session of its own)."""
+    groups = {"postgres": deployment.postgres.pid, "metastore": deployment.metastore.pid}
+    assert deployment.services is not None
+    groups |= {name: p.pid for name, p in deployment.services.processes.items()}
+    if deployment.streams.process is not None:
+        groups["streams"] = deployment.streams.process.pid
+    with suppress(OSError, ValueError):
+        groups["connect"] = os.getpgid(deployment.connect.pid())
+    return groups
