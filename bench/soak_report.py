@@ -152,13 +152,34 @@ def _run_detail(name: str, run: dict[str, Any]) -> list[str]:
             "a part restarted by a fault starts again):",
             "",
             *_table(
-                ["part", "25 %", "50 %", "75 %", "end", "max", "growth / 10 min", "CPU s"],
                 [
-                    [part, *m["at_quarters"], m["max"], m["growth_per_10_min"], res["cpu_s"][part]]
+                    "part",
+                    "25 %",
+                    "50 %",
+                    "75 %",
+                    "end",
+                    "max",
+                    "growth / 10 min",
+                    "own RSS: end, growth / 10 min",
+                    "CPU s",
+                ],
+                [
+                    [
+                        part,
+                        *m["at_quarters"],
+                        m["max"],
+                        m["growth_per_10_min"],
+                        _own(res.get("rss_self_mib", {}).get(part)),
+                        res["cpu_s"][part],
+                    ]
                     for part, m in res["rss_mib"].items()
                     if m
                 ],
             ),
+            "(A tree holds the part's children: the scheduler's its executor's workers and "
+            "their running tasks, the Connect server's its Python workers; its own RSS is "
+            "the part's process alone.)",
+            "",
         ]
     metrics = run.get("metrics")
     if metrics and metrics["tables"]:
@@ -194,6 +215,12 @@ def _run_detail(name: str, run: dict[str, Any]) -> list[str]:
         "",
     ]  # fmt: skip
     return lines
+
+
+def _own(memory: dict[str, Any] | None) -> str:
+    if not memory:
+        return "-"
+    return f"{memory['at_quarters'][-1]}, {memory['growth_per_10_min']}"
 
 
 def _pct(share: float | None) -> str:
