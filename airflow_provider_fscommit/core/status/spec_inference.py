@@ -503,9 +503,12 @@ def _partition_time(
 
 
 def _minute_grain(minutes: Sequence[str]) -> timedelta:
-    """Minutes 00, 15, 30, 45 are quarter-hour partitions; a lone minute says one minute."""
-    step = math.gcd(60, *(int(m) for m in minutes))
-    return timedelta(minutes=1 if step == 60 else step)
+    """Minutes 00, 15, 30, 45 are quarter-hour partitions; a lone minute says one minute
+    (minute 25 alone is no evidence of five-minute partitions: a young stream of minute
+    partitions has written one so far)."""
+    distinct = {int(m) for m in minutes}
+    step = math.gcd(60, *distinct) if len(distinct) > 1 else 1
+    return timedelta(minutes=step)
 
 
 def _grain_of_times(reading: Reading, values: Sequence[str]) -> timedelta:

@@ -85,6 +85,14 @@ SHAPES = {
         timedelta(minutes=15),
         datetime(2026, 11, 20, 3, 15),
     ),
+    "a lone minute: one-minute partitions": (
+        ["dt=2026-11-20/hour=03/minute=25"],
+        ("dt", "hour", "minute"),
+        "$dt $hour:$minute:00",
+        None,
+        timedelta(minutes=1),
+        datetime(2026, 11, 20, 3, 25),
+    ),
     "slashes, escaped": (
         ["dt=2026%2F11%2F20/hour=03"],
         ("dt", "hour"),
