@@ -22,13 +22,13 @@ from airflow_provider_fscommit.core.status.freshness import committable_since_ms
 from airflow_provider_fscommit.metrics import TableMetrics, table_name
 from fscommit_dev.airflow_env import AirflowEnv
 from fscommit_dev.metastore.client import create_table
+from fscommit_dev.statsd import Metric, StatsdListener
 from tests.support.example_dags import (
     DAY,
     connect_connection,
     example_airflow_extra_env,
     example_spec,
 )
-from tests.support.statsd import Metric, StatsdListener
 
 PREFIX = "airflow.fscommit."
 

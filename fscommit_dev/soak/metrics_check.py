@@ -26,7 +26,7 @@ from typing import Any
 from fscommit_dev.soak.checks import Violation
 from fscommit_dev.soak.faults import FaultRecord
 from fscommit_dev.soak.freshness import PartitionTimes
-from fscommit_dev.soak.statsd import PREFIX, Metric
+from fscommit_dev.statsd import PREFIX, Metric
 
 FRESHNESS_TOLERANCE_S = 5.0
 # The faults that can kill a compaction between its publication and its metrics.

@@ -36,9 +36,9 @@ from fscommit_dev.soak.deployment import Deployment, deployed
 from fscommit_dev.soak.faults import FaultInjector, schedule
 from fscommit_dev.soak.generator import partition_start_ms
 from fscommit_dev.soak.observer import Observer
-from fscommit_dev.soak.statsd import StatsdCollector
 from fscommit_dev.soak.tables import SoakSettings, SoakTable
 from fscommit_dev.spark_connect import ConnectServer
+from fscommit_dev.statsd import StatsdListener
 
 # The share of the run, from its start, between which the faults strike.
 FAULT_WINDOW = (0.2, 0.8)
@@ -58,11 +58,9 @@ def run_soak(
 
     ``document["violations"]`` is empty when every check held.
     """
-    statsd = StatsdCollector()
+    statsd = StatsdListener()
     try:
-        with deployed(
-            base, settings, postgres, connect, metastore, statsd.airflow_env()
-        ) as deployment:
+        with deployed(base, settings, postgres, connect, metastore, statsd.env()) as deployment:
             say(f"soak: {len(deployment.tables)} tables up; running {settings.minutes} min")
             return _run(deployment, settings, statsd, say)
     finally:
@@ -72,7 +70,7 @@ def run_soak(
 def _run(
     deployment: Deployment,
     settings: SoakSettings,
-    statsd: StatsdCollector,
+    statsd: StatsdListener,
     say: Callable[[str], None],
 ) -> dict:
     assert deployment.airflow is not None and deployment.services is not None

@@ -23,6 +23,7 @@ from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
 from fscommit_dev.airflow_services import running_services, services_airflow_env
 from fscommit_dev.listeners import listening_addresses
 from fscommit_dev.metastore.client import create_table
+from fscommit_dev.statsd import StatsdListener
 from fscommit_dev.streams import StreamingTable, hourly_batches
 from tests.support.browser import TriggerForm, browser, browser_or_skip, save_screenshot
 from tests.support.example_dags import (
@@ -31,7 +32,6 @@ from tests.support.example_dags import (
     example_airflow_extra_env,
     example_spec,
 )
-from tests.support.statsd import StatsdListener
 
 MANUAL_RUNS = "SELECT run_id FROM dag_run WHERE dag_id = 'fscommit_manual'"
 BACKFILL = ("--from-date", "2026-11-20T00:00:00+00:00", "--to-date", "2026-11-20T02:00:00+00:00")

@@ -1,4 +1,5 @@
-"""A StatsD server for the tests: a real UDP socket on 127.0.0.1 that keeps every datagram.
+"""A StatsD server for the tests and the soak: a real UDP socket on 127.0.0.1 that keeps
+every datagram.
 
 Airflow's ``Stats`` sends through the ``statsd`` client to ``[metrics] statsd_host`` and
 ``statsd_port``; pointing them here shows exactly what a deployment's StatsD would get.
@@ -12,6 +13,9 @@ import socket
 import threading
 import time
 from dataclasses import dataclass
+
+#: The ``[metrics] statsd_prefix`` :meth:`StatsdListener.env` gives Airflow.
+PREFIX = "airflow"
 
 
 @dataclass(frozen=True)
@@ -56,7 +60,7 @@ class StatsdListener:
             "AIRFLOW__METRICS__STATSD_ON": str(on),
             "AIRFLOW__METRICS__STATSD_HOST": "127.0.0.1",
             "AIRFLOW__METRICS__STATSD_PORT": str(self.port),
-            "AIRFLOW__METRICS__STATSD_PREFIX": "airflow",
+            "AIRFLOW__METRICS__STATSD_PREFIX": PREFIX,
             "AIRFLOW__METRICS__STATSD_INFLUXDB_ENABLED": "True",
         }
 
@@ -69,7 +73,7 @@ class StatsdListener:
             with self._lock:  # the client batches lines into one datagram
                 self._lines.extend(line for line in data.decode().splitlines() if line)
 
-    def metrics(self, prefix: str = "airflow.fscommit.") -> list[Metric]:
+    def metrics(self, prefix: str = f"{PREFIX}.fscommit.") -> list[Metric]:
         """Every metric received so far whose name starts with ``prefix``."""
         with self._lock:
             lines = list(self._lines)
