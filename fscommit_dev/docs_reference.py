@@ -24,6 +24,7 @@ import inspect
 import pkgutil
 import re
 import sys
+import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import timedelta
 from pathlib import Path
@@ -419,11 +420,22 @@ def _public(module: ModuleType) -> list[Any]:
 
 
 def _modules(package: str) -> list[ModuleType]:
+    """The package's modules, less the old paths that say on import they are deprecated
+    (their objects are documented where they live now)."""
     module = importlib.import_module(package)
     if not hasattr(module, "__path__"):
         return [module]
     names = sorted(info.name for info in pkgutil.iter_modules(module.__path__))
-    return [importlib.import_module(f"{package}.{name}") for name in names]
+    return [m for m in (_current(f"{package}.{name}") for name in names) if m is not None]
+
+
+def _current(name: str) -> ModuleType | None:
+    """The module ``name``, or None when importing it warns that it is deprecated."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        module = importlib.import_module(name)
+    said = (str(w.message) for w in caught if issubclass(w.category, DeprecationWarning))
+    return None if any(m.startswith(f"{name} is deprecated") for m in said) else module
 
 
 def _annotation(annotation: Any) -> str:
