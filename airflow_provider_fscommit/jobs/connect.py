@@ -17,9 +17,10 @@ spark-submit driver to its tasks.
 Runs of the same code share one server-side session (:func:`code_session_id`), kept
 after each run, so the Python workers that imported pyarrow and the compactor serve the
 next run too; each run tags its operations, so cancelling one (``on_kill``, ^C) leaves the
-others running. The client reads the inputs' footers while it connects and uploads the
-artifact; then, while it plans, a warm-up job starts those workers when there are none yet
-and learns the server's parallelism, so planning and worker start overlap.
+others running. The client reads what it plans from (no input footer: the units read their
+own, once each) while it connects and uploads the artifact; then, while it plans, a warm-up
+job starts those workers when there are none yet and learns the server's parallelism, so
+planning and worker start overlap.
 """
 
 from __future__ import annotations
@@ -91,7 +92,7 @@ class ConnectCompaction:
             archive = package_zip(scratch)
             warm_up: list[Future[int]] = []
 
-            def start() -> None:  # while the client reads the inputs' footers
+            def start() -> None:  # while the client reads what it plans from
                 session = self._connect(code_session_id(archive))
                 session.addTag(tag)
                 self._session, self._tag = session, tag

@@ -1,8 +1,9 @@
 """The compaction application's driver and tasks (its entry script is ``compact.py``).
 
 One application compacts and publishes every requested partition (default: every
-committable one), because starting a Spark application costs seconds; the driver reads the
-inputs' footers while its Spark session starts. The units of all
+committable one), because starting a Spark application costs seconds; the driver reads
+what it plans from (checkpoint, sink log, table state) while its Spark session starts, and
+no input footer: each unit reads its own inputs' footers, once. The units of all
 plans are balanced by input bytes over a few Spark tasks per core (a task costs tens of
 milliseconds of overhead, which hundreds of small units would pay each), so the work
 spreads over a cluster. The driver runs the core's :class:`CompactionPublisher`;
@@ -152,11 +153,11 @@ def run_and_record(
     output reads back).
 
     ``start`` brings the executors up (a Spark session, a Connect server's) and may refuse
-    them (:func:`require_floors`); the inputs' footers are read meanwhile, and nothing is
-    planned before it returns. An error that stops the whole run (executors below the
-    floors, the lock, the checkpoint, the store) becomes the summary's ``error`` and is not
-    stored: a refused run writes nothing to the table; a failed partition is in its
-    ``partitions``.
+    them (:func:`require_floors`); what the run plans from is read meanwhile (no footer:
+    the units read their own), and nothing is planned before it returns. An error that
+    stops the whole run (executors below the floors, the lock, the checkpoint, the store)
+    becomes the summary's ``error`` and is not stored: a refused run writes nothing to
+    the table; a failed partition is in its ``partitions``.
     """
     try:
         publisher = CompactionPublisher(spec, codec)
@@ -182,7 +183,8 @@ def report(summary: CompactionSummary) -> None:
 def _start_reading_ahead(
     publisher: CompactionPublisher, partitions: Sequence[str] | None, start: Callable[[], None]
 ) -> None:
-    """``start()`` here while another thread reads the run's footers (it writes nothing)."""
+    """``start()`` here while another thread reads what the run plans from (a dry run: it
+    writes nothing)."""
     with ThreadPoolExecutor(1, thread_name_prefix="fscommit-read-ahead") as pool:
         ahead = pool.submit(publisher.read_ahead, partitions)
         start()

@@ -120,9 +120,9 @@ class CompactionRunner:
         rows arrive between the two looks, their units run in this process, with the same
         code the executors run. Returns None when there is work for Spark.
 
-        Whether a plan's columns suit the table's sort order is left to the run, which
-        reads the footers while its executors start: a wrong column is refused there,
-        before anything is planned.
+        Whether a plan's columns suit the table's sort order is left to the run, whose
+        units read the footers: a wrong column is refused there, before anything is
+        published.
         """
         publisher = CompactionPublisher(self.spec, self.codec)
         if publisher.preview(self.partitions, check_layout=False).plans:

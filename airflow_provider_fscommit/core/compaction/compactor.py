@@ -13,6 +13,11 @@ output must read back in Spark with the same schema and rows. For Parquet
   files named;
 * a unit with a single input whose schema is the plan's is copied byte for byte.
 
+A unit reads its inputs' footers itself, once each (its scan then uses them), and writes
+their merged schema unless the task gives one; its result carries that schema and the
+inputs' distinct ones, and the publisher checks that a partition's units agree before its
+commit point (the units that differ are written again with the partition's schema).
+
 ORC is rewritten the same way, stripe by stripe, with the inputs' compression, Spark's
 type attributes and its user metadata (:mod:`orc_user_metadata`). JSON, CSV and text are
 concatenated (:mod:`line_files`), which is exact for every codec Spark writes them with.
@@ -41,13 +46,12 @@ import pyarrow.parquet as pq
 
 from airflow_provider_fscommit.core.compaction.external_sort import sorted_tables
 from airflow_provider_fscommit.core.compaction.layout import OutputLayout
+from airflow_provider_fscommit.core.compaction.plan_schema import FooterSchemas
 from airflow_provider_fscommit.core.compaction.readers import (
     BATCH_ROWS,
+    UnitInputs,
     input_rows,
-    open_input,
     opened,
-    rows_of,
-    schema_of,
     unreadable,
 )
 from airflow_provider_fscommit.core.compat import PARQUET_DECIMALS_AS_INTEGERS, concat_batches
@@ -76,8 +80,9 @@ class UnitTask:
     inputs: tuple[str, ...]
     output: str
     codec: str
-    schema: bytes
-    int96: bool
+    # The schema to write, serialized; b"": the merged schema of the unit's own inputs.
+    schema: bytes = b""
+    int96: bool = False  # write INT96 timestamps (also when an input of the unit has them)
     bytes: int = 0  # the inputs' total size: what balances units over Spark tasks
     input_sizes: tuple[int, ...] = ()  # per input, as the sink log records them
     # The driver's S3 identity when it is explicit (object_store.task_settings): executors
@@ -85,13 +90,17 @@ class UnitTask:
     s3: S3Settings | None = None
     format: FileFormat = FileFormat.PARQUET
     header: bool = False  # CSV files that each start with a header line
-    dictionary_columns: tuple[str, ...] = ()  # Parquet: PlanSchema.dictionary_columns
-    rows: int = 0  # the inputs' rows, as their footers count them (0: unknown, line files)
+    # Parquet: PlanSchema.dictionary_columns; (): those of the unit's largest input.
+    dictionary_columns: tuple[str, ...] = ()
+    rows: int = 0  # the inputs' rows, as their footers count them (the unit counts them)
     layout: OutputLayout = field(default_factory=OutputLayout)
     # A sorted partition, or a rewrite, is one task writing every unit's output: (unit,
     # output) after this task's own, in order; its rows are dealt out across all of them.
     more_outputs: tuple[tuple[int, str], ...] = ()
     directory: str = ""  # the outputs' directory under the partition's (a rewrite's own)
+    # The task's inputs are all of its partition's: its own schema is the partition's, and
+    # it refuses a sort or bloom filter column they lack before writing anything.
+    whole: bool = False
 
     @property
     def outputs(self) -> tuple[tuple[int, str], ...]:
@@ -107,6 +116,13 @@ class UnitResult:
     bytes: int = 0
     copied: bool = False
     error: str | None = None
+    # What the unit's inputs' footers said (columnar formats): the rows they hold (on the
+    # first output of a task with several; None: unknown, line files), the schema written
+    # and the inputs' distinct schemas (serialized), whether an input has INT96 timestamps.
+    input_rows: int | None = None
+    schema: bytes = b""
+    schemas: tuple[bytes, ...] = ()
+    int96: bool = False
 
 
 def compact_units(tasks: Iterable[UnitTask]) -> list[UnitResult]:
@@ -137,17 +153,45 @@ def _compact(task: UnitTask) -> list[UnitResult]:
     """The task's outputs: lines concatenated, one input of the plan's schema copied, the
     inputs rewritten into that schema, or sorted across outputs (the module docstring
     says why each)."""
-    table_fs, target = _target(task, task.output)
     if task.format.is_lines:
+        table_fs, target = _target(task, task.output)
         return [_merge(task, table_fs, target)]
-    schema = pa.ipc.read_schema(pa.py_buffer(task.schema))
+    inputs = UnitInputs(task.inputs, task.input_sizes, task.format)
+    footers = FooterSchemas()
+    inputs.read_footers(footers.add)
+    own = footers.plan_schema(task.inputs)
+    schema = pa.ipc.read_schema(pa.py_buffer(task.schema)) if task.schema else own.schema
+    if task.whole and not task.schema:
+        task.layout.check(schema, task.partition, task.format)
     task.layout.refuse_unwritable(task.format)
+    rows = sum(footers.rows.values())
+    task = replace(
+        task,
+        int96=task.int96 or own.int96,
+        rows=rows,
+        dictionary_columns=task.dictionary_columns or own.dictionary_columns,
+        layout=task.layout.within(schema, task.format),
+    )
+    table_fs, target = _target(task, task.output)
     if task.layout.sort is not None or task.more_outputs:
-        return _dealt(task, table_fs, schema)
-    copied = None
-    if len(task.inputs) == 1 and not task.layout.rewrites(task.format):
-        copied = _copied(task, table_fs, target, schema)
-    return [copied or _rewrite(task, table_fs, target, schema)]
+        results = _dealt(task, table_fs, schema, inputs)
+    elif (
+        len(task.inputs) == 1
+        and not task.layout.rewrites(task.format)
+        and (own.schemas[0].equals(schema, check_metadata=False))
+    ):
+        results = [_copied(task, table_fs, target, rows)]
+    else:
+        results = [_rewrite(task, table_fs, target, schema, inputs)]
+    said = {
+        "schema": schema.serialize().to_pybytes(),
+        "schemas": tuple(s.serialize().to_pybytes() for s in own.schemas),
+        "int96": task.int96,
+    }
+    return [
+        replace(result, input_rows=rows if index == 0 else 0, **said)
+        for index, result in enumerate(results)
+    ]
 
 
 def _target(task: UnitTask, output: str) -> tuple[pafs.FileSystem, str]:
@@ -163,42 +207,39 @@ def _target(task: UnitTask, output: str) -> tuple[pafs.FileSystem, str]:
     return table_fs, f"{directory}/{hidden_name(output)}"
 
 
-def _copied(
-    task: UnitTask, table_fs: pafs.FileSystem, target: str, schema: pa.Schema
-) -> UnitResult | None:
+def _copied(task: UnitTask, table_fs: pafs.FileSystem, target: str, rows: int) -> UnitResult:
     """A single input that already has the plan's schema, copied byte for byte.
 
-    Rewriting it would only cost time and risk fidelity. None when its schema differs
-    (an older file of a partition whose columns grew): then it is rewritten.
+    Rewriting it would only cost time and risk fidelity (an older file of a partition
+    whose columns grew has another schema: it is rewritten).
     """
     filesystem, path = resolve_filesystem(task.inputs[0])
-    reader = open_input(filesystem, path, task.inputs[0], task.format)
-    if not schema_of(reader).equals(schema, check_metadata=False):
-        return None
     if filesystem is table_fs and not renames_atomically(table_fs):
         table_fs.copy_file(path, target)  # a copy inside the store (CopyObject)
     else:
         pafs.copy_files(path, target, filesystem, table_fs)
-    return _written(task, table_fs, target, rows_of(reader), copied=True)
+    return _written(task, table_fs, target, rows, copied=True)
 
 
 def _rewrite(
-    task: UnitTask, table_fs: pafs.FileSystem, target: str, schema: pa.Schema
+    task: UnitTask, table_fs: pafs.FileSystem, target: str, schema: pa.Schema, inputs: UnitInputs
 ) -> UnitResult:
     """The inputs streamed, in input order, into row groups of the plan's schema."""
     with _RowGroups(task, table_fs, target, schema) as output:
-        for batch in _coalesced(_input_rows(task, schema), BATCH_ROWS):
+        for batch in _coalesced(input_rows(inputs, task.partition, schema), BATCH_ROWS):
             output.add(batch)
     return _written(task, table_fs, target, output.rows)
 
 
-def _dealt(task: UnitTask, table_fs: pafs.FileSystem, schema: pa.Schema) -> list[UnitResult]:
+def _dealt(
+    task: UnitTask, table_fs: pafs.FileSystem, schema: pa.Schema, inputs: UnitInputs
+) -> list[UnitResult]:
     """All the task's inputs dealt out to its outputs in order, the same number of rows to
     each: a sorted partition's sorted first (in bounded memory), so files and their row
     groups cover disjoint ranges of the order; a rewrite's in input order."""
     layout = task.layout
     per_output = -(-task.rows // len(task.outputs))  # ceil: the last output may hold fewer
-    rows = _coalesced(_input_rows(task, schema), BATCH_ROWS)
+    rows = _coalesced(input_rows(inputs, task.partition, schema), BATCH_ROWS)
     ordered = _Rows(
         sorted_tables(rows, layout.sort, layout.sort_memory)
         if layout.sort is not None
@@ -306,11 +347,6 @@ def _written(
     fault_point("after-unit")
     size = table_fs.get_file_info(target).size or 0
     return UnitResult(task.partition, task.plan_id, task.unit, rows, size, copied)
-
-
-def _input_rows(task: UnitTask, schema: pa.Schema) -> Iterator[pa.RecordBatch]:
-    """The unit's input rows in input order, with the plan's schema."""
-    return input_rows(task.inputs, task.input_sizes, task.format, task.partition, schema)
 
 
 def _coalesced(batches: Iterator[pa.RecordBatch], rows: int) -> Iterator[pa.RecordBatch]:

@@ -8,13 +8,14 @@ stripes, row index and bloom filters as ORC's keys say. A table with a sort orde
 row groups cover disjoint ranges, and Parquet footers record the order.
 
 :class:`OutputLayout` holds plain values a Spark task takes; it is checked against a
-partition's columns on the driver, before anything runs.
+partition's columns before anything is published (by the unit that reads all of them, or
+by the publisher on the schema its units agree on), and by a dry run.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -73,7 +74,7 @@ class OutputLayout:
         return bool(self.sort or self.parquet_bloom_filters or self.orc_bloom_filter_columns)
 
     def check(self, schema: pa.Schema, partition: str, file_format: FileFormat) -> None:
-        """Refuse what names a column the partition's files lack, before anything runs."""
+        """Refuse what names a column the partition's files lack."""
         if self.sort is not None:
             self.sort.check(schema, partition)
         bloom = (
@@ -86,8 +87,28 @@ class OutputLayout:
             raise ConfigError(
                 f"{bloom[0]} names column {missing[0]!r}, which the files of partition "
                 f"{partition} do not have (their columns: {', '.join(schema.names)}); "
-                "nothing was planned. Fix the table spec"
+                "nothing was published. Fix the table spec"
             )
+
+    def within(self, schema: pa.Schema, file_format: FileFormat) -> OutputLayout:
+        """The layout of an output of ``schema``: bloom filters only on its columns.
+
+        A unit of a partition whose columns grew may lack a column the others have; it
+        writes what it has, and the publisher has it written again with the partition's
+        schema (or refuses the partition, when none has the column) before its commit.
+        """
+        names = set(schema.names)
+        if file_format is FileFormat.ORC:
+            kept = tuple(c for c in self.orc_bloom_filter_columns if c in names)
+            if kept == self.orc_bloom_filter_columns:
+                return self
+            return replace(self, orc_bloom_filter_columns=kept)
+        parquet = tuple((c, n) for c, n in self.parquet_bloom_filters if c in names)
+        return (
+            self
+            if parquet == self.parquet_bloom_filters
+            else replace(self, parquet_bloom_filters=parquet)
+        )
 
     def rewrites(self, file_format: FileFormat) -> bool:
         """Whether every output must be written row by row (no byte copy of an input):

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import contextvars
 from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Union
 
@@ -35,56 +35,109 @@ _WHOLE_FILE_BYTES = 8 * 1024 * 1024
 Reader = Union[pq.ParquetFile, po.ORCFile, pa.NativeFile]
 
 
-def input_rows(
-    inputs: Sequence[str],
-    sizes: Sequence[int],
-    file_format: FileFormat,
-    partition: str,
-    schema: pa.Schema,
-) -> Iterator[pa.RecordBatch]:
+class UnitInputs:
+    """A unit's inputs with their footers read once, by :meth:`read_footers`, and its
+    rows then read through the footers kept (:func:`input_rows`): no footer is decoded
+    twice.
+
+    Local Parquet keeps dataset fragments (pyarrow caches the footer in each, and the
+    scan uses it); Parquet on an object store keeps each file's decoded footer, which
+    opens the file fetched whole; ORC keeps nothing (its reader opens the file again).
+    """
+
+    def __init__(self, uris: Sequence[str], sizes: Sequence[int], file_format: FileFormat):
+        self.uris, self.sizes, self.format = tuple(uris), tuple(sizes), file_format
+        self._fragments: list | None = None  # pyarrow.dataset.ParquetFileFragment
+        self._metadata: dict[str, pq.FileMetaData] = {}
+        self._scans = (
+            file_format is FileFormat.PARQUET
+            and bool(uris)
+            and (renames_atomically(resolve_filesystem(uris[0])[0]))
+        )
+
+    def read_footers(self, add: Callable[[str, pa.Schema, int, pq.FileMetaData | None], None]):
+        """Each input's footer, decoded once: ``add(uri, schema, rows, parquet footer)``."""
+        if self._scans:
+            self._fragments = []
+            scan_format = _scan_format()
+            filesystem = resolve_filesystem(self.uris[0])[0]
+            for uri in self.uris:
+                fragment = scan_format.make_fragment(resolve_filesystem(uri)[1], filesystem)
+                try:
+                    fragment.ensure_complete_metadata()
+                except FileNotFoundError:
+                    raise _missing(uri) from None
+                except (pa.ArrowInvalid, OSError) as exc:
+                    raise unreadable(uri, exc, self.format) from None
+                metadata = fragment.metadata
+                add(uri, fragment.physical_schema, metadata.num_rows, metadata)
+                self._fragments.append(fragment)
+            return
+        for uri, reader in opened(self.uris, (), self.format):  # footers only
+            if isinstance(reader, po.ORCFile):
+                add(uri, reader.schema, reader.nrows, None)
+                continue
+            metadata = self._metadata[uri] = reader.metadata
+            add(uri, reader.schema_arrow, metadata.num_rows, metadata)
+
+
+def input_rows(inputs: UnitInputs, partition: str, schema: pa.Schema) -> Iterator[pa.RecordBatch]:
     """A unit's input rows in input order, with the plan's schema.
 
     Parquet on a local disk or HDFS is read as one dataset scan: pyarrow then opens and
     decodes file after file in C++, without a Python reader per file (workload (b), 800
-    files of 375 rows: 0.54 s -> 0.41 s to read an hour). Should the scan fail, the inputs
-    are read again one by one, so the error names the file and the way out. Object stores
-    (inputs fetched ahead, whole) and ORC are read one by one.
+    files of 375 rows: 0.54 s -> 0.41 s to read an hour), with the footers
+    :meth:`UnitInputs.read_footers` decoded. Should the scan fail, the inputs are read again
+    one by one, so the error names the file and the way out. Object stores (inputs fetched
+    ahead, whole) and ORC are read one by one.
     """
-    if file_format is FileFormat.PARQUET and renames_atomically(resolve_filesystem(inputs[0])[0]):
+    if inputs._scans:
         try:
             yield from _scanned(inputs, schema)
             return
         except (pa.ArrowException, OSError) as exc:
             failure = exc
         # Read again one by one: raises the error of the file that fails.
-        for _ in _one_by_one(inputs, sizes, file_format, schema):
+        for _ in _one_by_one(inputs.uris, inputs.sizes, inputs.format, schema):
             pass
         raise FsCommitError(
             f"reading the staged files of {partition} failed ({failure}), but each of "
             "them reads on its own; nothing of the partition was published. Rerun it"
         )
-    yield from _one_by_one(inputs, sizes, file_format, schema)
+    yield from _one_by_one(inputs.uris, inputs.sizes, inputs.format, schema, inputs._metadata)
 
 
-def _scanned(uris: Sequence[str], schema: pa.Schema) -> Iterator[pa.RecordBatch]:
-    """Local Parquet inputs in one scan; a column a file lacks is read as nulls."""
+def _scan_format():  # pyarrow.dataset.ParquetFileFormat
     import pyarrow.dataset as ds  # here: it costs 0.2 s to import (pandas with it)
 
-    filesystem, _ = resolve_filesystem(uris[0])
-    scan_format = ds.ParquetFileFormat(
+    return ds.ParquetFileFormat(
         read_options=ds.ParquetReadOptions(coerce_int96_timestamp_unit="us")
     )
-    paths = [resolve_filesystem(uri)[1] for uri in uris]
-    dataset = ds.dataset(paths, schema=schema, format=scan_format, filesystem=filesystem)
+
+
+def _scanned(inputs: UnitInputs, schema: pa.Schema) -> Iterator[pa.RecordBatch]:
+    """Local Parquet inputs in one scan; a column a file lacks is read as nulls."""
+    import pyarrow.dataset as ds
+
+    if inputs._fragments is None:
+        inputs.read_footers(lambda *_: None)
+    fragments = inputs._fragments
+    assert fragments is not None
+    filesystem = resolve_filesystem(inputs.uris[0])[0]
+    dataset = ds.FileSystemDataset(fragments, schema, fragments[0].format, filesystem)
     for batch in dataset.to_batches(batch_size=BATCH_ROWS, use_threads=False):
         yield _align(batch, schema)
 
 
 def _one_by_one(
-    inputs: Sequence[str], sizes: Sequence[int], file_format: FileFormat, schema: pa.Schema
+    inputs: Sequence[str],
+    sizes: Sequence[int],
+    file_format: FileFormat,
+    schema: pa.Schema,
+    footers: Mapping[str, pq.FileMetaData] | None = None,
 ) -> Iterator[pa.RecordBatch]:
     """The inputs opened and read one after the other, errors naming their file."""
-    for uri, reader in opened(inputs, sizes, file_format):
+    for uri, reader in opened(inputs, sizes, file_format, footers):
         if file_format is FileFormat.ORC and not ORC_READER_REFUSES_FAR_TIMESTAMPS:
             _refuse_far_timestamps(uri)
         batches = _batches(reader)
@@ -124,7 +177,10 @@ def _batches(reader: Reader) -> Iterator[pa.RecordBatch]:
 
 
 def opened(
-    uris: Sequence[str], sizes: Sequence[int], file_format: FileFormat
+    uris: Sequence[str],
+    sizes: Sequence[int],
+    file_format: FileFormat,
+    footers: Mapping[str, pq.FileMetaData] | None = None,
 ) -> Iterator[tuple[str, Reader]]:
     """The inputs opened in order; on an object store the next few are fetched ahead.
 
@@ -133,15 +189,17 @@ def opened(
     time waiting (a compaction of workload (a) on the S3 server: 44 s, of which 40 s in
     opening and reading inputs). Threads fetch up to ``_PREFETCH_FILES`` files ahead, a
     small file of known size whole in one request (memory stays bounded by the window),
-    others by their footer; local files are opened as they come.
+    others by their footer; local files are opened as they come. A Parquet file whose
+    decoded footer is in ``footers`` is opened with it, not decoded again.
     """
+    footers = footers or {}
     if not uris:
         return
     first_fs, _ = resolve_filesystem(uris[0])
     if renames_atomically(first_fs):  # local disk or HDFS
         for uri in uris:
             filesystem, path = resolve_filesystem(uri)
-            yield uri, open_input(filesystem, path, uri, file_format)
+            yield uri, open_input(filesystem, path, uri, file_format, footers.get(uri))
         return
     known = list(sizes) if len(sizes) == len(uris) else [None] * len(uris)
     context = contextvars.copy_context()  # the S3 settings in effect, for the threads
@@ -154,7 +212,8 @@ def opened(
                     item = next(items, None)
                     if item is None:
                         break
-                    fetch = pool.submit(context.copy().run, _fetch, *item, file_format)
+                    footer = footers.get(item[0])
+                    fetch = pool.submit(context.copy().run, _fetch, *item, file_format, footer)
                     window.append((item[0], fetch))
                 if not window:
                     return
@@ -165,11 +224,13 @@ def opened(
                 future.cancel()
 
 
-def _fetch(uri: str, size: int | None, file_format: FileFormat) -> Reader:
+def _fetch(
+    uri: str, size: int | None, file_format: FileFormat, footer: pq.FileMetaData | None = None
+) -> Reader:
     """One input from an object store: a small one whole (one GET), else its footer."""
     filesystem, path = resolve_filesystem(uri)
     if size is None or size > _WHOLE_FILE_BYTES:
-        return open_input(filesystem, path, uri, file_format)
+        return open_input(filesystem, path, uri, file_format, footer)
     try:
         with filesystem.open_input_file(path) as handle:
             data = handle.read()
@@ -177,10 +238,16 @@ def _fetch(uri: str, size: int | None, file_format: FileFormat) -> Reader:
         raise _missing(uri) from None
     except OSError as exc:
         raise unreadable(uri, exc, file_format) from None
-    return _reader(pa.BufferReader(data), uri, file_format)
+    return _reader(pa.BufferReader(data), uri, file_format, footer)
 
 
-def open_input(filesystem: pafs.FileSystem, path: str, uri: str, file_format: FileFormat) -> Reader:
+def open_input(
+    filesystem: pafs.FileSystem,
+    path: str,
+    uri: str,
+    file_format: FileFormat,
+    footer: pq.FileMetaData | None = None,
+) -> Reader:
     """One staged file opened for its format; a missing or unreadable one is named."""
     try:
         source = filesystem.open_input_file(path)
@@ -188,16 +255,19 @@ def open_input(filesystem: pafs.FileSystem, path: str, uri: str, file_format: Fi
         raise _missing(uri) from None
     except OSError as exc:
         raise unreadable(uri, exc, file_format) from None
-    return _reader(source, uri, file_format)
+    return _reader(source, uri, file_format, footer)
 
 
-def _reader(source: pa.NativeFile, uri: str, file_format: FileFormat) -> Reader:
-    """The file opened for its format: Parquet and ORC read their footers here."""
+def _reader(
+    source: pa.NativeFile, uri: str, file_format: FileFormat, footer: pq.FileMetaData | None
+) -> Reader:
+    """The file opened for its format: Parquet and ORC read their footers here (Parquet's
+    unless ``footer`` is it, decoded before)."""
     try:
         if file_format is FileFormat.ORC:
             return po.ORCFile(source)
         if file_format is FileFormat.PARQUET:
-            return pq.ParquetFile(source, coerce_int96_timestamp_unit="us")
+            return pq.ParquetFile(source, metadata=footer, coerce_int96_timestamp_unit="us")
     except (pa.ArrowInvalid, OSError) as exc:
         raise unreadable(uri, exc, file_format) from None
     return source

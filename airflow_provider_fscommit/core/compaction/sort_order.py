@@ -51,7 +51,7 @@ class SortOrder:
                 raise ConfigError(
                     f"{self.option} names column {name!r}, which the files of partition "
                     f"{partition} do not have (their columns: {', '.join(schema.names)}); "
-                    "nothing was planned. Fix the table spec"
+                    "nothing was published. Fix the table spec"
                 )
             kind = schema.field(name).type
             if pa.types.is_nested(kind) or pa.types.is_dictionary(kind) or pa.types.is_null(kind):

@@ -69,8 +69,8 @@ class CompactionSummary:
     ``error`` is set when the run stopped before it could work on partitions (executors
     below the floors, the table lock, the checkpoint, the store); a failed partition is
     one of ``outcomes``, the others being published. ``seconds`` is the protocol's run,
-    once the executors are up; ``read_ahead_seconds`` the footer reading done before,
-    while they started.
+    once the executors are up; ``read_ahead_seconds`` the dry run done before, while they
+    started (what the run plans from; no footer since the units read their own).
     """
 
     outcomes: Sequence[PartitionResult] = field(default_factory=tuple)

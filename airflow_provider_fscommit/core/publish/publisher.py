@@ -12,8 +12,14 @@ commit):
    before anything executes (write-ahead intent).
 3. **Execute.** Every unit of every plan runs as one Spark task (one application for a
    whole sweep), writing its output under a hidden name of its own (the plan id is in it).
-4. **Commit.** When all units of a plan succeeded and their row counts add up, the commit
-   record is created: that is the commit point.
+   A unit reads its inputs' footers itself, once each, and writes their merged schema;
+   the units of a partition must agree on one, so those whose inputs lacked a column
+   another unit's have (a column added mid-stream) are written again with the
+   partition's merged schema, and a partition whose schemas are incompatible, or lack a
+   column the table's sort order or bloom filters name, fails here.
+4. **Commit.** When all units of a plan succeeded, agree on one schema and their row
+   counts add up to what their inputs' footers count, the commit record is created: that
+   is the commit point.
 5. **Publish.** Hidden outputs get their visible names (idempotent): a rename on local
    disks and HDFS; on object stores a copy, then a delete of the hidden object.
 
@@ -47,13 +53,15 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
+
+import pyarrow as pa
 
 from airflow_provider_fscommit.core.compaction.compactor import UnitResult, UnitTask, hidden_name
 from airflow_provider_fscommit.core.compaction.layout import OutputLayout
 from airflow_provider_fscommit.core.compaction.plan import CompactionPlan
-from airflow_provider_fscommit.core.compaction.plan_schema import PlanSchema, read_plan_schema
+from airflow_provider_fscommit.core.compaction.plan_schema import merge_schemas, read_plan_schema
 from airflow_provider_fscommit.core.compaction.planner import (
     CODEC_EXTENSIONS,
     plan_partition,
@@ -73,8 +81,9 @@ from airflow_provider_fscommit.core.ledger.ledger import CommitLedger, Partition
 from airflow_provider_fscommit.core.ledger.lock import TableLock
 from airflow_provider_fscommit.core.spark.sink_log import SinkLogSnapshot
 from airflow_provider_fscommit.core.spark.staging import StagedFile
-from airflow_provider_fscommit.core.status.committable import PartitionState, TableStatusReader
+from airflow_provider_fscommit.core.status.committable import PartitionState
 from airflow_provider_fscommit.core.status.expiry import expired_reason
+from airflow_provider_fscommit.core.status.table_watch import table_watch
 from airflow_provider_fscommit.core.status.work import (
     PUBLISHING,
     Work,
@@ -179,10 +188,12 @@ class CompactionPublisher:
         self.codec = codec
         self.table_path = spec.require_table_path()
         self.ledger = CommitLedger(self.table_path, spec.single_writer)
-        self.reader = TableStatusReader(spec)  # kept: the run's reads after the dry run's
+        # This process's reader of the table, kept: the run's reads after the dry run's,
+        # and the committer's after the run's, are incremental (:mod:`..status.table_watch`).
+        self._watch = table_watch(spec)
+        self.reader = self._watch.status_reader()
         self.layout = OutputLayout.of(spec)  # how every output of the table is laid out
         self._lock: TableLock | None = None
-        self._read_ahead: dict[tuple[str, ...], PlanSchema] = {}
         self._read_ahead_seconds = 0.0
         # Per CSV partition: the files its header was decided on, and the decision.
         self._csv_headers: dict[str, tuple[tuple[str, ...], bool]] = {}
@@ -191,7 +202,8 @@ class CompactionPublisher:
 
     def select(self, partitions: Sequence[str] | None) -> Selection:
         """The partitions to work on (default: every committable one)."""
-        status = self.reader.read(find_orphans=False)
+        with self._watch.lock:
+            status = self.reader.read(find_orphans=False)
         committable = {p.staged.path for p in status.in_state(PartitionState.COMMITTABLE)}
         if partitions is None:
             chosen = sorted(committable)
@@ -223,8 +235,8 @@ class CompactionPublisher:
 
         ``check_layout=False`` leaves out the check of a sorted or bloom-filtered table's
         columns, which reads every input's footer: a caller that only asks whether there
-        is work (the launcher's idle check) would read them all once more before the run
-        reads them again (workload (b) sorted: 4.8 s of an 18 s run).
+        is work (the launcher's idle check, the run's read-ahead) would read them all once
+        more before the run's units read them (workload (b) sorted: 4.8 s of an 18 s run).
         """
         return CompactionPreview(*self.prepare(partitions, dry_run=True, check_layout=check_layout))
 
@@ -258,11 +270,12 @@ class CompactionPublisher:
             empty = not staged and not summary.published_inputs
             state_of = CompactionState.EMPTY if empty else CompactionState.UP_TO_DATE
             settled.append(PartitionOutcome(partition, state_of))
-        files = (
-            self.reader.staging.committed_files(selection.snapshot, set(needs))
-            if selection.snapshot is not None
-            else {p: [] for p in needs}
-        )
+        with self._watch.lock:
+            files = (
+                self.reader.staging.committed_files(selection.snapshot, set(needs))
+                if selection.snapshot is not None
+                else {p: [] for p in needs}
+            )
         formats = {  # every partition's, before anything is written: a wrong spec changes nothing
             p: partition_format(p, [f.uri for f in files[p]], self.spec.format) for p in needs
         }
@@ -288,7 +301,9 @@ class CompactionPublisher:
                 state_of = CompactionState.EMPTY if empty else CompactionState.UP_TO_DATE
                 settled.append(PartitionOutcome(partition, state_of))
                 continue
-            refused = self._layout_refusal(plan) if check_layout else None
+            # A run's units read the footers and refuse there (before anything is
+            # published); a dry run reads them here to say what the run would refuse.
+            refused = self._layout_refusal(plan, footers=dry_run and check_layout)
             if refused is not None:  # before the plan is written: nothing is planned
                 settled.append(PartitionOutcome(partition, CompactionState.FAILED, error=refused))
                 continue
@@ -346,12 +361,12 @@ class CompactionPublisher:
         published = [StagedFile(f"{directory}/{o['name']}", o.get("bytes", 0)) for o in live]
         return plan_rewrite(partition, published, committed, ledger.settled_inputs, **common)
 
-    def _layout_refusal(self, plan: CompactionPlan) -> str | None:
+    def _layout_refusal(self, plan: CompactionPlan, footers: bool) -> str | None:
         """Why the table's layout (sort order, bloom filters) cannot lay out ``plan``'s
         rows, or None.
 
-        Its columns are checked against the plan's merged schema (the footers are read
-        once: the plan's tasks take them from here).
+        Its columns are checked against the plan's merged schema when ``footers`` (a dry
+        run: the footers are read here); otherwise only what needs no footer.
         """
         layout = self.layout
         if not layout.names_columns:
@@ -364,11 +379,11 @@ class CompactionPublisher:
                 f"{plan.format.value.upper()}, whose lines are concatenated, not rewritten; "
                 "sorting applies to Parquet and ORC. Drop the option for this table"
             )
-        inputs = tuple(f.uri for f in plan.inputs)
+        if not footers:
+            return None
         try:
-            if inputs not in self._read_ahead:
-                self._read_ahead[inputs] = read_plan_schema(list(inputs), plan.format)
-            layout.check(self._read_ahead[inputs].schema, plan.partition, plan.format)
+            schema = read_plan_schema([f.uri for f in plan.inputs], plan.format).schema
+            layout.check(schema, plan.partition, plan.format)
         except FsCommitError as exc:
             return str(exc)
         return None
@@ -383,23 +398,18 @@ class CompactionPublisher:
         return known[1]
 
     def read_ahead(self, partitions: Sequence[str] | None) -> None:
-        """Read the footers the run will check, while its executors start; writes nothing.
+        """Read what the run will plan from (the checkpoint, the sink log, the table
+        state), while its executors start; writes nothing, and reads no footer.
 
-        After Spark is up, the run's first work would be reading every input's footer in
-        this process (workload (a), 2,400 files: 0.5 s; (b), 9,600: 1.4 s), while a Spark
-        session takes seconds to start and a Connect client to connect. A dry run names the
-        same inputs as the run's plans, unless late rows arrive in between: that partition's
-        plan then reads its own. Errors are left to the run, which meets them again and
-        reports them; so is everything else if Spark never starts.
+        A Spark session takes seconds to start and a Connect client to connect; the run's
+        reads after this dry run's are incremental. The footers are the units' to read,
+        once each: reading them here too cost workload (b) 3.1-3.5 s of 9,602 footers,
+        which the units then read again. Errors are left to the run, which meets them
+        again and reports them; so is everything else if Spark never starts.
         """
         started = time.monotonic()
         with contextlib.suppress(FsCommitError):
-            for plan in self.preview(partitions).plans:
-                inputs = tuple(f.uri for f in plan.inputs)
-                if inputs in self._read_ahead:  # read while planning (a sorted table's)
-                    continue
-                with contextlib.suppress(FsCommitError):
-                    self._read_ahead[inputs] = read_plan_schema(list(inputs), plan.format)
+            self.preview(partitions, check_layout=False)
         self._read_ahead_seconds = time.monotonic() - started
 
     def recover(self, partition: str, reason: str = "unfinished by an earlier run") -> None:
@@ -456,31 +466,23 @@ class CompactionPublisher:
         for unit in plan.units:
             delete_if_exists(self.ledger.filesystem, f"{directory}/{hidden_name(unit.output)}")
 
-    def tasks(self, plan: CompactionPlan) -> tuple[list[UnitTask], int | None]:
-        """The Spark tasks of a plan (with the partition's merged schema) and its rows.
-
-        Line formats have no footer counting their rows: None, and the units' own count
-        of what they concatenated is the record.
-        """
-        inputs = tuple(f.uri for f in plan.inputs)
-        plan_schema = self._read_ahead.pop(inputs, None) or read_plan_schema(
-            list(inputs), plan.format
-        )
-        schema = plan_schema.schema.serialize().to_pybytes()
+    def tasks(self, plan: CompactionPlan) -> list[UnitTask]:
+        """The Spark tasks of a plan. Each reads its inputs' footers itself and writes their
+        merged schema (:meth:`_agreed` checks that a partition's units agree)."""
+        inputs = [f.uri for f in plan.inputs]
         s3 = task_settings() if is_s3(self.table_path, self.spec.staging_path) else None
         # Decided in prepare() on all of the partition's files, of which the plan's inputs
         # may be a part.
         decided = self._csv_headers.get(plan.partition)
         header = plan.format is FileFormat.CSV and (
-            decided[1] if decided else self._csv_header(plan.partition, list(inputs))
+            decided[1] if decided else self._csv_header(plan.partition, inputs)
         )
-        counts = plan_schema.rows or {}
         layout = self.layout
         # A sorted partition, or a rewrite, is one task: its rows are dealt out across all
         # its outputs (ordered, in a sorted table).
         one_task = layout.sort is not None or plan.rewrites
         units = [plan.units] if one_task else [(unit,) for unit in plan.units]
-        tasks = [
+        return [
             UnitTask(
                 table_path=self.table_path,
                 partition=plan.partition,
@@ -489,23 +491,49 @@ class CompactionPublisher:
                 inputs=tuple(f.uri for unit in group for f in unit.inputs),
                 output=group[0].output,
                 codec=plan.codec,
-                schema=schema,
-                int96=plan_schema.int96,
                 bytes=sum(unit.bytes for unit in group),
                 input_sizes=tuple(f.size for unit in group for f in unit.inputs),
                 s3=s3,
                 format=plan.format,
                 header=header,
-                dictionary_columns=plan_schema.dictionary_columns,
-                rows=sum(counts.get(f.uri, 0) for unit in group for f in unit.inputs),
                 layout=layout,
                 more_outputs=tuple((unit.index, unit.output) for unit in group[1:]),
                 directory=plan.directory,
+                whole=len(units) == 1,
             )
             for group in units
         ]
-        rows = plan_schema.rows
-        return tasks, None if rows is None else sum(rows.values())
+
+    def _agreed(
+        self, plan: CompactionPlan, results: list[UnitResult], tasks: list[UnitTask]
+    ) -> list[UnitTask]:
+        """The tasks to run again so that every output of ``plan`` has one schema: the
+        merged schema of all its inputs (none when its units agree already).
+
+        Raises when the partition's schemas are incompatible, or lack a column the table's
+        layout names: before the commit point, so nothing is published.
+        """
+        if plan.format.is_lines or len(results) != len(plan.units) or any(r.error for r in results):
+            return []  # _commit says what failed
+        written = {(r.schema, r.int96) for r in results}
+        if len(written) == 1:
+            ((schema_bytes, _),) = written
+            schema = pa.ipc.read_schema(pa.py_buffer(schema_bytes))
+            self.layout.check(schema, plan.partition, plan.format)
+            return []
+        ordered = sorted(results, key=lambda r: r.unit)
+        distinct = [pa.ipc.read_schema(pa.py_buffer(s)) for r in ordered for s in r.schemas]
+        schema = merge_schemas(distinct, [f.uri for f in plan.inputs])
+        self.layout.check(schema, plan.partition, plan.format)
+        int96 = any(r.int96 for r in results)
+        target = schema.serialize().to_pybytes()
+        differ = {
+            r.unit
+            for r in results
+            if r.int96 != int96
+            or not pa.ipc.read_schema(pa.py_buffer(r.schema)).equals(schema, check_metadata=True)
+        }
+        return [replace(task, schema=target, int96=int96) for task in tasks if task.unit in differ]
 
     @store_errors
     def run(
@@ -547,28 +575,33 @@ class CompactionPublisher:
         plans, outcomes = self.prepare(partitions)
         if on_plans:
             on_plans(plans)
-        tasks: list[UnitTask] = []
+        tasks: dict[str, list[UnitTask]] = {}
         failed: dict[str, str] = {}
-        expected_rows: dict[str, int | None] = {}
         for plan in plans:
             try:
-                plan_tasks, expected_rows[plan.plan_id] = self.tasks(plan)
+                tasks[plan.plan_id] = self.tasks(plan)
             except FsCommitError as exc:
                 failed[plan.plan_id] = str(exc)
-            else:
-                tasks += plan_tasks
-        results = run_units(tasks) if tasks else []
+        every = [task for plan_tasks in tasks.values() for task in plan_tasks]
+        by_plan = _by_plan(run_units(every) if every else [])
+        again: list[UnitTask] = []
+        for plan in plans:
+            try:
+                again += self._agreed(
+                    plan, by_plan.get(plan.plan_id, []), tasks.get(plan.plan_id, [])
+                )
+            except FsCommitError as exc:
+                failed[plan.plan_id] = str(exc)
+        if again:  # a partition's units disagreed: those written again, with its schema
+            for plan_id, rewritten in _by_plan(run_units(again)).items():
+                units = {r.unit for r in rewritten}
+                kept = [r for r in by_plan[plan_id] if r.unit not in units]
+                by_plan[plan_id] = kept + rewritten
         fault_point("after-units")
-        by_plan: dict[str, list[UnitResult]] = {}
-        for result in results:
-            by_plan.setdefault(result.plan_id, []).append(result)
         for index, plan in enumerate(plans):
             try:
                 outcome = self._commit(
-                    plan,
-                    by_plan.get(plan.plan_id, []),
-                    expected_rows.get(plan.plan_id),
-                    failed.get(plan.plan_id),
+                    plan, by_plan.get(plan.plan_id, []), failed.get(plan.plan_id)
                 )
             except FsCommitError as exc:  # e.g. the lease is lost: close what is left
                 for unfinished in plans[index:]:
@@ -585,17 +618,18 @@ class CompactionPublisher:
         )
 
     def _commit(
-        self,
-        plan: CompactionPlan,
-        results: list[UnitResult],
-        expected_rows: int | None,
-        error: str | None,
+        self, plan: CompactionPlan, results: list[UnitResult], error: str | None
     ) -> PartitionOutcome:
+        counted = [r.input_rows for r in results]
+        # The rows the inputs' footers count, as the units read them (None: line files).
+        expected_rows = None if None in counted or not results else sum(counted)  # type: ignore[arg-type]
         errors = [r.error for r in results if r.error]
         if error is None and errors:
             error = errors[0]
         if error is None and len(results) != len(plan.units):
             error = f"{len(plan.units) - len(results)} unit(s) reported no result"
+        if error is None and len({(r.schema, r.int96) for r in results}) > 1:
+            error = "its units wrote different schemas; nothing was published. Rerun it"
         if (
             error is None
             and expected_rows is not None
@@ -664,3 +698,10 @@ class CompactionPublisher:
                 raise
             return False
         return True
+
+
+def _by_plan(results: list[UnitResult]) -> dict[str, list[UnitResult]]:
+    by_plan: dict[str, list[UnitResult]] = {}
+    for result in results:
+        by_plan.setdefault(result.plan_id, []).append(result)
+    return by_plan

@@ -104,7 +104,7 @@ def test_a_column_the_files_lack_or_a_nested_one_is_refused_naming_it():
         SortOrder(("id", "user_id")).check(schema, "dt=2026-11-20/hour=03")
     assert str(missing.value) == (
         "compaction.sort-by names column 'user_id', which the files of partition "
-        "dt=2026-11-20/hour=03 do not have (their columns: id, st); nothing was planned. "
+        "dt=2026-11-20/hour=03 do not have (their columns: id, st); nothing was published. "
         "Fix the table spec"
     )
     with pytest.raises(ConfigError, match=r"compaction.z-order-by names column 'st' of type st"):
