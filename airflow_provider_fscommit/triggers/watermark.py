@@ -1,11 +1,14 @@
 """The trigger of a deferred ``PartitionWatermarkSensor``: it only waits.
 
-It polls the checkpoint and sink log in a worker thread (file reads must not block the
-triggerer's event loop), writes nothing, and fires once: committable, or stalled. The
-waiting partitions of a table share their looks at it (one per half poll interval), and
-each logs what it sees when that changes, not every poll. What it sees is also what a
-platform team alerts on (:mod:`~airflow_provider_fscommit.metrics`): the watermark's lag,
-the table's partitions waiting in this triggerer, and a stall.
+It writes nothing, and fires once: committable, or stalled. It does not poll by itself:
+the waiting partitions of a table in the triggerer subscribe to one poller of the table
+(:mod:`~airflow_provider_fscommit.core.status.table_poller`), which looks at it once per
+interval in a worker thread (file reads must not block the triggerer's event loop) and
+wakes a trigger only when what it sees changes, so a thousand waiting partitions cost
+what their tables' looks cost. Each logs what it sees when that changes, not every poll.
+What it sees is also what a platform team alerts on
+(:mod:`~airflow_provider_fscommit.metrics`): the watermark's lag (once per look at the
+table), the table's partitions waiting in this triggerer, and a stall.
 """
 
 from __future__ import annotations
@@ -18,8 +21,8 @@ from typing import Any
 from airflow.triggers.base import BaseTrigger, TriggerEvent
 
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
-from airflow_provider_fscommit.core.status.partition_wait import check_partition
-from airflow_provider_fscommit.core.storage.object_store import use_s3_settings
+from airflow_provider_fscommit.core.status.table_poller import Terms, subscribe
+from airflow_provider_fscommit.core.storage.object_store import S3Settings
 from airflow_provider_fscommit.hooks.aws import AwsStorageHook
 from airflow_provider_fscommit.metrics import TableMetrics
 
@@ -67,39 +70,42 @@ class PartitionWatermarkTrigger(BaseTrigger):
         )
 
     async def run(self) -> AsyncIterator[TriggerEvent]:
-        settings = await asyncio.to_thread(AwsStorageHook(self.aws_conn_id).get_s3_settings)
-        spec = await asyncio.to_thread(TableSpec.from_options, self.table)
-        stall = None if self.stall_timeout is None else timedelta(seconds=self.stall_timeout)
-        fallback = (
+        spec, settings = await asyncio.to_thread(self._resolve)
+        terms = Terms(
+            self.partition,
+            self.poll_interval,
+            None if self.stall_timeout is None else timedelta(seconds=self.stall_timeout),
             None
             if self.process_time_fallback is None
-            else timedelta(seconds=self.process_time_fallback)
+            else timedelta(seconds=self.process_time_fallback),
         )
-        # The other waiting partitions of the table in this triggerer share its looks.
-        shared = timedelta(seconds=self.poll_interval / 2)
-        said = None
         metrics = TableMetrics(spec)
+        every = self.poll_interval / 2
+
+        def lag(watermark_ms: int | None) -> None:  # the table's, once per look
+            metrics.watermark_lag(watermark_ms, every=every)
+
+        said = None
         metrics.waiting(self.partition, True)
-        try:
-            while True:
-                # Set in this trigger's own context (copied into the polling thread) and
-                # only around the poll: other triggers in the triggerer keep theirs, and
-                # nothing is left to reset when the triggerer closes this generator after
-                # its event (from another context, as `airflow dags test` of 3.0 does).
-                with use_s3_settings(settings):
-                    check = await asyncio.to_thread(
-                        check_partition, spec, self.partition, stall, fallback, max_age=shared
-                    )
-                if check.reason != said:  # what changed, not the same line every poll
-                    self.log.info("%s: %s", self.partition, check.reason)
-                    said = check.reason
-                metrics.watermark_lag(check.watermark_ms, every=shared.total_seconds())
-                if check.committable or check.stalled:
-                    if check.stalled:
-                        metrics.stalled()
-                    metrics.waiting(self.partition, False)
-                    yield TriggerEvent(check.to_dict())
-                    return
-                await asyncio.sleep(self.poll_interval)
-        finally:  # cancelled (the triggerer stops, the task times out): no longer waiting
-            metrics.waiting(self.partition, False)
+        # Cancelled (the triggerer stops, the task times out) or done: no longer waiting.
+        with subscribe(spec, terms, settings=settings, on_look=lag) as subscription:
+            try:
+                while True:
+                    check = await subscription.next()  # only what changed
+                    if check.reason != said:
+                        self.log.info("%s: %s", self.partition, check.reason)
+                        said = check.reason
+                    if check.committable or check.stalled:
+                        if check.stalled:
+                            metrics.stalled()
+                        metrics.waiting(self.partition, False)
+                        yield TriggerEvent(check.to_dict())
+                        return
+            finally:
+                metrics.waiting(self.partition, False)
+
+    def _resolve(self) -> tuple[TableSpec, S3Settings | None]:
+        """The spec and the S3 settings of the connection (in a worker thread: both may
+        read files or the metadata database)."""
+        settings = AwsStorageHook(self.aws_conn_id).get_s3_settings()
+        return TableSpec.from_options(self.table), settings
