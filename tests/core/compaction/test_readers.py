@@ -5,8 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.parquet as pq
+
 from airflow_provider_fscommit.core.compaction import readers
 from airflow_provider_fscommit.core.compaction.compactor import compact_task
+from airflow_provider_fscommit.core.formats.file_format import FileFormat
 from tests.core.compaction.test_compactor import spark_file, task
 from tests.core.compaction.test_compactor_orc import FAR, _task
 
@@ -48,3 +52,19 @@ def test_before_pyarrow_25_the_footer_refuses_what_the_reader_would_wrap_around(
     assert f"{inputs[0]} holds a timestamp outside 1677-09-21..2262-04-11" in merged.error
     assert "its Footer records" in merged.error
     assert not [p for p in (tmp_path / "table").rglob("*.orc") if not p.name.startswith(".")]
+
+
+def test_a_units_scan_reads_rows_through_the_footers_it_decoded_once(tmp_path):
+    """The footer is decoded once per input (then the scan uses it): a file whose footer
+    is damaged after it was decoded still reads, which a scan decoding it again refuses."""
+    path = tmp_path / "part-0.parquet"
+    pq.write_table(pa.table({"id": list(range(1000))}), path)
+    inputs = readers.UnitInputs([path.as_uri()], (), FileFormat.PARQUET)
+    footers: list[tuple[str, int]] = []
+    inputs.read_footers(lambda uri, schema, rows, footer: footers.append((uri, rows)))
+    assert footers == [(path.as_uri(), 1000)]
+    with path.open("r+b") as damaged:  # the magic bytes after the footer
+        damaged.seek(-4, 2)
+        damaged.write(b"XXXX")
+    schema = pa.schema([("id", pa.int64())])
+    assert sum(b.num_rows for b in readers.input_rows(inputs, "dt=1", schema)) == 1000
