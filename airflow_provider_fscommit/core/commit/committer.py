@@ -60,6 +60,7 @@ from airflow_provider_fscommit.core.status.completeness import (
 from airflow_provider_fscommit.core.status.expiry import expired_reason
 from airflow_provider_fscommit.core.status.freshness import committable_since_ms
 from airflow_provider_fscommit.core.status.table_report import OrphanSearch, read_table_report
+from airflow_provider_fscommit.core.status.table_watch import TableWatch, table_watch
 from airflow_provider_fscommit.core.status.work import (
     EVERY_STEP,
     Work,
@@ -148,13 +149,19 @@ class PartitionCommitter:
         Airflow task: ``dag_id``, ``run_id``, ``task_id``); the ledger keeps it with each
         commit so the status page can link the run that committed a partition.
         """
-        reader = TableStatusReader(self.spec)
+        # This process's reader of the table (:mod:`..status.table_watch`): a run that
+        # compacted in this process has read the checkpoint and the sink log already.
+        watch = table_watch(self.spec)
         now_ms = int(time.time() * 1000)
         with TableLock(self.table_path, "commit", single_writer=self.spec.single_writer) as lock:
-            return self._commit(partitions, commit_empty, lock, origin, reader, now_ms)
+            return self._commit(partitions, commit_empty, lock, origin, watch, now_ms)
 
     def _completeness(
-        self, pending: Sequence[CommitContext], reader: TableStatusReader, now_ms: int
+        self,
+        pending: Sequence[CommitContext],
+        watch: TableWatch,
+        status: TableStatus | None,
+        now_ms: int,
     ) -> tuple[TableCompleteness, Completeness | None]:
         """The run's one completeness value: what it publishes once ``pending`` is committed.
 
@@ -163,6 +170,8 @@ class PartitionCommitter:
         and the ledger's record after the policies get the same value, and it is never
         computed again from a state that a failed ledger write left behind (which would be
         lower). Forward only from the published record (:meth:`Completeness.advance`).
+        Of the stream, the run's own look (``status``) decides, as it did the partitions'
+        work; None (it could not be read) is read again here, to say why.
         A state that cannot be read publishes nothing new, with the reason in ``current``;
         the next run publishes it. Returns it, and the value the ledger is to record (None:
         it holds it already).
@@ -170,7 +179,14 @@ class PartitionCommitter:
         published: Completeness | None = None
         try:
             published = published_completeness(self.ledger)
-            report = read_table_report(self.spec, orphans=OrphanSearch.NONE, reader=reader)
+            with watch.lock:
+                report = read_table_report(
+                    self.spec,
+                    now_ms=now_ms,
+                    orphans=OrphanSearch.NONE,
+                    reader=watch.status_reader(),
+                    status=status,
+                )
             current = current_completeness(report, committing={c.path for c in pending})
         except (FsCommitError, OSError) as exc:
             reason = _reason(exc)
@@ -224,7 +240,7 @@ class PartitionCommitter:
         commit_empty: bool,
         lock: TableLock,
         origin: Mapping[str, Any] | None,
-        reader: TableStatusReader,
+        watch: TableWatch,
         now_ms: int,
     ) -> list[CommitOutcome]:
         """The policy chain for the partitions that need it (``status.work``).
@@ -242,7 +258,9 @@ class PartitionCommitter:
         outcomes: list[CommitOutcome] = []
         pending: list[CommitContext] = []
         history: dict[str, PartitionLedger] = {}  # the records of the pending partitions
-        status = _stream(reader)
+        known: dict[str, PartitionLedger] = {}  # the records looked at, with what this run wrote
+        with watch.lock:
+            status = _stream(watch.status_reader())
         staged = None if status is None else _staged(status)
         state = self.ledger.upgrade()
         looked: list[str] = []
@@ -265,6 +283,7 @@ class PartitionCommitter:
             )
             records = self.ledger.look(path, state)
             looked.append(path)
+            known[path] = records
             facts = records.summary()
             work = partition_work(self.spec, path, facts, counted, now_ms)
             if work & Work.EXPIRED:
@@ -279,13 +298,14 @@ class PartitionCommitter:
                 outcomes.append(CommitOutcome(path, CommitState.UP_TO_DATE, summary))
                 if work & Work.RETIRE:  # a run stopped between its policies and this
                     retire(self.ledger, path, records, lock)
+                    del known[path]  # its retirement record: the state reads it
                 continue
             location = self.ledger.files_location(path, records.directory)
             self.ledger.filesystem.create_dir(self.ledger.partition_dir(path), recursive=True)
             files = tuple(o["name"] for r in records.live_commits for o in r["outputs"])
             pending.append(CommitContext(self.spec, spec, path, location, summary, origin, files))
             history[path] = records
-        completeness, advanced = self._completeness(pending, reader, now_ms)
+        completeness, advanced = self._completeness(pending, watch, status, now_ms)
         published = completeness.published
         batch = CommitBatch(
             tuple(pending), None if published is None else published.table_parameters()
@@ -307,13 +327,13 @@ class PartitionCommitter:
         lock.check()
         first = [c.path for c in pending if not history[c.path].policy_commits]
         self.timings = CommitTimings(
-            policy_seconds, self._freshness(first, status, reader, committed_ms)
+            policy_seconds, self._freshness(first, status, watch, committed_ms)
         )
         for context in pending:
             record = context.summary.to_dict()
             record |= {"receipts": receipts[context.path]} if context.path in receipts else {}
             record |= {"origin": dict(origin)} if origin else {}
-            self.ledger.write_policy_commit(context.path, record)
+            self.ledger.write_policy_commit(context.path, record, known[context.path])
             state_of = (
                 CommitState.COMMITTED
                 if context.summary.compaction_seq is not None
@@ -322,7 +342,8 @@ class PartitionCommitter:
             outcomes.append(CommitOutcome(context.path, state_of, context.summary))
             if history[context.path].superseded:  # the catalog reads the rewrite's files now
                 retire(self.ledger, context.path, history[context.path], lock)
-        self.ledger.record_done(looked)
+                del known[context.path]  # its retirement record: the state reads it
+        self.ledger.record_done(looked, known)
         self._record_completeness(completeness, advanced, lock)
         self.completeness = completeness
         return sorted(outcomes, key=lambda o: o.partition)
@@ -331,7 +352,7 @@ class PartitionCommitter:
         self,
         partitions: Sequence[str],
         status: TableStatus | None,
-        reader: TableStatusReader,
+        watch: TableWatch,
         committed_ms: int,
     ) -> dict[str, float]:
         """Each first-committed partition's seconds from committable to ``committed_ms``.
@@ -346,9 +367,10 @@ class PartitionCommitter:
             for path in partitions:
                 found = status.find(path)
                 commit_time = None if found is None else found.commit_time_ms
-                since = committable_since_ms(
-                    self.spec, commit_time, reader.checkpoint, status.checkpoint
-                )
+                with watch.lock:
+                    since = committable_since_ms(
+                        self.spec, commit_time, watch.checkpoint, status.checkpoint
+                    )
                 if since is not None:
                     freshness[path] = max(0.0, (committed_ms - since) / 1000)
         except (FsCommitError, OSError) as exc:

@@ -373,7 +373,7 @@ class TableSpec:
                     "row of a partition; name data columns"
                 )
 
-    @property
+    @cached_property
     def rewrites_fragmented(self) -> bool:
         """Whether fragmented partitions are compacted again: asked for, on compacted
         files, with a catalog whose location switch makes the new files visible at once."""

@@ -44,7 +44,7 @@ import json
 import logging
 import re
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -364,23 +364,31 @@ class CommitLedger:
         assert state is not None  # just created, by this run or another
         return state
 
-    def record(self, partitions: Iterable[str]) -> None:
+    def record(
+        self, partitions: Iterable[str], known: Mapping[str, PartitionLedger] | None = None
+    ) -> None:
         """Summarize the partitions' records as they are now into the state log.
 
         Call after writing their records (the summary then lags them at worst), under the
         table lock; one entry for all of them (none, and nothing read, for no partition).
+        ``known``: records this run holds with every record it wrote added (the
+        ``records`` it gave the writes), summarized without reading them again; records
+        another run added meanwhile are then missing, which a lagging summary allows.
         """
         wanted = sorted(set(partitions))
+        known = known or {}
         if wanted:
-            changes = {p: self.read(p).summary() for p in wanted}
+            changes = {p: (known.get(p) or self.read(p)).summary() for p in wanted}
             self.state_log.append(changes, self.upgrade(), self.store)
 
-    def record_done(self, partitions: Iterable[str]) -> None:
+    def record_done(
+        self, partitions: Iterable[str], known: Mapping[str, PartitionLedger] | None = None
+    ) -> None:
         """:meth:`record` at the end of a run, whose records are written: a failure only
         leaves the state behind them (which it may be), so it is logged, not raised; the
         next run that looks at those partitions records them."""
         try:
-            self.record(partitions)
+            self.record(partitions, known)
         except (FsCommitError, OSError) as exc:
             log.warning("the table state does not record this run's partitions yet: %s", exc)
 
@@ -431,9 +439,16 @@ class CommitLedger:
         }
         return self._create(self._path(plan.partition, "commit", plan.seq), record)
 
-    def write_policy_commit(self, partition: str, record: dict[str, Any]) -> None:
-        """Record that the policies made the partition's latest compaction visible."""
-        self._append(partition, "policy", record, lambda ledger: ledger.policy_commits)
+    def write_policy_commit(
+        self, partition: str, record: dict[str, Any], records: PartitionLedger | None = None
+    ) -> None:
+        """Record that the policies made the partition's latest compaction visible.
+
+        ``records``: the partition's records as this run read them; the next number is
+        taken from them (read again only when another run took it), and the new record is
+        added to them, so that :meth:`record` can summarize them without a read.
+        """
+        self._append(partition, "policy", record, lambda ledger: ledger.policy_commits, records)
 
     def write_quarantine(self, partition: str, record: dict[str, Any]) -> None:
         """Record staged files of ``partition`` excluded from publication (call under the lock)."""
@@ -457,12 +472,23 @@ class CommitLedger:
         kind: str,
         record: dict[str, Any],
         existing: Callable[[PartitionLedger], dict[int, dict[str, Any]]],
+        records: PartitionLedger | None = None,
     ) -> None:
-        """Create the next ``kind-<n>.json``; a number taken meanwhile moves to the next."""
+        """Create the next ``kind-<n>.json``; a number taken meanwhile moves to the next.
+
+        ``records``: the partition's records as the caller read them (the first number is
+        taken from them), updated with the new record. A number another run took reads
+        them again, and leaves the caller's behind: a summary made of them lags, which the
+        next run that looks at the partition corrects.
+        """
         for _ in range(_APPEND_ATTEMPTS):
-            n = max(existing(self.read(partition)), default=-1) + 1
+            current = records if records is not None else self.read(partition)
+            n = max(existing(current), default=-1) + 1
             if self._create(self._path(partition, kind, n), record):
+                if records is not None:
+                    existing(records)[n] = record
                 return
+            records = None  # another run wrote one: the records decide the next number
         raise LedgerError(
             f"could not add a {kind} record to the ledger of {partition}: other runs kept "
             "adding records at the same time; rerun"

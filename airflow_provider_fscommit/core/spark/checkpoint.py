@@ -79,6 +79,10 @@ class CheckpointReader:
     def __init__(self, checkpoint_uri: str) -> None:
         self.checkpoint_uri = checkpoint_uri
         self._metadata: dict[LogFile, dict[str, Any]] = {}
+        # The last state read and the listings it was read from: asked about that state
+        # (when its watermark passed a time, since when it holds), the listings answer, and
+        # the checkpoint is listed once per look rather than once per question.
+        self._listed: tuple[CheckpointState, list[LogFile], list[LogFile]] | None = None
 
     def read(self) -> CheckpointState:
         """The latest committed batch and its safe watermark, now."""
@@ -115,7 +119,7 @@ class CheckpointReader:
             )
         offset_meta = self._read_metadata(offset_file, _MAX_OFFSET_VERSION)
         commit_meta = self._read_metadata(committed, _MAX_COMMIT_VERSION)
-        return CheckpointState(
+        state = CheckpointState(
             path=self.checkpoint_uri,
             latest_committed_batch=committed.batch_id,
             latest_planned_batch=latest_planned,
@@ -123,6 +127,21 @@ class CheckpointReader:
             next_batch_watermark_ms=_int_field(commit_meta, "nextBatchWatermarkMs", committed),
             last_commit_time_ms=committed.mtime_ms,
         )
+        self._listed = (state, commits, offsets)
+        return state
+
+    def _listings(self, state: CheckpointState) -> tuple[list[LogFile], list[LogFile]]:
+        """The ``commits/`` and ``offsets/`` listings ``state`` was read from, or new ones
+        for a state another look read."""
+        if self._listed is not None and self._listed[0] is state:
+            return self._listed[1], self._listed[2]
+        self._filesystem, self._root = resolve_filesystem(self.checkpoint_uri)
+
+        def listings() -> tuple[list[LogFile], list[LogFile]]:
+            commits = list_log(self._filesystem, f"{self._root}/commits") or []
+            return commits, list_log(self._filesystem, f"{self._root}/offsets") or []
+
+        return read_consistently(listings, CheckpointError)
 
     def watermark_since_ms(self, state: CheckpointState) -> int | None:
         """When the checkpoint's safe watermark reached its current value (epoch ms).
@@ -132,10 +151,7 @@ class CheckpointReader:
         """
         if state.latest_committed_batch is None:
             return None
-        self._filesystem, self._root = resolve_filesystem(self.checkpoint_uri)
-        offsets = read_consistently(
-            lambda: list_log(self._filesystem, f"{self._root}/offsets") or [], CheckpointError
-        )
+        _, offsets = self._listings(state)
         since = None
         for log_file in reversed(offsets):
             if log_file.batch_id > state.latest_committed_batch:
@@ -160,13 +176,7 @@ class CheckpointReader:
         latest = state.latest_committed_batch
         if latest is None or not state.watermark_ms or state.watermark_ms <= time_ms:
             return None
-        self._filesystem, self._root = resolve_filesystem(self.checkpoint_uri)
-
-        def listings() -> tuple[list[LogFile], list[LogFile]]:
-            commits = list_log(self._filesystem, f"{self._root}/commits") or []
-            return commits, list_log(self._filesystem, f"{self._root}/offsets") or []
-
-        commits, offsets = read_consistently(listings, CheckpointError)
+        commits, offsets = self._listings(state)
         committed = {f.batch_id: f for f in commits if f.batch_id <= latest}
         passed = None
         for log_file in reversed(offsets):

@@ -122,6 +122,10 @@ class FileSinkLog:
         self._log_dir = f"{self._root.rstrip('/')}/{SINK_LOG_DIR}"
         self._compact: _ParsedCompact | None = None
         self._deltas: dict[int, _Parsed] = {}
+        # The last snapshot and the listing it was made from: an unchanged listing returns
+        # the same object, so that readers above it can tell nothing changed by identity
+        # (a run reads the log several times: its dry run, its run, the committer).
+        self._last: tuple[list[LogFile], SinkLogSnapshot] | None = None
 
     def read(self) -> SinkLogSnapshot:
         """The currently committed files.
@@ -138,6 +142,8 @@ class FileSinkLog:
             self._raise_missing_log()
         if not listing:
             return _snapshot(self.staging_uri, None, [])
+        if self._last is not None and self._last[0] == listing:
+            return self._last[1]
         latest = listing[-1].batch_id
         compacts = [f for f in listing if f.compact]
         deltas = {f.batch_id: f for f in listing if not f.compact}
@@ -166,7 +172,9 @@ class FileSinkLog:
                 self._deltas[batch_id] = _Parsed.of(log_file, _parse_lines(body, log_file.path))
         parsed = [self._compact.parsed] if self._compact else []
         parsed += [self._deltas[b] for b in range(start, latest + 1)]
-        return _snapshot(self.staging_uri, latest, parsed)
+        snapshot = _snapshot(self.staging_uri, latest, parsed)
+        self._last = (listing, snapshot)
+        return snapshot
 
     def require(self) -> None:
         """Refuse a staging path without a sink log, as :meth:`read` does, in one request."""

@@ -91,6 +91,9 @@ class StagingTable:
         # Directory URI -> its partition as last read: reused while unchanged, so a poll
         # of a big table creates objects only for the partitions that got new files.
         self._partitions: dict[str, StagingPartition] = {}
+        # The snapshot :meth:`partitions` last summarized, and its answer: the same snapshot
+        # (an unchanged log) is answered again without a pass over its directories.
+        self._listed: tuple[SinkLogSnapshot, list[StagingPartition]] | None = None
         # Partition path -> its logged directory URI, and directory URI -> its row in the
         # snapshot of ``_indexed`` (its latest batch and directory count), for a look at one
         # partition.
@@ -105,6 +108,8 @@ class StagingTable:
 
     def partitions(self, snapshot: SinkLogSnapshot) -> list[StagingPartition]:
         """Every partition with committed files, sorted by path."""
+        if self._listed is not None and self._listed[0] is snapshot:
+            return list(self._listed[1])
         summary = snapshot.directories
         current: dict[str, StagingPartition] = {}
         outside: list[str] = []
@@ -126,7 +131,9 @@ class StagingTable:
             current[directory] = cached
         self._partitions = current
         self._refuse_outside(outside)
-        return sorted(current.values(), key=lambda p: p.path)
+        listed = sorted(current.values(), key=lambda p: p.path)
+        self._listed = (snapshot, listed)
+        return list(listed)
 
     def partition(self, snapshot: SinkLogSnapshot, path: str) -> StagingPartition | None:
         """One partition's committed files, summarized (None: the query wrote none yet).

@@ -234,6 +234,10 @@ class TableStatusReader:
         # again only when its files change, and an unchanged status is reused: sensors
         # poll tables of thousands of partitions every few seconds.
         self._statuses: dict[str, PartitionStatus] = {}
+        # The last read's snapshot, trigger clock and verdicts: a read of the same snapshot
+        # on the same clock (a run's dry run, its run, its committer and its completeness
+        # step, on a partition-time table whose watermark did not move) judges nothing again.
+        self._judged: tuple[SinkLogSnapshot, int | None, list[PartitionStatus]] | None = None
 
     @store_errors
     def read(self, now_ms: int | None = None, find_orphans: bool = True) -> TableStatus:
@@ -241,10 +245,16 @@ class TableStatusReader:
         staging directory (:meth:`with_orphans`)."""
         look = self.look(now_ms)
         checkpoint, snapshot = look.checkpoint, look.snapshot
-        partitions = [
-            self._judge(p, checkpoint, look.now_ms) for p in self.staging.partitions(snapshot)
-        ]
-        self._statuses = {p.staged.path: p for p in partitions}
+        clock = self.spec.commit_trigger.clock_ms(checkpoint.watermark_ms, look.now_ms)
+        judged = self._judged
+        if judged is not None and judged[0] is snapshot and judged[1] == clock:
+            partitions = list(judged[2])
+        else:
+            partitions = [
+                self._judge(p, checkpoint, look.now_ms) for p in self.staging.partitions(snapshot)
+            ]
+            self._statuses = {p.staged.path: p for p in partitions}
+            self._judged = (snapshot, clock, partitions)
         status = TableStatus(
             spec=self.spec,
             checkpoint=checkpoint,

@@ -279,6 +279,7 @@ def read_table_report(
     orphans: OrphanSearch = OrphanSearch.UNCOMMITTED,
     shared: bool = False,
     reader: TableStatusReader | None = None,
+    status: TableStatus | None = None,
 ) -> TableReport:
     """Read the stream's status and the ledger (when the spec has a table path) together.
 
@@ -286,12 +287,14 @@ def read_table_report(
     that lands in between shows as committed rather than as a partition gone missing.
     ``shared``: read through this process's watch of the table (incrementally, as a
     long-lived process such as the api-server should), else through ``reader`` (one the
-    caller read the stream with already) or afresh.
+    caller read the stream with already) or afresh. ``status``: what ``reader`` read of the
+    stream already (without orphans), for a caller that looked at it moments ago (the
+    committer): the report is of that look.
     """
     now_ms = int(time.time() * 1000) if now_ms is None else now_ms
     if not shared:
         reader = reader or TableStatusReader(spec)
-        return _report(spec, reader, stall_timeout, now_ms, orphans)
+        return _report(spec, reader, stall_timeout, now_ms, orphans, status)
     watch = table_watch(spec)
     with watch.lock:
         return _report(spec, watch.status_reader(), stall_timeout, now_ms, orphans)
@@ -303,8 +306,10 @@ def _report(
     stall_timeout: timedelta,
     now_ms: int,
     orphans: OrphanSearch,
+    status: TableStatus | None = None,
 ) -> TableReport:
-    status = reader.read(now_ms=now_ms, find_orphans=orphans is OrphanSearch.ALL)
+    if status is None or orphans is OrphanSearch.ALL:
+        status = reader.read(now_ms=now_ms, find_orphans=orphans is OrphanSearch.ALL)
     since = progress_since_ms(status.checkpoint, reader.checkpoint)
     partitions, error = _partitions(spec, status, now_ms)
     if orphans is OrphanSearch.UNCOMMITTED:

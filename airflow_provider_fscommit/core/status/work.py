@@ -42,6 +42,12 @@ class Work(enum.Flag):
         return [step.name.lower() for step in Work if step & self and step.name]
 
 
+_COMPACT, _REWRITE, _COMMIT, _RETIRE, _EXPIRED = (
+    step.value for step in (Work.COMPACT, Work.REWRITE, Work.COMMIT, Work.RETIRE, Work.EXPIRED)
+)
+# Every combination of the four steps a partition can need together, by its value.
+_WORKS = {bits: Work(bits) for bits in range(_RETIRE * 2)}
+
 #: The steps of a compaction run (the publisher's), and every step (a commit run commits
 #: what a publication made, which a summary asking for any step may lag).
 PUBLISHING = Work.COMPACT | Work.REWRITE
@@ -65,16 +71,18 @@ def partition_work(
     summary = summary or PartitionSummary()
     if expired_reason(spec, path, summary, now_ms):
         return Work.EXPIRED
-    work = Work.NONE
+    # Asked for every partition of a table by every run: the steps are added as integers
+    # and made a Work once (Flag arithmetic builds an enum member per operation).
+    bits = 0
     if staged_files is not None and not summary.settles(staged_files):
-        work |= Work.COMPACT
+        bits |= _COMPACT
     elif _fragmented(spec, summary):
-        work |= Work.REWRITE
+        bits |= _REWRITE
     if not summary.policies_current:
-        work |= Work.COMMIT
+        bits |= _COMMIT
     if summary.retire_pending:
-        work |= Work.RETIRE
-    return work
+        bits |= _RETIRE
+    return _WORKS[bits]
 
 
 def answered_by_summary(work: Work, summary: PartitionSummary | None, steps: Work) -> bool:
@@ -85,17 +93,18 @@ def answered_by_summary(work: Work, summary: PartitionSummary | None, steps: Wor
     not), may lag the records: they decide."""
     if summary is None:
         return False
-    if work & Work.EXPIRED:
+    if work.value & _EXPIRED:
         return summary.expired_at_ms is not None
-    return not work & steps
+    return not work.value & steps.value
 
 
 def _fragmented(spec: TableSpec, summary: PartitionSummary) -> bool:
     """Whether a settled partition is to be compacted again (``compaction.rewrite-fragmented``;
     never a line format's, whose files are concatenated, not rewritten). A summary older
     than rewrites does not count compactions: its records decide."""
-    lines = summary.format is not None and FileFormat(summary.format).is_lines
-    if not spec.rewrites_fragmented or lines:
+    if not spec.rewrites_fragmented:  # first: most tables never rewrite, asked per partition
+        return False
+    if summary.format is not None and FileFormat(summary.format).is_lines:
         return False
     fragmentation = summary.fragmentation(spec.compaction_file_size)
     return fragmentation.fragmented(bool(spec.sort_columns))

@@ -85,3 +85,22 @@ def test_run_summaries(tmp_path):
     assert ledger.read_run("r1") is None
     ledger.write_run("r1", {"rows": 3})
     assert ledger.read_run("r1") == {"rows": 3}
+
+
+def test_a_policy_record_written_from_held_records_never_takes_another_runs_number(tmp_path):
+    """The committer writes from the records it read: a number another run took meanwhile
+    moves it on, and the held records then lag (the table state corrects them later)."""
+    partition = "dt=2026-11-20/hour=03"
+    ours, theirs = CommitLedger(str(tmp_path)), CommitLedger(str(tmp_path))
+    plan = make_plan(0, ["file:///a"])
+    ours.write_plan(plan)
+    ours.write_commit(plan, {"seq": 0, "plan_id": plan.plan_id})
+    held = ours.read(partition)
+    ours.write_policy_commit(partition, {"compaction_seq": 0, "run": "ours"}, held)
+    assert held.summary() == ours.read(partition).summary()  # summarized without a read
+    held = ours.read(partition)
+    theirs.write_policy_commit(partition, {"compaction_seq": 0, "run": "theirs"})
+    ours.write_policy_commit(partition, {"compaction_seq": 0, "run": "ours again"}, held)
+    runs = {n: r["run"] for n, r in ours.read(partition).policy_commits.items()}
+    assert runs == {0: "ours", 1: "theirs", 2: "ours again"}
+    assert set(held.policy_commits) == {0}  # behind the records, never ahead of them
