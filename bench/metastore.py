@@ -123,7 +123,10 @@ class _TimedPolicy(PartitionCommitPolicy):
 
 
 def seed_ledger(table_path: str, partitions: list[str]) -> None:
-    """Record one published compaction per partition, as the publisher would have."""
+    """Record one published compaction per partition, as the publisher would have: its
+    records, and the table state it keeps of them (without it, the commit run measured
+    would be the first under the table state's release, which summarizes every partition's
+    records once: an upgrade, not a commit)."""
     from airflow_provider_fscommit.core.compaction.planner import (
         plan_partition,
     )
@@ -147,6 +150,7 @@ def seed_ledger(table_path: str, partitions: list[str]) -> None:
         ledger.write_plan(plan)
         outputs = [{"name": u.output, "rows": 1000, "bytes": 10**5} for u in plan.units]
         ledger.write_commit(plan, {"seq": 0, "plan_id": plan.plan_id, "outputs": outputs})
+    ledger.upgrade()
 
 
 def main() -> None:

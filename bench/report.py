@@ -25,9 +25,25 @@ def load(results_dir: Path) -> dict[str, Any]:
 
 def save(results_dir: Path, document: dict[str, Any]) -> None:
     results_dir.mkdir(parents=True, exist_ok=True)
-    document["targets"] = evaluate(document["suites"])
+    document["targets"] = with_previous(document.get("targets", []), evaluate(document["suites"]))
     (results_dir / "results.json").write_text(json.dumps(document, indent=1) + "\n")
     (results_dir / "RESULTS.md").write_text(render(document, results_dir))
+
+
+def with_previous(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``new`` target rows, each with the measurement it replaced beside it (``previous``):
+    a reader sees what a run changed. A row its run did not measure again keeps the
+    previous measurement it had."""
+    before = {row["target"]: row for row in old}
+    for row in new:
+        prior = before.get(row["target"])
+        if prior is None:
+            continue
+        if prior["measured"] != row["measured"]:
+            row["previous"] = {"measured": prior["measured"], "met": prior["met"]}
+        elif "previous" in prior:
+            row["previous"] = prior["previous"]
+    return new
 
 
 def render(document: dict[str, Any], results_dir: Path) -> str:
@@ -99,11 +115,18 @@ def _targets(targets: list[dict[str, Any]]) -> list[str]:
         verdict = "met" if t["met"] else "**not met**"
         if t["scale"] != 1:
             verdict += f" (scale {t['scale']}: not comparable)"
-        rows.append([t["target"], t["measured"], verdict])
+        previous = t.get("previous")
+        before = ""
+        if previous is not None:
+            before = previous["measured"] + ("" if previous["met"] else " (not met)")
+        rows.append([t["target"], t["measured"], verdict, before])
     return [
-        "## Where we stand (targets of issues #6, #16, #32 and #47)",
+        "## Where we stand (targets of issues #6, #16, #32, #47 and #60)",
         "",
-        *_table(["target", "measured", ""], rows),
+        "Previous: the measurement the last run of the same suite replaced (blank: unchanged "
+        "since). Each suite's section below gives its run's date and load average.",
+        "",
+        *_table(["target", "measured", "", "previous"], rows),
     ]
 
 

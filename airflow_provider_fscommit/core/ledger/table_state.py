@@ -32,7 +32,7 @@ import json
 import re
 import threading
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 import pyarrow.fs as pafs
@@ -112,7 +112,9 @@ class PartitionSummary:
             return cls(**{k: v for k, v in document.items() if k in _FIELDS})
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """The summary as the state log keeps it: its fields, shallow (a checkpoint encodes
+        one per partition of the table; ``asdict``'s deep copies cost 0.2 ms each)."""
+        return {name: getattr(self, name) for name in self.__dataclass_fields__}
 
     def fragmentation(self, target_file_size: int) -> Fragmentation:
         """The partition's published files against one compaction of their bytes. A
