@@ -515,10 +515,8 @@ class CompactionPublisher:
         """
         if plan.format.is_lines or len(results) != len(plan.units) or any(r.error for r in results):
             return []  # _commit says what failed
-        written = {(r.schema, r.int96) for r in results}
-        if len(written) == 1:
-            ((schema_bytes, _),) = written
-            schema = pa.ipc.read_schema(pa.py_buffer(schema_bytes))
+        if _one_schema(results):
+            schema = pa.ipc.read_schema(pa.py_buffer(results[0].schema))
             self.layout.check(schema, plan.partition, plan.format)
             return []
         ordered = sorted(results, key=lambda r: r.unit)
@@ -628,7 +626,7 @@ class CompactionPublisher:
             error = errors[0]
         if error is None and len(results) != len(plan.units):
             error = f"{len(plan.units) - len(results)} unit(s) reported no result"
-        if error is None and len({(r.schema, r.int96) for r in results}) > 1:
+        if error is None and not _one_schema(results):
             error = "its units wrote different schemas; nothing was published. Rerun it"
         if (
             error is None
@@ -698,6 +696,18 @@ class CompactionPublisher:
                 raise
             return False
         return True
+
+
+def _one_schema(results: list[UnitResult]) -> bool:
+    """Whether the units wrote one schema (its metadata included: Spark's schema JSON). Not
+    by their bytes: the same schema serializes differently from different units."""
+    if len({r.int96 for r in results}) > 1:
+        return False
+    written = {r.schema for r in results}
+    if len(written) <= 1:  # one, or none (line files)
+        return True
+    schemas = [pa.ipc.read_schema(pa.py_buffer(s)) for s in written]
+    return all(s.equals(schemas[0], check_metadata=True) for s in schemas[1:])
 
 
 def _by_plan(results: list[UnitResult]) -> dict[str, list[UnitResult]]:
