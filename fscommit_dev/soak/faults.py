@@ -54,6 +54,9 @@ class FaultRecord:
     killed_ms: int | None = None
     restarted_ms: int | None = None
     target: str | None = None  # the task instance that was running, where one was awaited
+    # Of that task instance: which DAG's task it was (what a rule about a table asks).
+    dag_id: str | None = None
+    task_id: str | None = None
     missed: str | None = None  # why it did not happen
 
     def to_dict(self) -> dict[str, Any]:
@@ -133,6 +136,7 @@ class FaultInjector:
                 fault.missed = f"no such task ran within {self.wait_s:.0f} s"
                 return
             fault.target = "/".join(str(v) for v in running[:4])
+            fault.dag_id, fault.task_id = str(running[0]), str(running[2])
             if fault.kind == "task":
                 fault.target += f" pid {running[4]}"
                 self._pid = int(running[4])

@@ -106,7 +106,10 @@ def _commit_killed(faults: Sequence[FaultRecord], table: str) -> bool:
             continue
         if fault.kind == "scheduler":
             return True
-        dag, _, rest = (fault.target or "").partition("/")
-        if fault.kind == "task" and dag.endswith(table) and ".commit/" in rest:
+        if (
+            fault.kind == "task"
+            and (fault.dag_id or "").endswith(table)
+            and (fault.task_id or "").endswith(".commit")
+        ):
             return True
     return False

@@ -525,12 +525,7 @@ class CompactionPublisher:
         self.layout.check(schema, plan.partition, plan.format)
         int96 = any(r.int96 for r in results)
         target = schema.serialize().to_pybytes()
-        differ = {
-            r.unit
-            for r in results
-            if r.int96 != int96
-            or not pa.ipc.read_schema(pa.py_buffer(r.schema)).equals(schema, check_metadata=True)
-        }
+        differ = _differing(results, target, int96)
         return [replace(task, schema=target, int96=int96) for task in tasks if task.unit in differ]
 
     @store_errors
@@ -699,15 +694,35 @@ class CompactionPublisher:
 
 
 def _one_schema(results: list[UnitResult]) -> bool:
-    """Whether the units wrote one schema (its metadata included: Spark's schema JSON). Not
-    by their bytes: the same schema serializes differently from different units."""
-    if len({r.int96 for r in results}) > 1:
-        return False
-    written = {r.schema for r in results}
-    if len(written) <= 1:  # one, or none (line files)
-        return True
-    schemas = [pa.ipc.read_schema(pa.py_buffer(s)) for s in written]
-    return all(s.equals(schemas[0], check_metadata=True) for s in schemas[1:])
+    """Whether the units wrote one schema (none: line files)."""
+    return not results or not _differing(results, results[0].schema, results[0].int96)
+
+
+def _differing(results: list[UnitResult], schema: bytes, int96: bool) -> set[int]:
+    """The units whose output is not of ``schema`` (serialized, empty for line files; its
+    metadata included: Spark's schema JSON) with timestamps as ``int96`` says. Compared as
+    schemas, not by their bytes: the same schema serializes differently from different
+    units."""
+    decoded: dict[bytes, pa.Schema] = {}
+
+    def of(raw: bytes) -> pa.Schema:
+        if raw not in decoded:
+            decoded[raw] = pa.ipc.read_schema(pa.py_buffer(raw))
+        return decoded[raw]
+
+    return {
+        r.unit
+        for r in results
+        if r.int96 != int96
+        or (
+            r.schema != schema
+            and (
+                not r.schema
+                or not schema
+                or not of(r.schema).equals(of(schema), check_metadata=True)
+            )
+        )
+    }
 
 
 def _by_plan(results: list[UnitResult]) -> dict[str, list[UnitResult]]:

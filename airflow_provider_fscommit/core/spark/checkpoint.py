@@ -83,6 +83,9 @@ class CheckpointReader:
         # (when its watermark passed a time, since when it holds), the listings answer, and
         # the checkpoint is listed once per look rather than once per question.
         self._listed: tuple[CheckpointState, list[LogFile], list[LogFile]] | None = None
+        # The last answer to "since when has the watermark stood", and the state it is of:
+        # a triggerer's waiting partitions of one table all ask it of the same look.
+        self._since: tuple[CheckpointState, int | None] | None = None
 
     def read(self) -> CheckpointState:
         """The latest committed batch and its safe watermark, now."""
@@ -151,6 +154,8 @@ class CheckpointReader:
         """
         if state.latest_committed_batch is None:
             return None
+        if self._since is not None and self._since[0] == state:
+            return self._since[1]
         _, offsets = self._listings(state)
         since = None
         for log_file in reversed(offsets):
@@ -163,6 +168,7 @@ class CheckpointReader:
             if _int_field(metadata, "batchWatermarkMs", log_file) != state.watermark_ms:
                 break
             since = log_file.mtime_ms
+        self._since = (state, since)
         return since
 
     def watermark_passed_ms(self, state: CheckpointState, time_ms: int) -> int | None:

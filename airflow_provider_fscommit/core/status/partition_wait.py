@@ -104,7 +104,7 @@ def check_partition(
     with watch.lock:
         look = _look(watch, partition, now_ms, max_age.total_seconds())
         since = (
-            _progress_since(watch, look.checkpoint, max_age.total_seconds())
+            progress_since_ms(look.checkpoint, watch.checkpoint)
             if stall_timeout is not None and not look.committable
             else None
         )
@@ -183,19 +183,6 @@ def check_partition(
             "move it)",
         )
     return verdict(False, False, f"waiting: {clock}, commit time {iso_ms(commit_time)}")
-
-
-def _progress_since(watch: TableWatch, checkpoint: CheckpointState, max_age_s: float) -> int | None:
-    """:func:`progress_since_ms`, shared like the look it follows from: the waiting
-    partitions of a table judged from one look ask it once (it lists ``offsets/``)."""
-
-    def look() -> tuple[CheckpointState, int | None]:
-        return checkpoint, progress_since_ms(checkpoint, watch.checkpoint)
-
-    kept, since = watch.recent("progress", max_age_s, look)
-    if kept != checkpoint:  # an earlier look's answer: this one's own
-        kept, since = watch.recent("progress", 0, look)
-    return since
 
 
 def progress_since_ms(checkpoint: CheckpointState, reader: CheckpointReader) -> int | None:
