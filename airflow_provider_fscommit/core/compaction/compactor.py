@@ -226,7 +226,7 @@ def _rewrite(
 ) -> UnitResult:
     """The inputs streamed, in input order, into row groups of the plan's schema."""
     with _RowGroups(task, table_fs, target, schema) as output:
-        for batch in _coalesced(input_rows(inputs, task.partition, schema), BATCH_ROWS):
+        for batch in _coalesced(input_rows(inputs, schema), BATCH_ROWS):
             output.add(batch)
     return _written(task, table_fs, target, output.rows)
 
@@ -239,7 +239,7 @@ def _dealt(
     groups cover disjoint ranges of the order; a rewrite's in input order."""
     layout = task.layout
     per_output = -(-task.rows // len(task.outputs))  # ceil: the last output may hold fewer
-    rows = _coalesced(input_rows(inputs, task.partition, schema), BATCH_ROWS)
+    rows = _coalesced(input_rows(inputs, schema), BATCH_ROWS)
     ordered = _Rows(
         sorted_tables(rows, layout.sort, layout.sort_memory)
         if layout.sort is not None

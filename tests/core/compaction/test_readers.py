@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+import pytest
 
 from airflow_provider_fscommit.core.compaction import readers
 from airflow_provider_fscommit.core.compaction.compactor import compact_task
@@ -54,17 +55,26 @@ def test_before_pyarrow_25_the_footer_refuses_what_the_reader_would_wrap_around(
     assert not [p for p in (tmp_path / "table").rglob("*.orc") if not p.name.startswith(".")]
 
 
-def test_a_units_scan_reads_rows_through_the_footers_it_decoded_once(tmp_path):
-    """The footer is decoded once per input (then the scan uses it): a file whose footer
-    is damaged after it was decoded still reads, which a scan decoding it again refuses."""
-    path = tmp_path / "part-0.parquet"
-    pq.write_table(pa.table({"id": list(range(1000))}), path)
-    inputs = readers.UnitInputs([path.as_uri()], (), FileFormat.PARQUET)
+@pytest.mark.parametrize("held_bytes", [readers._HELD_BYTES, 0], ids=["held", "read-again"])
+def test_a_units_rows_are_read_in_order_through_the_footers_it_decoded_once(
+    tmp_path, monkeypatch, held_bytes
+):
+    """The footer is decoded once per input: a file whose footer is damaged after it was
+    decoded still reads, whether the unit held it in memory since or opens it again with
+    the footer it decoded (beyond what a unit holds), and the rows come in input order."""
+    monkeypatch.setattr(readers, "_HELD_BYTES", held_bytes)
+    paths = [tmp_path / f"part-{n}.parquet" for n in range(3)]
+    for n, path in enumerate(paths):
+        pq.write_table(pa.table({"id": range(n * 1000, n * 1000 + 1000)}), path)
+    sizes = [path.stat().st_size for path in paths]
+    inputs = readers.UnitInputs([p.as_uri() for p in paths], sizes, FileFormat.PARQUET)
     footers: list[tuple[str, int]] = []
     inputs.read_footers(lambda uri, schema, rows, footer: footers.append((uri, rows)))
-    assert footers == [(path.as_uri(), 1000)]
-    with path.open("r+b") as damaged:  # the magic bytes after the footer
-        damaged.seek(-4, 2)
-        damaged.write(b"XXXX")
+    assert footers == [(path.as_uri(), 1000) for path in paths]
+    for path in paths:
+        with path.open("r+b") as damaged:  # the magic bytes after the footer
+            damaged.seek(-4, 2)
+            damaged.write(b"XXXX")
     schema = pa.schema([("id", pa.int64())])
-    assert sum(b.num_rows for b in readers.input_rows(inputs, "dt=1", schema)) == 1000
+    rows = pa.Table.from_batches(readers.input_rows(inputs, schema), schema)
+    assert rows.column("id").to_pylist() == list(range(3000))
