@@ -3,7 +3,8 @@ rows streamed batch by batch in the plan's schema, and every failure naming its 
 
 Memory is bounded: rows come a batch at a time, at most one ORC stripe of a file in memory,
 on an object store at most a window of small files fetched ahead, and a unit holds at most
-``_HELD_BYTES`` of its local Parquet inputs between their footers and their rows. A staged
+``_HELD_BYTES`` of its inputs (files read whole, decoded footers) between their footers and
+their rows, whatever the number of its inputs. A staged
 file that cannot be read (missing, truncated, damaged pages, a timestamp pyarrow's ORC
 reader would wrap around) fails its partition's unit with the file named and the way out
 (``fscommit quarantine``): nothing of the partition is published.
@@ -37,52 +38,70 @@ BATCH_ROWS = 64 * 1024
 # known size) is read whole, in one request.
 _PREFETCH_FILES = 8
 _WHOLE_FILE_BYTES = 8 * 1024 * 1024
-# What a unit holds of its local Parquet inputs between their footers and their rows.
+# What a unit holds of its inputs between their footers and their rows: local Parquet files
+# read whole, and decoded footers, each counted as _DECODED_FOOTER times its serialized size
+# (a footer of Spark's with 20 columns: 4.3 KB serialized, 48 KB decoded). An input past it
+# has its footer decoded again when its rows are read (workload (c), one unit of 5,000
+# inputs: keeping every footer took 240 MB more).
 _HELD_BYTES = 64 * 1024 * 1024
+_DECODED_FOOTER = 12
 
 Reader = Union[pq.ParquetFile, po.ORCFile, pa.NativeFile]
 
 
 class UnitInputs:
     """A unit's inputs with their footers read once, by :meth:`read_footers`, and its
-    rows then read through the footers kept (:func:`input_rows`): no footer is decoded
-    twice.
+    rows then read through the footers kept (:func:`input_rows`): within ``_HELD_BYTES``,
+    no footer is decoded twice.
 
     A local Parquet input of up to ``_WHOLE_FILE_BYTES`` is read whole, in one read, and
     its footer decoded from memory; the unit holds the opened files, up to ``_HELD_BYTES``
     from the first, until their rows are read (workload (b), an hour of 800 files of 34
     KB: footers and rows in 0.48-0.56 s of CPU, against 0.59-0.63 s when each file is read
     again and 0.68-0.84 s in a dataset scan, whose threads cost more than they overlap).
-    Parquet files not held, and Parquet on an object store, keep their decoded footer,
-    which opens the file again; ORC keeps nothing (its reader opens the file again).
+    Parquet files not held, and Parquet on an object store, keep their decoded footer
+    while it fits, which opens the file again; ORC keeps nothing (its reader opens the
+    file again).
     """
 
     def __init__(self, uris: Sequence[str], sizes: Sequence[int], file_format: FileFormat):
         self.uris, self.sizes, self.format = tuple(uris), tuple(sizes), file_format
         self._metadata: dict[str, pq.FileMetaData] = {}
         self._held: dict[str, pq.ParquetFile] = {}
+        self._held_bytes = 0  # of _HELD_BYTES
         # On a local disk or HDFS.
         self._local = bool(uris) and renames_atomically(resolve_filesystem(uris[0])[0])
 
     def read_footers(self, add: Callable[[str, pa.Schema, int, pq.FileMetaData | None], None]):
         """Each input's footer, decoded once: ``add(uri, schema, rows, parquet footer)``."""
         if self._local and self.format is FileFormat.PARQUET:
-            held = 0
             for index, uri in enumerate(self.uris):
                 reader, size = _local_parquet(uri)
-                metadata = self._metadata[uri] = reader.metadata
+                metadata = reader.metadata
                 add(uri, reader.schema_arrow, metadata.num_rows, metadata)
                 # Held from the first on, so the rows read the held ones first, in order.
-                if size is not None and len(self._held) == index and held + size <= _HELD_BYTES:
+                if size is not None and len(self._held) == index and self._fits(metadata, size):
                     self._held[uri] = reader
-                    held += size
+                elif self._fits(metadata):
+                    self._metadata[uri] = metadata
             return
         for uri, reader in opened(self.uris, (), self.format):  # footers only
             if isinstance(reader, po.ORCFile):
                 add(uri, reader.schema, reader.nrows, None)
                 continue
-            metadata = self._metadata[uri] = reader.metadata
+            metadata = reader.metadata
             add(uri, reader.schema_arrow, metadata.num_rows, metadata)
+            if self._fits(metadata):
+                self._metadata[uri] = metadata
+
+    def _fits(self, metadata: pq.FileMetaData, size: int = 0) -> bool:
+        """Whether a decoded footer (and ``size`` bytes of its file) can be held; if so,
+        they are counted as held."""
+        wanted = self._held_bytes + size + metadata.serialized_size * _DECODED_FOOTER
+        if wanted > _HELD_BYTES:
+            return False
+        self._held_bytes = wanted
+        return True
 
     def _opened(self) -> Iterator[tuple[str, Reader]]:
         """The inputs opened in order for their rows: the held ones first, as they are."""

@@ -55,14 +55,8 @@ def test_before_pyarrow_25_the_footer_refuses_what_the_reader_would_wrap_around(
     assert not [p for p in (tmp_path / "table").rglob("*.orc") if not p.name.startswith(".")]
 
 
-@pytest.mark.parametrize("held_bytes", [readers._HELD_BYTES, 0], ids=["held", "read-again"])
-def test_a_units_rows_are_read_in_order_through_the_footers_it_decoded_once(
-    tmp_path, monkeypatch, held_bytes
-):
-    """The footer is decoded once per input: a file whose footer is damaged after it was
-    decoded still reads, whether the unit held it in memory since or opens it again with
-    the footer it decoded (beyond what a unit holds), and the rows come in input order."""
-    monkeypatch.setattr(readers, "_HELD_BYTES", held_bytes)
+def _unit_inputs(tmp_path: Path) -> tuple[list[Path], readers.UnitInputs]:
+    """Three Parquet inputs of 1,000 ids each, their footers read by the unit."""
     paths = [tmp_path / f"part-{n}.parquet" for n in range(3)]
     for n, path in enumerate(paths):
         pq.write_table(pa.table({"id": range(n * 1000, n * 1000 + 1000)}), path)
@@ -71,10 +65,37 @@ def test_a_units_rows_are_read_in_order_through_the_footers_it_decoded_once(
     footers: list[tuple[str, int]] = []
     inputs.read_footers(lambda uri, schema, rows, footer: footers.append((uri, rows)))
     assert footers == [(path.as_uri(), 1000) for path in paths]
+    return paths, inputs
+
+
+@pytest.mark.parametrize("whole_bytes", [readers._WHOLE_FILE_BYTES, 0], ids=["held", "reopened"])
+def test_a_units_rows_are_read_in_order_through_the_footers_it_decoded_once(
+    tmp_path, monkeypatch, whole_bytes
+):
+    """The footer is decoded once per input: a file whose footer is damaged after it was
+    decoded still reads, whether the unit held it in memory since or opens it again with
+    the footer it decoded (a file too large to read whole), and the rows come in input
+    order."""
+    monkeypatch.setattr(readers, "_WHOLE_FILE_BYTES", whole_bytes)
+    paths, inputs = _unit_inputs(tmp_path)
     for path in paths:
         with path.open("r+b") as damaged:  # the magic bytes after the footer
             damaged.seek(-4, 2)
             damaged.write(b"XXXX")
+    schema = pa.schema([("id", pa.int64())])
+    rows = pa.Table.from_batches(readers.input_rows(inputs, schema), schema)
+    assert rows.column("id").to_pylist() == list(range(3000))
+
+
+def test_a_unit_holds_no_more_than_its_budget_whatever_the_number_of_its_inputs(
+    tmp_path, monkeypatch
+):
+    """Past what a unit holds between footers and rows (here nothing), an input keeps
+    neither its bytes nor its footer: its footer is decoded again when its rows are read,
+    and the rows still come, in input order."""
+    monkeypatch.setattr(readers, "_HELD_BYTES", 0)
+    _, inputs = _unit_inputs(tmp_path)
+    assert not inputs._held and not inputs._metadata
     schema = pa.schema([("id", pa.int64())])
     rows = pa.Table.from_batches(readers.input_rows(inputs, schema), schema)
     assert rows.column("id").to_pylist() == list(range(3000))
