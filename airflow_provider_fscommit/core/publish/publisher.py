@@ -710,19 +710,12 @@ def _differing(results: list[UnitResult], schema: bytes, int96: bool) -> set[int
             decoded[raw] = pa.ipc.read_schema(pa.py_buffer(raw))
         return decoded[raw]
 
-    return {
-        r.unit
-        for r in results
-        if r.int96 != int96
-        or (
-            r.schema != schema
-            and (
-                not r.schema
-                or not schema
-                or not of(r.schema).equals(of(schema), check_metadata=True)
-            )
-        )
-    }
+    def same(raw: bytes) -> bool:
+        if raw == schema:
+            return True
+        return bool(raw and schema) and of(raw).equals(of(schema), check_metadata=True)
+
+    return {r.unit for r in results if r.int96 != int96 or not same(r.schema)}
 
 
 def _by_plan(results: list[UnitResult]) -> dict[str, list[UnitResult]]:
