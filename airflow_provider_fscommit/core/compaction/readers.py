@@ -73,30 +73,29 @@ class UnitInputs:
         self._local = bool(uris) and renames_atomically(resolve_filesystem(uris[0])[0])
 
     def read_footers(self, add: Callable[[str, pa.Schema, int, pq.FileMetaData | None], None]):
-        """Each input's footer, decoded once: ``add(uri, schema, rows, parquet footer)``."""
-        if self._local and self.format is FileFormat.PARQUET:
-            for index, uri in enumerate(self.uris):
-                reader, size = _local_parquet(uri)
-                metadata = reader.metadata
-                add(uri, reader.schema_arrow, metadata.num_rows, metadata)
-                # Held from the first on, so the rows read the held ones first, in order.
-                if size is not None and len(self._held) == index and self._fits(metadata, size):
-                    self._held[uri] = reader
-                elif self._fits(metadata):
-                    self._metadata[uri] = metadata
-            return
-        for uri, reader in opened(self.uris, (), self.format):  # footers only
+        """Each input's footer, decoded once: ``add(uri, schema, rows, parquet footer)``.
+
+        Local Parquet inputs are opened as their rows will be (:func:`opened`: a small one
+        read whole), and held from the first on while they fit, so the rows read the held
+        ones first, in order; on an object store only the footers are fetched here.
+        """
+        holds = self._local and self.format is FileFormat.PARQUET
+        sizes = self.sizes if holds and len(self.sizes) == len(self.uris) else ()
+        for index, (uri, reader) in enumerate(opened(self.uris, sizes, self.format)):
             if isinstance(reader, po.ORCFile):
                 add(uri, reader.schema, reader.nrows, None)
                 continue
             metadata = reader.metadata
             add(uri, reader.schema_arrow, metadata.num_rows, metadata)
-            if self._fits(metadata):
+            whole = bool(sizes) and sizes[index] <= _WHOLE_FILE_BYTES
+            if whole and len(self._held) == index and self._reserve(metadata, sizes[index]):
+                self._held[uri] = reader
+            elif self._reserve(metadata):
                 self._metadata[uri] = metadata
 
-    def _fits(self, metadata: pq.FileMetaData, size: int = 0) -> bool:
-        """Whether a decoded footer (and ``size`` bytes of its file) can be held; if so,
-        they are counted as held."""
+    def _reserve(self, metadata: pq.FileMetaData, size: int = 0) -> bool:
+        """Count a decoded footer (and ``size`` bytes of its file) as held, if they fit in
+        what is left of ``_HELD_BYTES``; whether they did."""
         wanted = self._held_bytes + size + metadata.serialized_size * _DECODED_FOOTER
         if wanted > _HELD_BYTES:
             return False
@@ -155,24 +154,6 @@ def _file_rows(inputs: UnitInputs) -> Iterator[pa.RecordBatch]:
 def _joined(batches: list[pa.RecordBatch], schema: pa.Schema) -> pa.RecordBatch:
     """Batches of the plan's fields as one batch with its schema (Spark's metadata too)."""
     return pa.RecordBatch.from_arrays(concat_batches(batches).columns, schema=schema)
-
-
-def _local_parquet(uri: str) -> tuple[pq.ParquetFile, int | None]:
-    """A local Parquet input opened and its footer decoded, with its size when it was
-    read whole (its rows then read from memory); a larger one is closed again once its
-    footer is decoded (size None)."""
-    filesystem, path = resolve_filesystem(uri)
-    try:
-        with filesystem.open_input_file(path) as handle:
-            size = handle.size()
-            if size <= _WHOLE_FILE_BYTES:
-                source = pa.BufferReader(handle.read_buffer())
-                return pq.ParquetFile(source, coerce_int96_timestamp_unit="us"), size
-            return pq.ParquetFile(handle, coerce_int96_timestamp_unit="us"), None
-    except FileNotFoundError:
-        raise _missing(uri) from None
-    except (pa.ArrowInvalid, OSError) as exc:
-        raise unreadable(uri, exc, FileFormat.PARQUET) from None
 
 
 def schema_of(reader: Reader) -> pa.Schema:

@@ -25,19 +25,25 @@ def in_process(tasks):
 
 
 def footer_reads(monkeypatch) -> Counter[str]:
-    """How many times each input's footer is decoded: by a unit (spies on the real
-    functions), by a Parquet reader opened without it, or on the driver."""
+    """How many times each input's footer is decoded: by a unit's footer pass (spies on
+    the real functions; the readers that pass opens count in it), by a Parquet reader
+    opened without it, or on the driver."""
     decoded: Counter[str] = Counter()
     read_footers = readers_module.UnitInputs.read_footers
     reader = readers_module._reader
     read_plan_schema = publisher_module.read_plan_schema
+    in_footer_pass = [False]
 
     def unit_footers(self, add):
         decoded.update(self.uris)
-        return read_footers(self, add)
+        in_footer_pass[0] = True
+        try:
+            return read_footers(self, add)
+        finally:
+            in_footer_pass[0] = False
 
     def opened(source, uri, file_format, footer):
-        if footer is None:
+        if footer is None and not in_footer_pass[0]:
             decoded[uri] += 1
         return reader(source, uri, file_format, footer)
 
