@@ -241,7 +241,7 @@ def _fetch(
         return open_input(filesystem, path, uri, file_format, footer)
     try:
         with filesystem.open_input_file(path) as handle:
-            data = handle.read()
+            data = handle.read_buffer()
     except FileNotFoundError:
         raise _missing(uri) from None
     except OSError as exc:
