@@ -12,11 +12,13 @@ with each other for the two cores.
 from __future__ import annotations
 
 import argparse
+import os
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from airflow_provider_fscommit.jobs.class_archive import DIR_ENV as CLASS_ARCHIVE_DIR
 from bench import report
 from bench.checkpoint_scale import run_checkpoint_scale
 from bench.compaction import run_compaction
@@ -98,6 +100,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     settings = BenchSettings(args.scale, args.reps, args.scratch.resolve(), args.results)
+    # fscommit's spark-submits start their drivers from the bench's own class archive, as a
+    # worker host's runs do from its cache (jobs/class_archive.py); naive Spark's do not.
+    os.environ.setdefault(CLASS_ARCHIVE_DIR, str(settings.directory("jvm-class-archive")))
     runners: dict[str, Callable[[], Any]] = {
         "compaction": lambda: run_compaction(settings, args.workloads, args.engines),
         "checkpoint": lambda: run_checkpoint_scale(settings),

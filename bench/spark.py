@@ -2,7 +2,8 @@
 
 The same ``spark-submit``, environment and Python settings as
 ``airflow_provider_fscommit.jobs.launch``, and the same master: naive Spark and our job
-then differ only in what the application does.
+then differ in what the application does, and in the class archive fscommit's launcher
+gives its driver (``jobs/class_archive.py``; a user's own spark-submit has none).
 """
 
 from __future__ import annotations

@@ -45,9 +45,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 @pytest.hookimpl(trylast=True)  # after pytest's own: its temp folders
 def pytest_configure(config: pytest.Config) -> None:
+    from airflow_provider_fscommit.jobs.class_archive import DIR_ENV
     from tests.support.run_shared import RUN_FOLDER_ENV, run_folder
 
-    os.environ[RUN_FOLDER_ENV] = str(run_folder(config._tmp_path_factory))
+    folder = run_folder(config._tmp_path_factory)
+    os.environ[RUN_FOLDER_ENV] = str(folder)
+    # The run's spark-submits share one class archive, as a worker host's do: the second
+    # writes it, the later ones start their drivers from it (jobs/class_archive.py).
+    os.environ.setdefault(DIR_ENV, str(folder / "jvm-class-archive"))
     if not hasattr(config, "workerinput"):  # the controller, or a run without workers
         from tests.support.scheduling import UnitTimes
 

@@ -130,6 +130,9 @@ class TerminalLauncher:
     def environment(self) -> dict[str, str]:
         return {}  # this process's own, which spark-submit inherits
 
+    def driver_here(self) -> bool:
+        return True  # spark-submit here runs in client mode, its default
+
     def submit(self, submission: CompactionSubmission) -> CompactionSummary | None:
         """One spark-submit, its command line the launcher's description of the run with
         the flags' master and spark-submit; its output followed for progress and summary."""

@@ -118,6 +118,9 @@ class CompactionHook(BaseHook):
     def environment(self) -> dict[str, str]:
         return self._aws_env(self._s3) | (self.submit_kwargs.get("env_vars") or {})
 
+    def driver_here(self) -> bool:
+        return self._environment_reaches_driver()
+
     def submit(self, submission: CompactionSubmission) -> None:
         """The Spark provider's hook logs the application's output: the runner reads its
         summary from the ledger."""

@@ -30,6 +30,7 @@ from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.errors import FsCommitError
 from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
 from airflow_provider_fscommit.core.publish.publisher import CompactionPublisher
+from airflow_provider_fscommit.jobs.class_archive import ClassArchive
 from airflow_provider_fscommit.jobs.connect import ConnectCompaction
 from airflow_provider_fscommit.jobs.driver import (
     PLANNED_PREFIX,
@@ -69,6 +70,11 @@ class Launcher(Protocol):
 
     def environment(self) -> Mapping[str, str]:
         """What to add to spark-submit's environment (e.g. an AWS identity)."""
+
+    def driver_here(self) -> bool:
+        """Whether the application's driver runs on this host, started by the spark-submit
+        here with its environment (client mode): then its JVM maps the host's class
+        archive (:mod:`.class_archive`)."""
 
     def submit(self, submission: CompactionSubmission) -> CompactionSummary | None:
         """Run ``submission`` to its end; the summary it reported on its output, if this
@@ -154,24 +160,32 @@ class CompactionRunner:
         """One spark-submit application: its summary as it reported it, else as it stored it."""
         ledger = CommitLedger(self.spec.require_table_path())
         spark = launcher.installation()
-        with tempfile.TemporaryDirectory(prefix="fscommit-") as scratch:
-            submission = CompactionSubmission.prepare(
-                self.spec,
-                self.partitions,
-                scratch,
-                codec=self.codec,
-                conf=self.conf,
-                env=launcher.environment(),
-                spark=spark,
-            )
-            try:
-                reported = launcher.submit(submission)
-            except Exception:
-                with contextlib.suppress(FsCommitError, OSError):
-                    stored = _stored(ledger, submission.run_id)
-                    if stored is not None and stored.failed:
-                        return stored  # the application said why it failed: the message
-                raise
+        archive = ClassArchive.for_run(spark) if launcher.driver_here() else None
+        env = launcher.environment()
+        completed = False
+        try:
+            with tempfile.TemporaryDirectory(prefix="fscommit-") as scratch:
+                submission = CompactionSubmission.prepare(
+                    self.spec,
+                    self.partitions,
+                    scratch,
+                    codec=self.codec,
+                    conf=self.conf,
+                    env=archive.env(env) if archive else env,
+                    spark=spark,
+                )
+                try:
+                    reported = launcher.submit(submission)
+                except Exception:
+                    with contextlib.suppress(FsCommitError, OSError):
+                        stored = _stored(ledger, submission.run_id)
+                        if stored is not None and stored.failed:
+                            return stored  # the application said why it failed
+                    raise
+                completed = True
+        finally:
+            if archive is not None:
+                archive.finish(completed)
         if reported is not None:
             return reported
         stored = _stored(ledger, submission.run_id)

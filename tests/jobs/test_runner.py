@@ -50,6 +50,9 @@ class DyingLauncher:
     def environment(self) -> dict[str, str]:
         return {"FSCOMMIT_TEST": "1"}
 
+    def driver_here(self) -> bool:
+        return False
+
     def submit(self, submission: CompactionSubmission) -> None:
         self.submitted.append(submission)
         if self.stored is not None:
