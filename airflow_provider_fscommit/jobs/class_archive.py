@@ -56,7 +56,12 @@ def archive_dir() -> Path | None:
     named = os.environ.get(DIR_ENV)
     if named:
         return None if named.strip().lower() == OFF else Path(named)
-    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    cache = os.environ.get("XDG_CACHE_HOME")
+    if not cache:
+        try:
+            cache = str(Path.home() / ".cache")
+        except RuntimeError:  # no home to keep a cache in
+            return None
     return Path(cache) / "airflow-provider-fscommit" / "jvm"
 
 
