@@ -19,6 +19,7 @@ from types import ModuleType
 
 from airflow_provider_fscommit import __version__
 from airflow_provider_fscommit.cli import (
+    class_archive,
     clean_staging,
     commit,
     compact,
@@ -46,7 +47,18 @@ Command = Callable[[TableSpec, argparse.Namespace], int]
 # The commands' modules, in the order help lists them: each is named after its command,
 # says in its docstring what it does (the help), adds its own arguments to the table's,
 # and runs.
-_MODULES = (init, status, compact, commit, plan, clean_staging, expire, quarantine, validate)
+_MODULES = (
+    init,
+    status,
+    compact,
+    commit,
+    plan,
+    clean_staging,
+    expire,
+    quarantine,
+    validate,
+    class_archive,
+)
 
 # Every table command reads what it is not told off the stream, one way (init's): init
 # always, the others when the partition keys are not given (a table named in full is
@@ -76,7 +88,7 @@ def takes_table(module: ModuleType) -> bool:
 COMMANDS: dict[str, Command] = {
     command_name(module): module.run for module in _MODULES if takes_table(module)
 }
-#: The commands that read spec files of their own: they get the arguments alone.
+#: The commands that take no table (spec files of their own, the host): the arguments alone.
 FILE_COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     command_name(module): module.run for module in _MODULES if not takes_table(module)
 }

@@ -7,7 +7,7 @@ sharing (JDK 13 and later) keeps them: ``-XX:ArchiveClassesAtExit`` writes the c
 JVM loaded into an archive as it exits, and ``-XX:SharedArchiveFile`` maps that archive
 into later JVMs.
 
-**When one is written.** Writing costs the run that writes it ~11 s more and ~130 MB of
+**When one is written.** Writing costs the run that writes it ~11 s more and 130-190 MB of
 disk, which pays off only where later runs find it. So the first run in a cache leaves a
 mark, and a run that finds the mark (the cache kept its files between runs: a host, or a
 persistent volume) writes the archive; a task pod that starts empty every time never
@@ -16,8 +16,8 @@ finished, so no run maps a half-written one.
 
 **Which.** One per Java (its home and version) and Spark (its ``jars`` folder, as last
 changed). The JVM checks the rest itself: a class path that differs (another
-``spark.driver.extraClassPath``, a jar replaced) starts without the archive, with one
-warning line, never fails.
+``spark.driver.extraClassPath``, a jar replaced; one warning line) or a heap above 32 GB
+(silently) starts without the archive, never fails.
 
 **Where.** ``$FSCOMMIT_CLASS_ARCHIVE_DIR``, else ``airflow-provider-fscommit/jvm`` in
 ``$XDG_CACHE_HOME`` (``~/.cache``); ``FSCOMMIT_CLASS_ARCHIVE_DIR=off`` uses none. The
@@ -33,13 +33,15 @@ import hashlib
 import os
 import re
 import shutil
+import subprocess
 import time
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from airflow_provider_fscommit.jobs.launch import SparkInstallation
+from airflow_provider_fscommit.core.errors import ConfigError, FsCommitError
+from airflow_provider_fscommit.jobs.launch import PACKAGE_DIR, SparkInstallation, default_conf
 
 DIR_ENV = "FSCOMMIT_CLASS_ARCHIVE_DIR"
 OPTS_ENV = "SPARK_SUBMIT_OPTS"
@@ -48,6 +50,8 @@ MIN_JAVA = 13  # dynamic archives (JEP 350)
 KEPT_ARCHIVES = 3  # the latest Spark and Java pairs of this host, others deleted
 # A writer's claim older than this was left by a killed run: another may take it.
 STALE_CLAIM_S = 600.0
+# What ``fscommit class-archive`` runs: a driver that loads what a compaction's loads.
+WARM_UP = str(PACKAGE_DIR / "jobs" / "warm_up.py")
 _VERSION = re.compile(r'^JAVA_VERSION="(?:1\.)?(\d+)', re.MULTILINE)
 
 
@@ -96,6 +100,26 @@ def spark_jars(spark_submit: str, home: str | None) -> Path | None:
     return jars if jars.is_dir() else None
 
 
+def located(spark: SparkInstallation) -> Path | str:
+    """Where this host keeps the archive of ``spark`` and the Java spark-submit starts, or
+    why it keeps none."""
+    directory = archive_dir()
+    if directory is None:
+        return f"{DIR_ENV} is '{OFF}', or there is no home folder to keep a cache in"
+    java = java_home()
+    if java is None:
+        return "no Java found: set JAVA_HOME, or put java on PATH"
+    version = java_version(java)
+    if version is None or version < MIN_JAVA:
+        return f"the Java at {java} is not {MIN_JAVA} or later, which dynamic archives need"
+    jars = spark_jars(spark.spark_submit, spark.home)
+    if jars is None:
+        return f"{spark.spark_submit} has no Spark jars folder beside it: name its Spark home"
+    identity = f"{java}\0{version}\0{jars}\0{jars.stat().st_mtime_ns}"
+    key = hashlib.sha256(identity.encode()).hexdigest()[:16]
+    return directory / f"spark-driver-{key}.jsa"
+
+
 @dataclass(frozen=True)
 class ClassArchive:
     """The archive of one Java and Spark pair, and what one run does with it.
@@ -111,21 +135,13 @@ class ClassArchive:
     def for_run(cls, spark: SparkInstallation) -> ClassArchive | None:
         """What a run of this Spark does with its archive; None: no archive (switched off,
         a Java without dynamic archives, or no Spark ``jars`` folder to key it by)."""
-        directory = archive_dir()
-        java = java_home()
-        if directory is None or java is None:
+        path = located(spark)
+        if isinstance(path, str):
             return None
-        version = java_version(java)
-        jars = spark_jars(spark.spark_submit, spark.home)
-        if version is None or version < MIN_JAVA or jars is None:
-            return None
-        identity = f"{java}\0{version}\0{jars}\0{jars.stat().st_mtime_ns}"
-        key = hashlib.sha256(identity.encode()).hexdigest()[:16]
-        path = directory / f"spark-driver-{key}.jsa"
         if path.exists():
             return cls(path)
         try:
-            directory.mkdir(parents=True, exist_ok=True)
+            path.parent.mkdir(parents=True, exist_ok=True)
             mark = path.with_suffix(".seen")
             if not mark.exists():  # the first run here: whether the cache lasts is unknown
                 mark.touch()
@@ -161,6 +177,52 @@ class ClassArchive:
         for leftover in (self.writing, self.path.with_suffix(".writing")):
             with contextlib.suppress(OSError):
                 leftover.unlink()
+
+
+def write_archive(spark: SparkInstallation) -> tuple[Path, bool]:
+    """This host's archive for ``spark``: written now by a small application's driver
+    (:data:`WARM_UP`, which loads what a compaction's driver loads) unless there is one.
+    Returns its path and whether this call wrote it; raises naming why none can be written.
+
+    For where the cache does not outlive a run (an image built once, a volume pods
+    share): ``fscommit class-archive``.
+    """
+    path = located(spark)
+    if isinstance(path, str):
+        raise ConfigError(f"no class archive can be written: {path}")
+    if path.exists():
+        return path, False
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        claimed = _claim(path.with_suffix(".writing"))
+    except OSError as exc:
+        raise ConfigError(
+            f"the class archive folder {path.parent} cannot be written ({exc}): set "
+            f"{DIR_ENV} to a folder this user can write"
+        ) from None
+    if not claimed:
+        raise ConfigError(f"another run is writing {path} now: try again once it has finished")
+    archive = ClassArchive(path, path.with_name(f"{path.stem}.{uuid.uuid4().hex}.tmp"))
+    command = [spark.spark_submit, "--master", "local[1]", "--name", "fscommit-class-archive"]
+    for key, value in default_conf({}).items():
+        command += ["--conf", f"{key}={value}"]
+    env = os.environ | spark.env() | archive.env({})
+    completed = False
+    try:
+        result = subprocess.run(
+            [*command, WARM_UP], env=env, capture_output=True, text=True, check=False
+        )
+        completed = result.returncode == 0
+    except OSError as exc:
+        raise ConfigError(f"cannot run {spark.spark_submit} ({exc}): name its Spark home") from None
+    finally:
+        archive.finish(completed)
+    if not completed or not path.exists():
+        raise FsCommitError(
+            f"the application that writes the class archive {path} failed "
+            f"(exit code {result.returncode}):\n{result.stderr[-3000:]}"
+        )
+    return path, True
 
 
 def _claim(claim: Path) -> bool:
