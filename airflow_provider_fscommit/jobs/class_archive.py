@@ -156,7 +156,9 @@ class ClassArchive:
         """``given`` (what spark-submit's environment is to get) with this run's archive
         option added to ``SPARK_SUBMIT_OPTS`` (``given``'s, else this process's)."""
         if self.writing is not None:
-            option = f"-XX:ArchiveClassesAtExit={self.writing}"
+            # Its warnings name each class it leaves out (those of signed jars, say): lines
+            # by the hundred in the run's log, about nothing the run or the archive lacks.
+            option = f"-XX:ArchiveClassesAtExit={self.writing} -Xlog:cds*=error"
         elif self.path.exists():
             option = f"-XX:SharedArchiveFile={self.path}"
         else:

@@ -34,7 +34,9 @@ def test_the_first_run_in_a_cache_only_marks_it_and_the_next_writes_the_archive(
     assert first.env({"AWS_REGION": "eu-west-1"}) == {"AWS_REGION": "eu-west-1"}
     second = ClassArchive.for_run(spark)
     assert second is not None and second.writing is not None
-    assert second.env({}) == {OPTS_ENV: f"-XX:ArchiveClassesAtExit={second.writing}"}
+    assert second.env({}) == {
+        OPTS_ENV: f"-XX:ArchiveClassesAtExit={second.writing} -Xlog:cds*=error"
+    }
     # One writer at a time: a run beside it goes without an archive.
     beside = ClassArchive.for_run(spark)
     assert beside is not None and beside.writing is None and beside.env({}) == {}
