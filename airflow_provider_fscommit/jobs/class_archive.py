@@ -146,11 +146,9 @@ class ClassArchive:
             if not mark.exists():  # the first run here: whether the cache lasts is unknown
                 mark.touch()
                 return cls(path)
-            if not _claim(path.with_suffix(".writing")):
-                return cls(path)  # another run writes it
+            return _writer(path) or cls(path)  # None: another run writes it
         except OSError:  # a cache this user cannot write: runs go without an archive
             return None
-        return cls(path, path.with_name(f"{path.stem}.{uuid.uuid4().hex}.tmp"))
 
     def env(self, given: Mapping[str, str]) -> dict[str, str]:
         """``given`` (what spark-submit's environment is to get) with this run's archive
@@ -176,7 +174,7 @@ class ClassArchive:
             if completed and self.writing.exists():
                 os.replace(self.writing, self.path)
                 _keep_latest(self.path.parent)
-        for leftover in (self.writing, self.path.with_suffix(".writing")):
+        for leftover in (self.writing, _claim_of(self.path)):
             with contextlib.suppress(OSError):
                 leftover.unlink()
 
@@ -196,15 +194,14 @@ def write_archive(spark: SparkInstallation) -> tuple[Path, bool]:
         return path, False
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        claimed = _claim(path.with_suffix(".writing"))
+        archive = _writer(path)
     except OSError as exc:
         raise ConfigError(
             f"the class archive folder {path.parent} cannot be written ({exc}): set "
             f"{DIR_ENV} to a folder this user can write"
         ) from None
-    if not claimed:
+    if archive is None:
         raise ConfigError(f"another run is writing {path} now: try again once it has finished")
-    archive = ClassArchive(path, path.with_name(f"{path.stem}.{uuid.uuid4().hex}.tmp"))
     command = [spark.spark_submit, "--master", "local[1]", "--name", "fscommit-class-archive"]
     for key, value in default_conf({}).items():
         command += ["--conf", f"{key}={value}"]
@@ -227,17 +224,23 @@ def write_archive(spark: SparkInstallation) -> tuple[Path, bool]:
     return path, True
 
 
-def _claim(claim: Path) -> bool:
-    """Whether this run may write the archive: no other run claimed it, or the claim was
-    left by a run killed long ago."""
+def _writer(path: Path) -> ClassArchive | None:
+    """``path`` to be written by this run, its place claimed; None: another run claimed it
+    (a claim left by a run killed long ago is taken over)."""
+    claim = _claim_of(path)
     with contextlib.suppress(FileNotFoundError):
         if time.time() - claim.stat().st_mtime > STALE_CLAIM_S:
             claim.unlink()
     try:
         claim.touch(exist_ok=False)
     except FileExistsError:
-        return False
-    return True
+        return None
+    return ClassArchive(path, path.with_name(f"{path.stem}.{uuid.uuid4().hex}.tmp"))
+
+
+def _claim_of(path: Path) -> Path:
+    """The file whose creation claims the writing of ``path``."""
+    return path.with_suffix(".writing")
 
 
 def _keep_latest(directory: Path) -> None:
