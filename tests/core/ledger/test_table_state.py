@@ -26,6 +26,7 @@ from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
 from airflow_provider_fscommit.core.ledger.table_state import (
     CHECKPOINT_INTERVAL,
     PartitionSummary,
+    TableState,
 )
 from airflow_provider_fscommit.core.maintenance.retention import clean_staging
 from airflow_provider_fscommit.core.publish.publisher import CompactionPublisher
@@ -89,7 +90,7 @@ def routine_counts(aged: AgedTable, monkeypatch) -> dict[str, int]:
             "offsets": 2,
             "_spark_metadata": 2,
         }
-        opened = [p for op, p in calls if op.startswith("open") and p.endswith(".checkpoint.json")]
+        opened = [p for op, p in calls if op.startswith("open") and ".checkpoint." in p]
         assert opened == []  # decoded by the first run of this process
         calls.clear()
         report = read_table_report(spec)
@@ -223,7 +224,7 @@ def test_the_state_checkpoints_and_its_folder_stays_small(tmp_path, monkeypatch)
     for n in range(3 * CHECKPOINT_INTERVAL + 4):
         ledger.record([aged.partition(n % 3)])
     folder = sorted(p.name for p in (aged.table / "_fscommit" / "state").iterdir())
-    checkpoints = [n for n in folder if n.endswith(".checkpoint.json")]
+    checkpoints = [n for n in folder if n.endswith(".checkpoint.arrow")]
     assert len(checkpoints) == 2 and len(folder) <= 2 * CHECKPOINT_INTERVAL + 3, folder
     with counting(monkeypatch, ledger_module) as calls:
         state = CommitLedger(str(aged.table)).state()
@@ -231,6 +232,49 @@ def test_the_state_checkpoints_and_its_folder_stays_small(tmp_path, monkeypatch)
     assert state.partitions == {
         aged.partition(h): ledger.read(aged.partition(h)).summary() for h in range(3)
     }
+
+
+def test_a_json_checkpoint_of_an_earlier_build_is_read_and_the_next_one_is_arrow(tmp_path):
+    aged = AgedTable(tmp_path, 3)
+    aged.write()
+    ledger = CommitLedger(str(aged.table))
+    upgraded = ledger.upgrade()
+    folder = aged.table / "_fscommit" / "state"
+    # The table as an earlier build left it: a JSON checkpoint, a hint without a format.
+    (folder / "0000000000.checkpoint.arrow").unlink()
+    document = {
+        "format": 1,
+        "version": 0,
+        "partitions": {p: s.to_dict() for p, s in upgraded.partitions.items()},
+    }
+    (folder / "0000000000.checkpoint.json").write_text(json.dumps(document))
+    (folder / "_last_checkpoint.json").write_text(json.dumps({"version": 0}))
+    assert CommitLedger(str(aged.table)).state().partitions == upgraded.partitions
+    for n in range(CHECKPOINT_INTERVAL):
+        ledger.record([aged.partition(n % 3)])
+    assert (folder / f"{CHECKPOINT_INTERVAL:010d}.checkpoint.arrow").exists()
+    assert json.loads((folder / "_last_checkpoint.json").read_text())["format"] == 2
+    state = CommitLedger(str(aged.table)).state()
+    assert state.checkpoint_version == CHECKPOINT_INTERVAL
+    assert state.partitions == {
+        aged.partition(h): ledger.read(aged.partition(h)).summary() for h in range(3)
+    }
+    # Every fact survives the columns, the documents (who committed, receipts) included.
+    receipted = PartitionSummary(
+        settled_files=2,
+        latest_commit=1,
+        policies_current=True,
+        last_origin={"dag_id": "hourly", "run_id": "scheduled__1", "task_id": "commit"},
+        receipts={"iceberg": {"snapshot_id": 7, "files": ["a.parquet"]}},
+        format="parquet",
+    )
+    written = TableState(20, {**state.partitions, aged.partition(0): receipted}, 20)
+    ledger.state_log.create_checkpoint(written, ledger.store)
+    assert CommitLedger(str(aged.table)).state().partitions == written.partitions
+    # A newer format than this release reads is refused, naming the fix.
+    (folder / "_last_checkpoint.json").write_text(json.dumps({"format": 3, "version": 10}))
+    with pytest.raises(LedgerError, match="newer format than this release reads; upgrade"):
+        CommitLedger(str(aged.table)).state()
 
 
 def test_entries_of_runs_that_raced_both_land_in_order(tmp_path):

@@ -157,10 +157,10 @@ def test_states_follow_a_partition_from_pending_to_re_committed(stream, spark, t
     # unreadable state says so, naming the file, and the stream's view still shows.
     state_dir = table / "_fscommit" / "state"
     (state_dir / "_last_checkpoint.json").unlink()
-    for checkpoint in state_dir.glob("*.checkpoint.json"):
+    for checkpoint in state_dir.glob("*.checkpoint.arrow"):
         checkpoint.write_text("{")
     broken = read_table_report(spec)
-    assert broken.ledger_error is not None and ".checkpoint.json" in broken.ledger_error
+    assert broken.ledger_error is not None and ".checkpoint.arrow" in broken.ledger_error
     assert "is unreadable" in broken.ledger_error
     assert states(broken)[f"{DAY}/hour=03"] == "committable"
 
