@@ -33,6 +33,7 @@ look at the partition, which then records it again; it never publishes anything 
 
 from __future__ import annotations
 
+import io
 import json
 import re
 import threading
@@ -42,6 +43,7 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.fs as pafs
+import pyarrow.json as pajson
 
 from airflow_provider_fscommit.core.compaction.fragmentation import Fragmentation
 from airflow_provider_fscommit.core.errors import LedgerError
@@ -379,16 +381,31 @@ def _encode(version: int, partitions: Mapping[str, PartitionSummary]) -> bytes:
 
 def _encode_checkpoint(version: int, partitions: Mapping[str, PartitionSummary]) -> bytes:
     """Every partition's summary as an Arrow IPC file: a row per partition (sorted), a
-    column per fact, the facts that are documents (an origin, receipts) as JSON text."""
-    names = sorted(partitions)
-    columns = {"partition": pa.array(names, pa.string())}
-    for name, kind in _COLUMN_TYPES.items():
-        values = [getattr(partitions[p], name) for p in names]
-        if name in _JSON_FIELDS:
-            values = [None if v is None else _json_text(v) for v in values]
-        columns[name] = pa.array(values, kind)
+    column per fact, the facts that are documents (an origin, receipts) as JSON text.
+
+    The summaries go through JSON lines and Arrow's JSON reader into columns: converting
+    Python values to Arrow would import pandas (:mod:`..formats.arrow_arrays`).
+    """
+    lines = []
+    for name in sorted(partitions):
+        row = partitions[name].to_dict()
+        for fact in _JSON_FIELDS:
+            if row[fact] is not None:
+                row[fact] = _json_text(row[fact])
+        row["partition"] = name
+        lines.append(json.dumps(row, separators=(",", ":")))
+    if lines:
+        table = pajson.read_json(
+            io.BytesIO("\n".join(lines).encode()),
+            read_options=pajson.ReadOptions(use_threads=False),
+            parse_options=pajson.ParseOptions(
+                explicit_schema=_CHECKPOINT_SCHEMA, unexpected_field_behavior="error"
+            ),
+        ).select(_CHECKPOINT_SCHEMA.names)
+    else:
+        table = _CHECKPOINT_SCHEMA.empty_table()
     metadata = {"format": str(_ARROW_FORMAT), "version": str(version)}
-    table = pa.table(columns, metadata=metadata)
+    table = table.replace_schema_metadata(metadata)
     sink = pa.BufferOutputStream()
     with pa.ipc.new_file(sink, table.schema, options=_IPC_OPTIONS) as writer:
         writer.write_table(table)
@@ -412,6 +429,7 @@ _IPC_OPTIONS = pa.ipc.IpcWriteOptions(compression="lz4" if pa.Codec.is_available
 _SUMMARY_FIELDS = PartitionSummary.__dataclass_fields__.items()
 _COLUMN_TYPES = {name: _column_type(str(f.type)) for name, f in _SUMMARY_FIELDS}
 _JSON_FIELDS = frozenset(name for name, f in _SUMMARY_FIELDS if str(f.type).startswith("dict"))
+_CHECKPOINT_SCHEMA = pa.schema([("partition", pa.string()), *_COLUMN_TYPES.items()])
 _DEFAULTS = {name: f.default for name, f in _SUMMARY_FIELDS}
 
 

@@ -21,7 +21,6 @@ a million-entry log that is what makes the sensor's and the sweep's polls cheap.
 
 from __future__ import annotations
 
-import struct
 from dataclasses import dataclass
 
 import numpy as np
@@ -31,6 +30,7 @@ import pyarrow.fs as pafs
 import pyarrow.json as pajson
 
 from airflow_provider_fscommit.core.errors import SinkLogError
+from airflow_provider_fscommit.core.formats.arrow_arrays import int64_array, integers, string_array
 from airflow_provider_fscommit.core.spark.metadata_log import (
     LogChanged,
     LogFile,
@@ -56,13 +56,9 @@ _PARSE_OPTIONS = pajson.ParseOptions(
 )
 
 
-# The scalar compared with is built from buffers because converting any Python value
-# makes pyarrow import pandas when it is installed: 0.2-0.3 s here, paid by every fresh
-# process on its first read of the log (each poke of a sensor in reschedule mode, the
-# CLI, the compaction job's driver).
-_DELETE = pa.Array.from_buffers(
-    pa.string(), 1, [None, pa.py_buffer(struct.pack("<2i", 0, 6)), pa.py_buffer(b"delete")]
-)[0]
+# The scalar compared with is built from buffers: converting a Python value would import
+# pandas on every fresh process's first read of the log (:mod:`..formats.arrow_arrays`).
+_DELETE = string_array(["delete"])[0]
 _FILE_COLUMNS = ["path", "size", "modificationTime", "dir"]
 _HEADER_BYTES = 64  # the "v1" line, with room to report a malformed one
 _SUMMARY_SCHEMA = pa.schema(
@@ -289,11 +285,11 @@ def _with_directory(entries: pa.Table) -> pa.Table:
 def _summarize(entries: pa.Table) -> pa.Table:
     """Files, bytes, first and last modification per directory (``delete`` lines aside)."""
     adds = entries.filter(pc.not_equal(entries["action"], _DELETE)).unify_dictionaries()
-    modified = _numpy(adds["modificationTime"])
+    modified = integers(adds["modificationTime"])
     return _group(
         adds["dir"].combine_chunks(),
         np.ones(adds.num_rows, np.int64),
-        _numpy(adds["size"]),
+        integers(adds["size"]),
         modified,
         modified,
     )
@@ -306,10 +302,10 @@ def _merge_summaries(summaries: list[pa.Table]) -> pa.Table:
     merged = pa.concat_tables(summaries)
     return _group(
         merged["dir"].combine_chunks(),
-        _numpy(merged["files"]),
-        _numpy(merged["bytes"]),
-        _numpy(merged["first_modified"]),
-        _numpy(merged["last_modified"]),
+        integers(merged["files"]),
+        integers(merged["bytes"]),
+        integers(merged["first_modified"]),
+        integers(merged["last_modified"]),
     )
 
 
@@ -324,13 +320,13 @@ def _group(
     ``last_modified`` per directory.
 
     numpy over dictionary indices, not Arrow's ``group_by``: loading its engine
-    (``pyarrow.acero``) imports pandas (see ``_DELETE``).
+    (``pyarrow.acero``) imports pandas (:mod:`..formats.arrow_arrays`).
     """
     if len(directories) == 0:
         return _SUMMARY_SCHEMA.empty_table()
     if not pa.types.is_dictionary(directories.type):
         directories = pc.dictionary_encode(directories)
-    group = _numpy(directories.indices)
+    group = integers(directories.indices)
     groups = len(directories.dictionary)
     counts = np.zeros(groups, np.int64)
     np.add.at(counts, group, files)
@@ -344,27 +340,11 @@ def _group(
     present = np.flatnonzero(counts)
     return pa.Table.from_arrays(
         [
-            directories.dictionary.take(_arrow(present)),
-            _arrow(counts[present]),
-            _arrow(total[present]),
-            _arrow(first[present]),
-            _arrow(last[present]),
+            directories.dictionary.take(int64_array(present)),
+            int64_array(counts[present]),
+            int64_array(total[present]),
+            int64_array(first[present]),
+            int64_array(last[present]),
         ],
         schema=_SUMMARY_SCHEMA,
     )
-
-
-def _numpy(values: pa.ChunkedArray | pa.Array) -> np.ndarray:
-    """Signed integers without nulls as a numpy view (``to_numpy`` imports pandas)."""
-    if isinstance(values, pa.ChunkedArray):
-        values = values.combine_chunks()
-    if len(values) == 0:
-        return np.empty(0, np.int64)
-    data = np.frombuffer(values.buffers()[1], np.dtype(f"int{values.type.bit_width}"))
-    return data[values.offset : values.offset + len(values)]
-
-
-def _arrow(values: np.ndarray) -> pa.Array:
-    """An int64 Arrow array sharing ``values``' memory (no conversion, see ``_DELETE``)."""
-    values = np.ascontiguousarray(values, np.int64)
-    return pa.Array.from_buffers(pa.int64(), len(values), [None, pa.py_buffer(values)])

@@ -16,6 +16,7 @@ import pyarrow.fs as pafs
 
 from airflow_provider_fscommit.core.compat import strict_zip
 from airflow_provider_fscommit.core.errors import SinkLogError
+from airflow_provider_fscommit.core.formats.arrow_arrays import string_array
 from airflow_provider_fscommit.core.partition.partition_spec import PartitionSpec
 from airflow_provider_fscommit.core.spark.sink_log import FileSinkLog, SinkLogSnapshot
 from airflow_provider_fscommit.core.storage.filesystem import (
@@ -199,7 +200,7 @@ class StagingTable:
         if not wanted:
             return out
         files = snapshot.files.filter(
-            pc.is_in(snapshot.files["dir"], value_set=pa.array(list(wanted), pa.string()))
+            pc.is_in(snapshot.files["dir"], value_set=string_array(list(wanted)))
         )
         for uri, size, directory in strict_zip(
             *(files[name].to_pylist() for name in ("path", "size", "dir"))

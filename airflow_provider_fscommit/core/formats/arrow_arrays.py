@@ -1,0 +1,45 @@
+"""Arrow arrays made from Python and numpy values, and numpy views of Arrow integers,
+without pyarrow's conversions.
+
+Converting any Python or numpy value (``pa.array``, ``pa.scalar``, ``pa.table`` of lists,
+a Python literal passed to a compute function, ``to_numpy``) makes pyarrow import pandas
+when it is installed: 0.2-0.3 s of CPU and ~60 MB, paid once by every fresh process that
+converts (the CLI, a sensor's poke in reschedule mode, the compaction job's driver and
+Python workers). A routine run needs none of pandas, so its arrays are built from buffers.
+"""
+
+from __future__ import annotations
+
+import array
+import itertools
+from collections.abc import Sequence
+
+import numpy as np
+import pyarrow as pa
+
+# The offsets of a string array: 32-bit signed integers.
+_OFFSETS = next(code for code in "ilh" if array.array(code).itemsize == 4)
+
+
+def int64_array(values: np.ndarray) -> pa.Array:
+    """An int64 Arrow array (no nulls) sharing ``values``' memory, if already int64."""
+    values = np.ascontiguousarray(values, np.int64)
+    return pa.Array.from_buffers(pa.int64(), len(values), [None, pa.py_buffer(values)])
+
+
+def string_array(values: Sequence[str]) -> pa.Array:
+    """A string Arrow array (no nulls) of ``values``, encoded as UTF-8."""
+    encoded = [value.encode() for value in values]
+    offsets = array.array(_OFFSETS, itertools.accumulate(map(len, encoded), initial=0))
+    buffers = [None, pa.py_buffer(offsets), pa.py_buffer(b"".join(encoded))]
+    return pa.Array.from_buffers(pa.string(), len(encoded), buffers)
+
+
+def integers(values: pa.ChunkedArray | pa.Array) -> np.ndarray:
+    """Signed integers without nulls as a numpy view."""
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
+    if len(values) == 0:
+        return np.empty(0, np.int64)
+    data = np.frombuffer(values.buffers()[1], np.dtype(f"int{values.type.bit_width}"))
+    return data[values.offset : values.offset + len(values)]
