@@ -287,7 +287,7 @@ class StateLog:
 
     def _hinted_checkpoint(self) -> tuple[int, int] | None:
         """The version and format of the checkpoint the hint names (a hint without a
-        format is a release before's, whose checkpoints are JSON)."""
+        format is an earlier build's, whose checkpoints are JSON)."""
         hint = self._read(f"{self.directory}/{_HINT}", required=False)
         version = None if hint is None else hint.get("version")
         if not isinstance(version, int):
