@@ -31,6 +31,7 @@ from airflow_provider_fscommit.core.compaction.sort_order import (
     quantiles,
     ranks,
 )
+from airflow_provider_fscommit.core.formats.arrow_arrays import numpy_array
 
 #: Ranges per pass: enough that a partition a few times larger than memory needs one pass.
 FAN_OUT = 32
@@ -126,7 +127,7 @@ def _split(
         for batch in batches:
             route = key.route(batch, level)
             numbers = ranks(route, cuts)
-            order = pa.array(np.argsort(numbers, kind="stable"), pa.int64())
+            order = numpy_array(np.argsort(numbers, kind="stable"))
             counts = np.bincount(numbers, minlength=len(ranges))
             rows, routed = batch.take(order), route.take(order)
             offset = 0

@@ -26,6 +26,7 @@ import pyarrow.compute as pc
 
 from airflow_provider_fscommit.core.compat import sort_indices_nulls_first
 from airflow_provider_fscommit.core.errors import ConfigError
+from airflow_provider_fscommit.core.formats import arrow_arrays
 
 #: Range numbers per Z-order column: 10 bits each, 40 at most for 4 columns.
 Z_RANGE_BITS = 10
@@ -68,7 +69,7 @@ class SortOrder:
         # Quantiles of a strided sample: 64 rows per range number are plenty to cut them,
         # and sorting the whole sample per column would cost as much as the sort itself.
         step = max(1, len(sample) // (_SAMPLE_PER_RANGE * 2**Z_RANGE_BITS))
-        rows = pa.array(range(0, len(sample), step), pa.int64())
+        rows = arrow_arrays.numpy_array(np.arange(0, len(sample), step, dtype=np.int64))
         picked = sample.select(list(self.columns)).take(rows)
         cuts = tuple(quantiles(picked.column(name), 2**Z_RANGE_BITS - 1) for name in self.columns)
         return SortKey(self.columns, cuts)
@@ -92,7 +93,7 @@ class SortKey:
         if self.cuts is None:
             return _column(table, self.columns[level])
         numbers = [ranks(_column(table, name), cut) for name, cut in zip(self.columns, self.cuts)]
-        return pa.array(_interleave(numbers), pa.uint64())
+        return arrow_arrays.numpy_array(_interleave(numbers))
 
     def sort(self, table: pa.Table) -> pa.Table:
         """``table`` in this order (a stable sort: ties keep their input order)."""
@@ -130,7 +131,8 @@ def canonical(values: pa.Array) -> pa.Array:
     counting: floating -0.0 as 0.0, every NaN as one NaN."""
     if not pa.types.is_floating(values.type):
         return values
-    zero, nan = pa.scalar(0.0, values.type), pa.scalar(float("nan"), values.type)
+    floats = np.array([0.0, np.nan], np.dtype(f"f{values.type.bit_width // 8}"))
+    zero, nan = arrow_arrays.numpy_array(floats)
     return pc.if_else(pc.is_nan(values), nan, pc.add(values, zero))
 
 
@@ -144,11 +146,11 @@ def quantiles(values: pa.Array | pa.ChunkedArray, count: int) -> pa.Array:
         return ordered
     step = len(ordered) / (count + 1)
     positions = sorted({min(int(step * (i + 1)), len(ordered) - 1) for i in range(count)})
-    picked = ordered.take(pa.array(positions, pa.int64()))
+    picked = ordered.take(arrow_arrays.numpy_array(np.array(positions, np.int64)))
     # Equal neighbours cut nothing apart, nor does the smallest value (nothing is below
     # it): keep the first of each run above it (still ascending).
     distinct = [i for i in range(len(picked)) if picked[i] != (picked[i - 1] if i else ordered[0])]
-    return picked.take(pa.array(distinct, pa.int64()))
+    return picked.take(arrow_arrays.numpy_array(np.array(distinct, np.int64)))
 
 
 def ranks(values: pa.Array, cuts: pa.Array) -> np.ndarray:
@@ -167,13 +169,13 @@ def ranks(values: pa.Array, cuts: pa.Array) -> np.ndarray:
         values, cuts = values.view(_INTEGER[kind.bit_width]), cuts.view(_INTEGER[kind.bit_width])
     if pa.types.is_integer(values.type) or pa.types.is_floating(values.type):
         found = np.searchsorted(_numbers(cuts), _numbers(values), side="right")
-        return np.where(values.is_null().to_numpy(zero_copy_only=False), 0, found)
+        return np.where(arrow_arrays.booleans(values.is_null()), 0, found)
     combined = pa.concat_arrays([cuts, values])
     is_cut = np.zeros(len(combined), np.int64)
     is_cut[: len(cuts)] = 1
     keys, names = _comparable({"v": combined})
-    keys = keys.append_column("after_cuts", pa.array(1 - is_cut, pa.int64()))
-    order = sort_indices_nulls_first(keys, [*names, "after_cuts"]).to_numpy()
+    keys = keys.append_column("after_cuts", arrow_arrays.numpy_array(1 - is_cut))
+    order = arrow_arrays.numbers(sort_indices_nulls_first(keys, [*names, "after_cuts"]))
     counted = np.empty(len(combined), np.int64)
     counted[order] = np.cumsum(is_cut[order])
     return counted[len(cuts) :]
@@ -183,8 +185,9 @@ _INTEGER = {32: pa.int32(), 64: pa.int64()}
 
 
 def _numbers(values: pa.Array) -> np.ndarray:
-    """Numeric values as numpy holds them (a null as 0: its rank is set apart)."""
-    return pc.fill_null(values, 0).to_numpy(zero_copy_only=False)
+    """Numeric values as numpy holds them (a null's slot undefined: its rank is set
+    apart)."""
+    return arrow_arrays.numbers(values)
 
 
 def _interleave(numbers: list[np.ndarray]) -> np.ndarray:

@@ -21,10 +21,11 @@ import pyarrow as pa
 _OFFSETS = next(code for code in "ilh" if array.array(code).itemsize == 4)
 
 
-def int64_array(values: np.ndarray) -> pa.Array:
-    """An int64 Arrow array (no nulls) sharing ``values``' memory, if already int64."""
-    values = np.ascontiguousarray(values, np.int64)
-    return pa.Array.from_buffers(pa.int64(), len(values), [None, pa.py_buffer(values)])
+def numpy_array(values: np.ndarray) -> pa.Array:
+    """A numeric Arrow array (no nulls) of numpy's type, sharing ``values``' memory."""
+    values = np.ascontiguousarray(values)
+    kind = pa.from_numpy_dtype(values.dtype)
+    return pa.Array.from_buffers(kind, len(values), [None, pa.py_buffer(values)])
 
 
 def string_array(values: Sequence[str]) -> pa.Array:
@@ -35,11 +36,23 @@ def string_array(values: Sequence[str]) -> pa.Array:
     return pa.Array.from_buffers(pa.string(), len(encoded), buffers)
 
 
-def integers(values: pa.ChunkedArray | pa.Array) -> np.ndarray:
-    """Signed integers without nulls as a numpy view."""
+def numbers(values: pa.ChunkedArray | pa.Array) -> np.ndarray:
+    """Integers or floating-point values as a numpy view. What a null's slot holds is
+    undefined: for values without nulls, or where a caller sets the nulls apart."""
     if isinstance(values, pa.ChunkedArray):
         values = values.combine_chunks()
     if len(values) == 0:
         return np.empty(0, np.int64)
-    data = np.frombuffer(values.buffers()[1], np.dtype(f"int{values.type.bit_width}"))
+    kind = values.type
+    code = "f" if pa.types.is_floating(kind) else "u" if pa.types.is_unsigned_integer(kind) else "i"
+    data = np.frombuffer(values.buffers()[1], np.dtype(f"{code}{kind.bit_width // 8}"))
     return data[values.offset : values.offset + len(values)]
+
+
+def booleans(values: pa.Array) -> np.ndarray:
+    """A boolean array as numpy's booleans (a null's slot: undefined, as in :func:`numbers`)."""
+    if len(values) == 0:
+        return np.empty(0, bool)
+    packed = np.frombuffer(values.buffers()[1], np.uint8)
+    bits = np.unpackbits(packed, count=values.offset + len(values), bitorder="little")
+    return bits[values.offset :].astype(bool)

@@ -30,7 +30,7 @@ import pyarrow.fs as pafs
 import pyarrow.json as pajson
 
 from airflow_provider_fscommit.core.errors import SinkLogError
-from airflow_provider_fscommit.core.formats.arrow_arrays import int64_array, integers, string_array
+from airflow_provider_fscommit.core.formats.arrow_arrays import numbers, numpy_array, string_array
 from airflow_provider_fscommit.core.spark.metadata_log import (
     LogChanged,
     LogFile,
@@ -285,11 +285,11 @@ def _with_directory(entries: pa.Table) -> pa.Table:
 def _summarize(entries: pa.Table) -> pa.Table:
     """Files, bytes, first and last modification per directory (``delete`` lines aside)."""
     adds = entries.filter(pc.not_equal(entries["action"], _DELETE)).unify_dictionaries()
-    modified = integers(adds["modificationTime"])
+    modified = numbers(adds["modificationTime"])
     return _group(
         adds["dir"].combine_chunks(),
         np.ones(adds.num_rows, np.int64),
-        integers(adds["size"]),
+        numbers(adds["size"]),
         modified,
         modified,
     )
@@ -302,10 +302,10 @@ def _merge_summaries(summaries: list[pa.Table]) -> pa.Table:
     merged = pa.concat_tables(summaries)
     return _group(
         merged["dir"].combine_chunks(),
-        integers(merged["files"]),
-        integers(merged["bytes"]),
-        integers(merged["first_modified"]),
-        integers(merged["last_modified"]),
+        numbers(merged["files"]),
+        numbers(merged["bytes"]),
+        numbers(merged["first_modified"]),
+        numbers(merged["last_modified"]),
     )
 
 
@@ -326,7 +326,7 @@ def _group(
         return _SUMMARY_SCHEMA.empty_table()
     if not pa.types.is_dictionary(directories.type):
         directories = pc.dictionary_encode(directories)
-    group = integers(directories.indices)
+    group = numbers(directories.indices)
     groups = len(directories.dictionary)
     counts = np.zeros(groups, np.int64)
     np.add.at(counts, group, files)
@@ -340,11 +340,11 @@ def _group(
     present = np.flatnonzero(counts)
     return pa.Table.from_arrays(
         [
-            directories.dictionary.take(int64_array(present)),
-            int64_array(counts[present]),
-            int64_array(total[present]),
-            int64_array(first[present]),
-            int64_array(last[present]),
+            directories.dictionary.take(numpy_array(present)),
+            numpy_array(counts[present]),
+            numpy_array(total[present]),
+            numpy_array(first[present]),
+            numpy_array(last[present]),
         ],
         schema=_SUMMARY_SCHEMA,
     )

@@ -8,8 +8,9 @@ import numpy as np
 import pyarrow as pa
 
 from airflow_provider_fscommit.core.formats.arrow_arrays import (
-    int64_array,
-    integers,
+    booleans,
+    numbers,
+    numpy_array,
     string_array,
 )
 from fscommit_dev.aged_table import AgedTable
@@ -23,11 +24,19 @@ def test_arrays_hold_the_values_given():
     ]
     assert string_array([]).to_pylist() == []
     values = np.array([3, -1, 2**40], np.int64)
-    assert int64_array(values).to_pylist() == [3, -1, 2**40]
-    assert int64_array(np.array([1, 2], np.int32)).type == pa.int64()
+    assert numpy_array(values).to_pylist() == [3, -1, 2**40]
+    z_values = numpy_array(np.array([2**64 - 1, 0], np.uint64))
+    assert (z_values.type, z_values.to_pylist()) == (pa.uint64(), [2**64 - 1, 0])
+    assert numpy_array(np.array([0.5, np.nan], np.float32)).type == pa.float32()
     sliced = pa.chunked_array([pa.array([5, 6, 7], pa.int32())]).slice(1)
-    assert integers(sliced).tolist() == [6, 7]
-    assert integers(pa.array([], pa.int64())).tolist() == []
+    assert numbers(sliced).tolist() == [6, 7]
+    assert numbers(pa.array([2**64 - 1], pa.uint64())).tolist() == [2**64 - 1]
+    assert numbers(pa.array([-1.5, 2.0], pa.float64())).tolist() == [-1.5, 2.0]
+    assert numbers(pa.array([], pa.int64())).tolist() == []
+    flags = pa.array([True, False, None, True, True, False, False, True, True, False])
+    assert booleans(flags.is_null()).tolist() == [False, False, True, *[False] * 7]
+    assert booleans(flags.slice(7)).tolist() == [True, True, False]
+    assert booleans(pa.array([], pa.bool_())).tolist() == []
 
 
 RUN_WITH_WORK = """
