@@ -46,6 +46,7 @@ import pyarrow.fs as pafs
 import pyarrow.json as pajson
 
 from airflow_provider_fscommit.core.compaction.fragmentation import Fragmentation
+from airflow_provider_fscommit.core.compat import strict_zip
 from airflow_provider_fscommit.core.errors import LedgerError
 from airflow_provider_fscommit.core.storage.conditional_writes import ConditionalStore
 from airflow_provider_fscommit.core.storage.filesystem import (
@@ -352,7 +353,7 @@ class StateLog:
             partitions = table.column("partition").to_pylist()
             return {
                 partition: PartitionSummary(*facts)
-                for partition, facts in zip(partitions, zip(*columns), strict=True)
+                for partition, facts in strict_zip(partitions, strict_zip(*columns))
             }
         except (pa.ArrowException, KeyError, TypeError, ValueError) as exc:
             raise LedgerError(_unreadable(path, exc, self.directory)) from None
