@@ -168,7 +168,10 @@ def ranks(values: pa.Array, cuts: pa.Array) -> np.ndarray:
     if pa.types.is_timestamp(kind) or pa.types.is_date(kind) or pa.types.is_time(kind):
         values, cuts = values.view(_INTEGER[kind.bit_width]), cuts.view(_INTEGER[kind.bit_width])
     if pa.types.is_integer(values.type) or pa.types.is_floating(values.type):
-        found = np.searchsorted(_numbers(cuts), _numbers(values), side="right")
+        # What a null's slot holds is undefined: its rank is set apart below.
+        found = np.searchsorted(
+            arrow_arrays.numbers(cuts), arrow_arrays.numbers(values), side="right"
+        )
         return np.where(arrow_arrays.booleans(values.is_null()), 0, found)
     combined = pa.concat_arrays([cuts, values])
     is_cut = np.zeros(len(combined), np.int64)
@@ -182,12 +185,6 @@ def ranks(values: pa.Array, cuts: pa.Array) -> np.ndarray:
 
 
 _INTEGER = {32: pa.int32(), 64: pa.int64()}
-
-
-def _numbers(values: pa.Array) -> np.ndarray:
-    """Numeric values as numpy holds them (a null's slot undefined: its rank is set
-    apart)."""
-    return arrow_arrays.numbers(values)
 
 
 def _interleave(numbers: list[np.ndarray]) -> np.ndarray:

@@ -377,7 +377,7 @@ def _encode(version: int, partitions: Mapping[str, PartitionSummary]) -> bytes:
         "version": version,
         "partitions": {p: s.to_dict() for p, s in sorted(partitions.items())},
     }
-    return json.dumps(document, separators=(",", ":"), sort_keys=True).encode()
+    return _json_text(document).encode()
 
 
 def _encode_checkpoint(version: int, partitions: Mapping[str, PartitionSummary]) -> bytes:
@@ -394,7 +394,7 @@ def _encode_checkpoint(version: int, partitions: Mapping[str, PartitionSummary])
             if row[fact] is not None:
                 row[fact] = _json_text(row[fact])
         row["partition"] = name
-        lines.append(json.dumps(row, separators=(",", ":")))
+        lines.append(_json_text(row))
     if lines:
         table = pajson.read_json(
             io.BytesIO("\n".join(lines).encode()),
@@ -414,6 +414,7 @@ def _encode_checkpoint(version: int, partitions: Mapping[str, PartitionSummary])
 
 
 def _json_text(document: Any) -> str:
+    """The state's JSON, compact with its keys sorted: the same facts, the same bytes."""
     return json.dumps(document, separators=(",", ":"), sort_keys=True)
 
 
