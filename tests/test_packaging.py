@@ -68,7 +68,7 @@ def venv(wheel, tmp_path_factory) -> Path:
         *((ROOT / name).read_text() for name in ("constraints.txt", "scripts/install.sh")),
     ]
     scratch = tmp_path_factory.mktemp("venv") / "venv"
-    return installed_venv(Path(sys.executable), inputs, install, scratch).parent
+    return installed_venv(Path(sys.executable), inputs, install, scratch, kind="packaging").parent
 
 
 def run(venv: Path, *command: str, cwd: Path, **env: str) -> subprocess.CompletedProcess:

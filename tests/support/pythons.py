@@ -15,6 +15,12 @@ week old, so the unpinned packages a deployment takes (its providers) follow new
 as a deployment installed today would. ``FSCOMMIT_VENV_CACHE`` names the cache's folder
 (default ``~/.cache/airflow-provider-fscommit/venvs``), ``off`` builds every venv afresh.
 The builds install through pip's cache, so even a cold one downloads nothing twice.
+
+A build of this tree's own wheel changes with every edit of the package, 1.2 GB each: it
+names its ``kind``, and a new build of a kind deletes the earlier ones of that kind (a
+day of work left twenty of them and filled the disk under CI). A process holds a shared
+lock on every build it uses in place until it exits, so a concurrent run (another
+checkout's suite) never loses the venv it is running.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import IO
 
 import pytest
 
@@ -91,8 +98,8 @@ def fresh_venv(
     if cache is None:
         return _build(interpreter, venv, steps)
     key = _cache_key(interpreter, steps)
-    with _locked(cache / f"{key}.lock"):
-        _copy_venv(_current_build(cache, key, _installer(interpreter, steps)), venv)
+    with _entry_lock(cache, key) as lock:
+        _copy_venv(_current_build(cache, key, lock, _installer(interpreter, steps)), venv)
     return venv / "bin" / "python"
 
 
@@ -112,20 +119,30 @@ def cached_venv(interpreter: Path, *packages: str, scratch: Path) -> Path:
 
 
 def installed_venv(
-    interpreter: Path, inputs: object, install: Callable[[Path], None], scratch: Path
+    interpreter: Path,
+    inputs: object,
+    install: Callable[[Path], None],
+    scratch: Path,
+    kind: str | None = None,
 ) -> Path:
     """The Python of a venv ``install`` makes at the folder it is given, cached under
     ``interpreter`` and ``inputs`` (everything that decides what ``install`` puts in it)
     and used in place, as :func:`cached_venv`'s (built under ``scratch`` without the
-    cache)."""
+    cache). A build of a ``kind`` supersedes the earlier builds of that kind."""
     cache = _cache_root()
     if cache is None:
         install(scratch)
         return scratch / "bin" / "python"
     key = _cache_key(interpreter, inputs)
-    with _locked(cache / f"{key}.lock"):
-        built = _current_build(cache, key, install, margin_s=24 * 3600)
-    return built / "bin" / "python"
+    if key not in _held:
+        lock = _open_lock(cache, key)
+        try:
+            _current_build(cache, key, lock, install, margin_s=24 * 3600, kind=kind)
+        except BaseException:
+            lock.close()
+            raise
+        _held[key] = lock  # until this process exits: no other run prunes it meanwhile
+    return cache / key / "venv" / "bin" / "python"
 
 
 def _installer(interpreter: Path, steps: list[list[str]]) -> Callable[[Path], None]:
@@ -139,31 +156,50 @@ def _steps(packages: Sequence[str], installs: Sequence[Sequence[str]]) -> list[l
 
 
 def _current_build(
-    cache: Path, key: str, install: Callable[[Path], None], margin_s: float = 0
+    cache: Path,
+    key: str,
+    lock: IO[str],
+    install: Callable[[Path], None],
+    margin_s: float = 0,
+    kind: str | None = None,
 ) -> Path:
     """The cache entry's venv, (re)built by ``install`` first unless it is current for
-    ``margin_s`` more; called under the entry's lock."""
+    ``margin_s`` more. Returns holding the entry's ``lock`` shared; it builds holding it
+    exclusively."""
     built = cache / key / "venv"
+    fcntl.flock(lock, fcntl.LOCK_SH)
+    if _is_current(cache / key, margin_s):
+        return built
+    fcntl.flock(lock, fcntl.LOCK_EX)  # drops the shared lock first: two waiters cannot deadlock
     if not _is_current(cache / key, margin_s):
         shutil.rmtree(cache / key, ignore_errors=True)
         install(built)
-        (cache / key / "built.json").write_text(json.dumps({"built_at": time.time()}))
-        _prune(cache)
+        record = {"built_at": time.time(), "kind": kind}
+        (cache / key / "built.json").write_text(json.dumps(record))
+        _prune(cache, kind, key)
+    fcntl.flock(lock, fcntl.LOCK_SH)
     return built
 
 
-def _prune(cache: Path) -> None:
-    """Delete the builds nobody can use any more (a week old: their inputs changed since,
-    or they would be rebuilt), each under its lock, skipping one that is in use."""
+def _prune(cache: Path, kind: str | None, built: str) -> None:
+    """Delete the builds nobody can use any more: a week old (their inputs changed since,
+    or they would be rebuilt), or of ``kind`` and older than the one just ``built``. Each
+    under its lock, skipping one that is in use."""
+
+    def superseded(entry: Path) -> bool:
+        return not _is_current(entry) or (
+            kind is not None and entry.name != built and _kind(entry) == kind
+        )
+
     for entry in cache.iterdir():
-        if not entry.is_dir() or _is_current(entry):
+        if not entry.is_dir() or not superseded(entry):
             continue
         with (cache / f"{entry.name}.lock").open("a") as lock:
             try:
                 fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
-                continue  # being built or copied right now
-            if not _is_current(entry):
+                continue  # being built, copied or run right now
+            if superseded(entry):
                 shutil.rmtree(entry, ignore_errors=True)
 
 
@@ -194,26 +230,39 @@ def _cache_key(interpreter: Path, steps: object) -> str:
     return hashlib.sha256(json.dumps(inputs).encode()).hexdigest()[:16]
 
 
-def _is_current(entry: Path, margin_s: float = 0) -> bool:
-    """A complete build (its record is written last) younger than :data:`MAX_AGE_S` by
-    ``margin_s``."""
+def _record(entry: Path) -> dict:
+    """A complete build's record (it is written last), or an empty one."""
     try:
-        built_at = json.loads((entry / "built.json").read_text())["built_at"]
-    except (OSError, ValueError, KeyError):
-        return False
-    return time.time() - built_at < MAX_AGE_S - margin_s
+        record = json.loads((entry / "built.json").read_text())
+    except (OSError, ValueError):
+        return {}
+    return record if isinstance(record, dict) else {}
+
+
+def _is_current(entry: Path, margin_s: float = 0) -> bool:
+    """A complete build younger than :data:`MAX_AGE_S` by ``margin_s``."""
+    built_at = _record(entry).get("built_at")
+    return isinstance(built_at, (int, float)) and time.time() - built_at < MAX_AGE_S - margin_s
+
+
+def _kind(entry: Path) -> str | None:
+    return _record(entry).get("kind")
+
+
+# The entries this process uses in place, each lock held shared until the process exits.
+_held: dict[str, IO[str]] = {}
+
+
+def _open_lock(cache: Path, key: str) -> IO[str]:
+    cache.mkdir(parents=True, exist_ok=True)
+    return (cache / f"{key}.lock").open("a")
 
 
 @contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    """One process at a time builds or copies a cache entry (parallel test workers)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
+def _entry_lock(cache: Path, key: str) -> Iterator[IO[str]]:
+    """The entry's lock, for one copy of its venv (parallel test workers)."""
+    with _open_lock(cache, key) as lock:
+        yield lock
 
 
 def _copy_venv(source: Path, venv: Path) -> None:
