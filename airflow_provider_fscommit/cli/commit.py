@@ -77,7 +77,7 @@ def run_commit(
     summary = run_compaction(spec, partitions, spark, show_progress=not as_json)
     if summary.error is not None:
         raise FsCommitError(summary.error)
-    if nothing_committable(partitions, summary.outcomes):
+    if nothing_committable(partitions, summary.selected):
         return ExitCode.NOTHING_COMMITTABLE
     ready = [o.partition for o in summary.outcomes if not o.failed]
     # Airflow's hooks log to stdout; keep stdout for the report (and for --json).

@@ -17,6 +17,7 @@ from airflow_provider_fscommit.cli.compaction import (
     nothing_committable,
     render_summary,
     run_compaction,
+    unchanged_line,
 )
 from airflow_provider_fscommit.cli.exit_codes import ExitCode
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
@@ -56,13 +57,13 @@ def run_compact(
         preview = CompactionPublisher(spec, spark.codec).preview(partitions)
         document = preview.to_dict()
         print(json.dumps(document, indent=2) if as_json else render_plans(document))
-        selected = [*preview.plans, *preview.settled]
-        return ExitCode.NOTHING_COMMITTABLE if nothing_committable(partitions, selected) else 0
+        nothing = nothing_committable(partitions, preview.selected)
+        return ExitCode.NOTHING_COMMITTABLE if nothing else 0
     summary = run_compaction(spec, partitions, spark, show_progress=not as_json)
     if summary.error is not None:
         raise FsCommitError(summary.error)
     print(json.dumps(summary.to_dict(), indent=2) if as_json else render_summary(summary))
-    if nothing_committable(partitions, summary.outcomes):
+    if nothing_committable(partitions, summary.selected):
         return ExitCode.NOTHING_COMMITTABLE
     return ExitCode.ERROR if summary.failed else ExitCode.OK
 
@@ -83,4 +84,6 @@ def render_plans(document: dict[str, Any]) -> str:
             f"output file(s){again}"
         )
     lines += [f"{p}: up to date" for p in document["up_to_date"]]
+    if document["unchanged"]:
+        lines.append(unchanged_line(document["unchanged"]))
     return "\n".join(lines) or "nothing committable to compact"

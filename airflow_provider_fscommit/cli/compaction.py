@@ -170,8 +170,9 @@ class TerminalLauncher:
             self._progress.close()
 
 
-def nothing_committable(partitions: Sequence[str] | None, selected: Sequence[object]) -> bool:
-    """No partition named and none committable: not an error, but not done either."""
+def nothing_committable(partitions: Sequence[str] | None, selected: bool) -> bool:
+    """No partition named and none committable (``selected``: the run had some, listed
+    or counted unchanged): not an error, but not done either."""
     if partitions is None and not selected:
         print(
             "fscommit: nothing committable yet: no partition's commit time is behind the "
@@ -194,8 +195,15 @@ def outcome_line(outcome: PartitionResult) -> str:
 def render_summary(summary: CompactionSummary) -> str:
     """Totals, and the failures again (each partition was shown as it finished)."""
     lines = [outcome_line(o) for o in summary.outcomes if o.failed]
+    if summary.unchanged:
+        lines.append(unchanged_line(summary.unchanged))
     lines.append(
         f"{summary.total('files_in')} file(s) in, {summary.total('files_out')} out; "
         f"{summary.total('rows')} rows; {round(summary.seconds, 3)} s in the application"
     )
     return "\n".join(lines)
+
+
+def unchanged_line(count: int) -> str:
+    """The partitions that needed nothing, counted: a year-old table has thousands."""
+    return f"{count} partition(s) unchanged: every committed file published and committed"

@@ -108,6 +108,7 @@ class PartitionCompactOperator(BaseOperator):
                 )
             for outcome in preview.settled:
                 self.log.info("%s: %s", outcome.partition, outcome.state)
+            self._log_unchanged(preview.unchanged)
             return preview.to_dict()
         result = self._hook.compact(spec, partitions)
         for outcome in result["partitions"]:
@@ -121,6 +122,7 @@ class PartitionCompactOperator(BaseOperator):
                 outcome["bytes_in"],
                 outcome["bytes_out"],
             )
+        self._log_unchanged(result["unchanged"])
         self.log.info(
             "compacted %d file(s) into %d, %d rows, in %s s",
             result["files_in"],
@@ -130,6 +132,12 @@ class PartitionCompactOperator(BaseOperator):
         )
         TableMetrics(spec).compaction(result)
         return result
+
+    def _log_unchanged(self, count: int) -> None:
+        if count:
+            self.log.info(
+                "%d partition(s) unchanged: every committed file published and committed", count
+            )
 
     def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:
         """Inputs: the streaming query's output; output: the published table."""

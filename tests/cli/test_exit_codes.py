@@ -96,8 +96,15 @@ def test_nothing_committable_then_nothing_to_do(compacted_stream, tmp_path, caps
         if p["state"] == "committable"
     ]
     publish_and_commit(spec, ready)
+    # Counted, not listed: a year-old table's plan is one line, not one per hour.
     assert main(["plan", *flags, "--json"]) == ExitCode.OK
-    assert json.loads(capsys.readouterr().out)["plans"] == []
+    document = json.loads(capsys.readouterr().out)
+    assert (document["plans"], document["up_to_date"]) == ([], [])
+    assert document["unchanged"] == len(ready)
+    assert main(["plan", *flags]) == ExitCode.OK
+    assert capsys.readouterr().out == (
+        f"{len(ready)} partition(s) unchanged: every committed file published and committed\n"
+    )
     assert main(["status", *flags, *_HEALTHY]) == ExitCode.OK
 
 

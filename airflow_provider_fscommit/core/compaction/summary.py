@@ -71,17 +71,28 @@ class CompactionSummary:
     one of ``outcomes``, the others being published. ``seconds`` is the protocol's run,
     once the executors are up; ``read_ahead_seconds`` the dry run done before, while they
     started (what the run plans from; no footer since the units read their own).
+
+    ``unchanged`` counts the partitions that needed nothing at all (every committed file
+    published, their policies current): a year-old table has thousands, and a run lists
+    only the partitions it had something to say about. A summary stored before this
+    count listed them as ``up-to-date`` outcomes; it reads as it was written.
     """
 
     outcomes: Sequence[PartitionResult] = field(default_factory=tuple)
     seconds: float = 0.0
     read_ahead_seconds: float = 0.0
     error: str | None = None
+    unchanged: int = 0
 
     @classmethod
     def stopped(cls, error: str) -> CompactionSummary:
         """A run that stopped before any partition: ``error`` says why."""
         return cls(error=error)
+
+    @property
+    def selected(self) -> bool:
+        """Whether the run had any partition to look at (listed or counted)."""
+        return bool(self.outcomes) or self.unchanged > 0
 
     @property
     def failed(self) -> bool:
@@ -110,6 +121,7 @@ class CompactionSummary:
             return {"error": self.error, "partitions": []}
         return {
             "partitions": [o.to_dict() for o in self.outcomes],
+            "unchanged": self.unchanged,
             **{name: self.total(name) for name in _TOTALS},
             "seconds": round(self.seconds, 3),
             "read_ahead_seconds": round(self.read_ahead_seconds, 3),
@@ -123,6 +135,7 @@ class CompactionSummary:
             seconds=document.get("seconds", 0.0),
             read_ahead_seconds=document.get("read_ahead_seconds", 0.0),
             error=document.get("error"),
+            unchanged=document.get("unchanged", 0),
         )
 
 

@@ -114,7 +114,8 @@ RunUnits = Callable[[list[UnitTask]], list[UnitResult]]
 
 @dataclass(frozen=True)
 class CompactionPreview:
-    """What a run would do now: its plans, and the partitions it would leave as they are.
+    """What a run would do now: its plans, the partitions it would leave as they are, and
+    how many need nothing at all (counted, not listed: ``CompactionSummary.unchanged``).
 
     The operator's and the CLI's dry runs show it, and the launcher uses it to finish an
     idle run without starting Spark; nothing is written to decide it.
@@ -122,10 +123,18 @@ class CompactionPreview:
 
     plans: list[CompactionPlan]
     settled: list[PartitionOutcome]
+    unchanged: int = 0
+
+    @property
+    def selected(self) -> bool:
+        """Whether the run would have any partition to look at (listed or counted)."""
+        return bool(self.plans or self.settled) or self.unchanged > 0
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "plans": [p.to_dict() for p in self.plans],
+            "unchanged": self.unchanged,
+            # Nothing to publish, the policies still to run (or its replaced files to delete)
             "up_to_date": [o.partition for o in self.settled if o.error is None],
             # Expired partitions, and those the run would refuse (e.g. a missing sort column)
             "refused": [
@@ -243,8 +252,9 @@ class CompactionPublisher:
     @store_errors
     def prepare(
         self, partitions: Sequence[str] | None, dry_run: bool = False, check_layout: bool = True
-    ) -> tuple[list[CompactionPlan], list[PartitionOutcome]]:
-        """Recover, then plan; the plans are durable intents unless ``dry_run``.
+    ) -> tuple[list[CompactionPlan], list[PartitionOutcome], int]:
+        """Recover, then plan; the plans are durable intents unless ``dry_run``. Returns
+        the plans, the partitions left as they are, and how many need nothing at all.
 
         The table's state tells which partitions have nothing to do (every committed file
         published or quarantined, no plan left open) without reading their records: only
@@ -253,7 +263,8 @@ class CompactionPublisher:
         selection = self.select(partitions)
         state = self.ledger.state() if dry_run else self.ledger.upgrade()
         now_ms = int(time.time() * 1000)
-        settled: list[PartitionOutcome] = []  # nothing to do, or refused
+        settled: list[PartitionOutcome] = []  # nothing to publish, or refused
+        unchanged = 0  # nothing to do at all: counted, not listed
         needs: list[str] = []  # the partitions whose records decide
         for partition in selection.partitions:
             summary = state.get(partition)
@@ -263,6 +274,9 @@ class CompactionPublisher:
                 needs.append(partition)
                 continue
             assert summary is not None
+            if not work:
+                unchanged += 1
+                continue
             if work & Work.EXPIRED:
                 expired = expired_reason(self.spec, partition, summary, now_ms)
                 settled.append(PartitionOutcome(partition, CompactionState.EXPIRED, error=expired))
@@ -319,7 +333,7 @@ class CompactionPublisher:
             # before its last record reached is found by the next run's look.
             self.ledger.record(p.partition for p in plans)
             fault_point("after-plan")
-        return plans, sorted(settled, key=lambda o: o.partition)
+        return plans, sorted(settled, key=lambda o: o.partition), unchanged
 
     def _plan(
         self,
@@ -565,7 +579,7 @@ class CompactionPublisher:
         on_plans: Callable[[list[CompactionPlan]], None] | None,
     ) -> CompactionSummary:
         started = time.monotonic()
-        plans, outcomes = self.prepare(partitions)
+        plans, outcomes, unchanged = self.prepare(partitions)
         if on_plans:
             on_plans(plans)
         tasks: dict[str, list[UnitTask]] = {}
@@ -608,6 +622,7 @@ class CompactionPublisher:
             outcomes=tuple(o.result() for o in sorted(outcomes, key=lambda o: o.partition)),
             seconds=time.monotonic() - started,
             read_ahead_seconds=self._read_ahead_seconds,
+            unchanged=unchanged,
         )
 
     def _commit(

@@ -78,8 +78,8 @@ def routine_counts(aged: AgedTable, monkeypatch) -> dict[str, int]:
         commit_run(spec)
         calls.clear()
         summary, outcomes = commit_run(spec)
-        assert {o.state for o in summary.outcomes} == {"up-to-date"}
-        assert {o.state for o in outcomes} == {"up-to-date"}
+        # Nothing to do: counted, not listed, and the committer is given none of them.
+        assert (summary.outcomes, summary.unchanged, outcomes) == ((), aged.hours, [])
         counts["no-op commit"] = len(calls)
         # One process, one reader of the stream: the run and the committer look once each
         # (the committer's completeness step and its freshness use its look), and the
@@ -102,10 +102,9 @@ def routine_counts(aged: AgedTable, monkeypatch) -> dict[str, int]:
         counts["plan"] = len(calls)
         calls.clear()
         summary, outcomes = commit_run(spec)
-        assert [(o.partition, o.state) for o in summary.outcomes if o.state != "up-to-date"] == [
-            (hour, "published")
-        ]
-        assert [o.partition for o in outcomes if o.state == "committed"] == [hour]
+        assert [(o.partition, o.state) for o in summary.outcomes] == [(hour, "published")]
+        assert summary.unchanged == aged.hours
+        assert [(o.partition, o.state) for o in outcomes] == [(hour, "committed")]
         counts["one-hour commit"] = len(calls)
         # Of the partitions' records, only the new hour's were read.
         read = {path.partition("/_fscommit/partitions/")[2] for _, path in calls}
@@ -152,8 +151,7 @@ def test_an_old_layout_table_is_upgraded_once_and_a_killed_upgrade_changes_nothi
     assert not list((aged.table / "_fscommit").glob("state/*.json"))
 
     summary, outcomes = commit_run(spec)
-    assert {o.state for o in summary.outcomes} == {"up-to-date"}
-    assert {o.state for o in outcomes} == {"up-to-date"}
+    assert (summary.outcomes, summary.unchanged, outcomes) == ((), 6, [])
     state = ledger.state()
     assert state.checkpoint_version == 0 and set(state.partitions) == {
         aged.partition(h) for h in range(6)
@@ -192,7 +190,7 @@ def test_late_data_after_an_upgrade_is_published_once_and_recorded(tmp_path):
     assert (recorded.settled_files, recorded.policy_commits, recorded.latest_commit) == (2, 2, 1)
     assert read_table_report(spec).counts() == {"committed": 3, "re-committed": 1}
     again, _ = commit_run(spec)
-    assert {o.state for o in again.outcomes} == {"up-to-date"}
+    assert (again.outcomes, again.unchanged) == ((), 4)
 
 
 def test_records_behind_the_state_are_refused_and_nothing_is_published(tmp_path):
