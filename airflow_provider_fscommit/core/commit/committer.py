@@ -59,7 +59,7 @@ from airflow_provider_fscommit.core.status.completeness import (
 )
 from airflow_provider_fscommit.core.status.expiry import expired_reason
 from airflow_provider_fscommit.core.status.freshness import committable_since_ms
-from airflow_provider_fscommit.core.status.table_report import OrphanSearch, read_table_report
+from airflow_provider_fscommit.core.status.table_report import read_partition_states
 from airflow_provider_fscommit.core.status.table_watch import TableWatch, table_watch
 from airflow_provider_fscommit.core.status.work import (
     EVERY_STEP,
@@ -179,15 +179,11 @@ class PartitionCommitter:
         published: Completeness | None = None
         try:
             published = published_completeness(self.ledger)
-            with watch.lock:
-                report = read_table_report(
-                    self.spec,
-                    now_ms=now_ms,
-                    orphans=OrphanSearch.NONE,
-                    reader=watch.status_reader(),
-                    status=status,
-                )
-            current = current_completeness(report, committing={c.path for c in pending})
+            if status is None:  # the run could not read the stream: read again, to say why
+                with watch.lock:
+                    status = watch.status_reader().read(now_ms=now_ms, find_orphans=False)
+            states = read_partition_states(self.spec, status, now_ms)
+            current = current_completeness(states, committing={c.path for c in pending})
         except (FsCommitError, OSError) as exc:
             reason = _reason(exc)
             log.warning("the table's completeness is not published: %s", reason)

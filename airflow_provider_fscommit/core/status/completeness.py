@@ -40,7 +40,11 @@ from airflow_provider_fscommit.core.errors import ConfigError, LedgerError, Part
 from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
 from airflow_provider_fscommit.core.partition.partition_spec import PartitionSpec
 from airflow_provider_fscommit.core.status.committable import PartitionState
-from airflow_provider_fscommit.core.status.table_report import PartitionReport, TableReport
+from airflow_provider_fscommit.core.status.table_report import (
+    PartitionStates,
+    StateRow,
+    TableReport,
+)
 from airflow_provider_fscommit.core.storage.object_store import store_errors
 
 # Readers see these partitions' rows as committed (late data: as of the last commit).
@@ -168,7 +172,7 @@ def read_completeness(report: TableReport) -> TableCompleteness:
 
     An unreadable record is shown, not raised: it must not hide the table's status.
     """
-    current = current_completeness(report)
+    current = current_completeness(report.states())
     if not report.spec.table_path or report.ledger_error:
         return TableCompleteness(None, current)
     try:
@@ -214,21 +218,22 @@ def published_completeness(ledger: CommitLedger) -> Completeness | None:
 
 
 def current_completeness(
-    report: TableReport, committing: Collection[str] = frozenset()
+    states: PartitionStates, committing: Collection[str] = frozenset()
 ) -> Completeness:
-    """What the table's state gives now; not forward only (see :meth:`Completeness.advance`).
+    """What the partitions' ``states`` give now; not forward only (see
+    :meth:`Completeness.advance`).
 
     ``committing``: partitions counted as committed already, for a catalog that writes
     the completeness in the same commit as their data (an Iceberg transaction).
     """
-    checkpoint = report.status.checkpoint
+    checkpoint = states.status.checkpoint
     watermark = checkpoint.watermark_ms if checkpoint.watermark_advanced else None
-    through, reason = _complete_through(report, watermark, committing)
+    through, reason = _complete_through(states, watermark, committing)
     return Completeness(watermark, through, reason=reason)
 
 
 def _complete_through(
-    report: TableReport, watermark: int | None, committing: Collection[str]
+    states: PartitionStates, watermark: int | None, committing: Collection[str]
 ) -> tuple[int | None, str | None]:
     """The latest committed partition's time with nothing uncommitted at or before it.
 
@@ -237,46 +242,47 @@ def _complete_through(
     complete); ``process-time`` and ``idle-time`` judge by the wall clock and files, so a
     committed partition counts as it is.
     """
-    spec = report.spec
+    spec = states.spec
     if not spec.table_path:
         return None, "the spec has no table_path: nothing is committed"
-    if report.ledger_error:
-        return None, report.ledger_error
+    if states.ledger_error:
+        return None, states.ledger_error
     if spec.trigger is TriggerKind.PARTITION_TIME and watermark is None:
         return None, "the stream's watermark has not advanced yet: no partition is complete"
     try:
         spec.time_extractor.validate(spec.partition_keys)
     except ConfigError as exc:
         return None, f"partitions have no time: {exc}"
-    timed: list[tuple[int, PartitionReport]] = []
-    for partition in report.partitions:
-        if partition.state is PartitionState.EXPIRED:
+    timed: list[tuple[int, StateRow]] = []
+    for row in states.states:
+        if row[1] is PartitionState.EXPIRED:
             continue
         try:
-            timed.append((spec.partition_time_ms(partition.partition), partition))
+            timed.append((spec.partition_time_ms(row[0]), row))
         except PartitionTimeError as exc:
             return None, (
-                f"partition {partition.partition} has no partition time ({exc}); "
+                f"partition {row[0]} has no partition time ({exc}); "
                 "complete-through needs every partition's"
             )
-    committed = {p.partition for _, p in timed if p.state in COMMITTED_STATES} | set(committing)
-    holding = [(t, p) for t, p in timed if p.partition not in committed]
+    committed = {row[0] for _, row in timed if row[1] in COMMITTED_STATES} | set(committing)
+    holding = [(t, row) for t, row in timed if row[0] not in committed]
     held_at, held_by = min(holding, key=lambda item: item[0], default=(None, None))
     counted = [
-        (t, p) for t, p in timed if p.partition in committed and (held_at is None or t < held_at)
+        (t, row) for t, row in timed if row[0] in committed and (held_at is None or t < held_at)
     ]
-    ahead = [(t, p) for t, p in counted if not _past_commit_time(spec, p.partition, watermark)]
+    ahead = [(t, row) for t, row in counted if not _past_commit_time(spec, row[0], watermark)]
     not_yet = min((t for t, _ in ahead), default=None)  # the watermark has not passed from here
     through = max((t for t, _ in counted if not_yet is None or t < not_yet), default=None)
     if ahead:  # all of them before any partition that holds it back
-        _, early = min(ahead, key=lambda item: item[0])
+        _, (early, _, _) = min(ahead, key=lambda item: item[0])
         reason = (
-            f"{early.partition} is committed, but the watermark {iso_ms(watermark)} has not "
+            f"{early} is committed, but the watermark {iso_ms(watermark)} has not "
             "passed its commit time"
         )
     elif held_by is not None:
-        error = f" ({held_by.error})" if held_by.error else ""
-        reason = f"{held_by.partition} is {held_by.state.value}{error}, not committed"
+        path, state, failed = held_by
+        error = f" ({failed})" if failed else ""
+        reason = f"{path} is {state.value}{error}, not committed"
     elif through is None:
         reason = "no partition is committed yet"
     else:

@@ -10,7 +10,7 @@ what the trigger tells), so they are merged once, here.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
@@ -133,6 +133,25 @@ class PartitionReport:
         }
 
 
+#: A partition's path, its state and the error that put it in error (if so).
+StateRow = tuple[str, PartitionState, "str | None"]
+
+
+@dataclass(frozen=True)
+class PartitionStates:
+    """Every partition's state at one moment, and no more: what the completeness step
+    needs of a report. A commit run asks it of every partition of the table, a year-old
+    one has thousands, and building each one's full report cost twice its state."""
+
+    status: TableStatus
+    states: list[StateRow]  # sorted by path
+    ledger_error: str | None = None
+
+    @property
+    def spec(self) -> TableSpec:
+        return self.status.spec
+
+
 @dataclass(frozen=True)
 class TableReport:
     """A table at one moment: the stream's progress and every partition's state."""
@@ -233,6 +252,11 @@ class TableReport:
             "partition's location atomically: metastore, glue; or an Iceberg snapshot)"
         )
 
+    def states(self) -> PartitionStates:
+        """The report's partitions, their states alone."""
+        rows = [(p.partition, p.state, p.error) for p in self.partitions]
+        return PartitionStates(self.status, rows, self.ledger_error)
+
     def counts(self) -> dict[str, int]:
         """Partitions per state, in life-cycle order, only states that occur."""
         return {s.value: len(self.in_state(s)) for s in PartitionState if self.in_state(s)}
@@ -300,6 +324,29 @@ def read_table_report(
         return _report(spec, watch.status_reader(), stall_timeout, now_ms, orphans)
 
 
+@store_errors
+def read_partition_states(spec: TableSpec, status: TableStatus, now_ms: int) -> PartitionStates:
+    """Every partition's state as :func:`read_table_report` would report it, from
+    ``status`` (a look at the stream moments ago) and the ledger."""
+    merged, error = _merged(spec, status, now_ms)
+    if merged is None:
+        rows = [(p.staged.path, p.state, p.error) for p in status.partitions]
+        return PartitionStates(status, rows, error)
+    return PartitionStates(
+        status,
+        [
+            (
+                path,
+                partition_state(found, recorded or _NOTHING_RECORDED),
+                found.error if found else None,
+            )
+            if failed is None
+            else (path, PartitionState.ERROR, failed)
+            for path, found, recorded, _, failed in merged
+        ],
+    )
+
+
 def _report(
     spec: TableSpec,
     reader: TableStatusReader,
@@ -321,13 +368,35 @@ def _report(
 def _partitions(
     spec: TableSpec, status: TableStatus, now_ms: int
 ) -> tuple[list[PartitionReport], str | None]:
-    """Every partition's report, and why the ledger could not be read (if so).
+    """Every partition's report, and why the ledger could not be read (if so)."""
+    merged, error = _merged(spec, status, now_ms)
+    if merged is None:
+        return [_from_status(p) for p in status.partitions], error
+    return [
+        _merge(spec, path, found, recorded, work)
+        if failed is None
+        else _errored(spec, path, found, failed)
+        for path, found, recorded, work, failed in merged
+    ], None
+
+
+#: Each partition of the stream or the ledger: its path, its staged files' status (None:
+#: none staged), its summary (None: no records), its work and why its records could not
+#: be read (if so).
+_Merged = tuple[str, "PartitionStatus | None", "PartitionSummary | None", Work, "str | None"]
+
+
+def _merged(
+    spec: TableSpec, status: TableStatus, now_ms: int
+) -> tuple[Iterator[_Merged] | None, str | None]:
+    """Every partition's facts, sorted by path; None without a ledger to consult, and
+    why it could not be read (if so): then the stream alone tells.
 
     A partition the table state finds work for is reported from its records, which the
     state may lag (:func:`.work.answered_by_summary`): the report says what a run would do.
     """
     if not spec.table_path:
-        return [_from_status(p) for p in status.partitions], None
+        return None, None
     try:
         ledger = CommitLedger(spec.table_path)
         state = ledger.state()
@@ -335,27 +404,28 @@ def _partitions(
         # An unreachable table directory or a damaged table state must not hide what the
         # stream says.
         reason = explain(exc) or exc if isinstance(exc, OSError) else exc
-        error = f"cannot read the ledger of {spec.table_path}: {reason}"
-        return [_from_status(p) for p in status.partitions], error
-    staged = {p.staged.path: p for p in status.partitions}
-    partitions = []
-    for path in sorted(set(staged) | set(state.partitions) | set(state.errors)):
-        found = staged.get(path)
-        recorded = state.get(path)
-        files = found.staged.files if found else None
-        committable = found is not None and found.state is PartitionState.COMMITTABLE
-        work = partition_work(spec, path, recorded, files, now_ms, committable)
-        try:
-            if path in state.errors:
-                raise LedgerError(state.errors[path])
-            if recorded is not None and not answered_by_summary(work, recorded, EVERY_STEP):
-                recorded = ledger.look(path, state).summary()
-                work = partition_work(spec, path, recorded, files, now_ms, committable)
-        except LedgerError as exc:
-            partitions.append(_errored(spec, path, found, str(exc)))
-            continue
-        partitions.append(_merge(spec, path, found, recorded, work))
-    return partitions, None
+        return None, f"cannot read the ledger of {spec.table_path}: {reason}"
+
+    def merged() -> Iterator[_Merged]:
+        staged = {p.staged.path: p for p in status.partitions}
+        for path in sorted(set(staged) | set(state.partitions) | set(state.errors)):
+            found = staged.get(path)
+            recorded = state.get(path)
+            files = found.staged.files if found else None
+            committable = found is not None and found.state is PartitionState.COMMITTABLE
+            work = partition_work(spec, path, recorded, files, now_ms, committable)
+            try:
+                if path in state.errors:
+                    raise LedgerError(state.errors[path])
+                if recorded is not None and not answered_by_summary(work, recorded, EVERY_STEP):
+                    recorded = ledger.look(path, state).summary()
+                    work = partition_work(spec, path, recorded, files, now_ms, committable)
+            except LedgerError as exc:
+                yield path, found, recorded, work, str(exc)
+                continue
+            yield path, found, recorded, work, None
+
+    return merged(), None
 
 
 def _from_status(status: PartitionStatus) -> PartitionReport:
@@ -393,27 +463,13 @@ def _merge(
     work: Work,
 ) -> PartitionReport:
     """A partition's report from its staged files and its summary in the table state."""
-    recorded = recorded or PartitionSummary()
+    recorded = recorded or _NOTHING_RECORDED
     staged_files = status.staged.files if status else 0
-    unpublished = max(staged_files - recorded.settled_files, 0)
+    unpublished = _unpublished(status, recorded)
+    state = partition_state(status, recorded)
     published = (recorded.published_files, recorded.published_bytes, recorded.published_rows)
-    if recorded.expired_at_ms is not None:
-        state, published = PartitionState.EXPIRED, (0, 0, 0)  # its published files are deleted
-    elif status is not None and status.state == PartitionState.ERROR:
-        state = PartitionState.ERROR
-    elif not recorded.policy_commits:
-        committable = status is not None and status.state == PartitionState.COMMITTABLE
-        state = (
-            PartitionState.COMMITTABLE
-            if committable or recorded.latest_commit is not None
-            else PartitionState.PENDING
-        )
-    elif unpublished or not recorded.policies_current:
-        state = PartitionState.LATE_DATA
-    elif recorded.policy_commits > 1:
-        state = PartitionState.RECOMMITTED
-    else:
-        state = PartitionState.COMMITTED
+    if state is PartitionState.EXPIRED:
+        published = (0, 0, 0)  # its published files are deleted
     fragmentation = recorded.fragmentation(spec.compaction_file_size)
     fragmented = state != PartitionState.EXPIRED and fragmentation.fragmented(
         bool(spec.sort_columns)
@@ -442,6 +498,33 @@ def _merge(
         error=status.error if status else None,
         work=work,
     )
+
+
+_NOTHING_RECORDED = PartitionSummary()
+
+
+def partition_state(status: PartitionStatus | None, recorded: PartitionSummary) -> PartitionState:
+    """A partition's state from its staged files' status (None: none staged) and its
+    summary (an empty one: no records): the one rule of the report and the completeness."""
+    if recorded.expired_at_ms is not None:
+        return PartitionState.EXPIRED
+    if status is not None and status.state is PartitionState.ERROR:
+        return PartitionState.ERROR
+    if not recorded.policy_commits:
+        committable = status is not None and status.state is PartitionState.COMMITTABLE
+        if committable or recorded.latest_commit is not None:
+            return PartitionState.COMMITTABLE
+        return PartitionState.PENDING
+    if _unpublished(status, recorded) or not recorded.policies_current:
+        return PartitionState.LATE_DATA
+    if recorded.policy_commits > 1:
+        return PartitionState.RECOMMITTED
+    return PartitionState.COMMITTED
+
+
+def _unpublished(status: PartitionStatus | None, recorded: PartitionSummary) -> int:
+    """The staged files not settled yet (published or quarantined)."""
+    return max((status.staged.files if status else 0) - recorded.settled_files, 0)
 
 
 def _values(spec: TableSpec, path: str) -> dict[str, str | None]:

@@ -22,7 +22,12 @@ from airflow_provider_fscommit.core.compaction.compactor import compact_units
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.publish.publisher import CompactionPublisher
 from airflow_provider_fscommit.core.status.committable import PartitionState
-from airflow_provider_fscommit.core.status.table_report import POLICY_GRACE, read_table_report
+from airflow_provider_fscommit.core.status.table_report import (
+    POLICY_GRACE,
+    TableReport,
+    read_partition_states,
+    read_table_report,
+)
 from fscommit_dev.streams import StreamingTable, hourly_batches, row
 from tests.support.compaction import publish_and_commit, table_options
 
@@ -35,7 +40,10 @@ def commit(spec: TableSpec, partitions: list[str], origin: dict | None = None) -
     publish_and_commit(spec, partitions, origin)
 
 
-def states(report) -> dict[str, str]:
+def states(report: TableReport) -> dict[str, str]:
+    """Each partition's state; the completeness step's lean read must give the same."""
+    lean = read_partition_states(report.spec, report.status, report.now_ms)
+    assert lean == report.states()
     return {p.partition: p.state.value for p in report.partitions}
 
 
