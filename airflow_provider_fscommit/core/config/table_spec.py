@@ -12,7 +12,7 @@ import json
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, tzinfo
 from functools import cached_property
 from typing import Any
 
@@ -390,7 +390,7 @@ class TableSpec:
 
     def validate(self) -> None:
         """Cross-option checks, done once so every later step can rely on them."""
-        parse_time_zone(self.watermark_time_zone)
+        self.watermark_zone  # noqa: B018 - resolve the zone now to report a bad one early
         values_time_expiry = (
             self.expiration_time and self.expiration_strategy is o.ExpirationStrategy.VALUES_TIME
         )
@@ -454,7 +454,7 @@ class TableSpec:
         Raises ``PartitionTimeError`` for values the extractor cannot read.
         """
         local = self.partition_local_time(partition)
-        return at_zone_epoch_ms(local, parse_time_zone(self.watermark_time_zone))
+        return at_zone_epoch_ms(local, self.watermark_zone)
 
     def partition_local_time(self, partition: str) -> datetime:
         """A partition's extracted time, on the partitions' wall clock (naive).
@@ -535,11 +535,14 @@ class TableSpec:
                 self.idle_time_to_done,
                 self.time_interval,
                 self.time_extractor,
-                parse_time_zone(self.watermark_time_zone),
+                self.watermark_zone,
             )
-        return PartitionTimeCommitTrigger(
-            self.time_extractor, self.delay, parse_time_zone(self.watermark_time_zone)
-        )
+        return PartitionTimeCommitTrigger(self.time_extractor, self.delay, self.watermark_zone)
+
+    @cached_property
+    def watermark_zone(self) -> tzinfo:
+        """The watermark time zone, resolved once: every partition's time is placed in it."""
+        return parse_time_zone(self.watermark_time_zone)
 
 
 def _names_option(key: str, option: o.ConfigOption) -> bool:

@@ -85,7 +85,10 @@ def at_zone_epoch_ms(local: datetime, zone: tzinfo) -> int:
     lands the time later by the gap's length, and in an overlap it picks the earlier
     offset, which is exactly what ``LocalDateTime.atZone`` documents.
     """
-    offset = local.replace(tzinfo=zone, fold=0).utcoffset() or timedelta(0)
+    if isinstance(zone, timezone):  # a fixed offset (UTC, GMT+03:00): no transition to place
+        offset = zone.utcoffset(None)
+    else:
+        offset = local.replace(tzinfo=zone, fold=0).utcoffset() or timedelta(0)
     return (local - _EPOCH - offset) // _MS
 
 
