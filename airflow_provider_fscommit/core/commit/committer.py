@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -65,6 +65,7 @@ from airflow_provider_fscommit.core.status.work import (
     EVERY_STEP,
     Work,
     answered_by_summary,
+    needs_nothing,
     partition_work,
 )
 from airflow_provider_fscommit.core.storage.object_store import explain, store_errors
@@ -255,10 +256,13 @@ class PartitionCommitter:
         pending: list[CommitContext] = []
         history: dict[str, PartitionLedger] = {}  # the records of the pending partitions
         known: dict[str, PartitionLedger] = {}  # the records looked at, with what this run wrote
-        with watch.lock:
-            status = _stream(watch.status_reader())
-        staged = None if status is None else _staged(status)
         state = self.ledger.upgrade()
+        with watch.lock:
+            status = _stream(
+                watch.status_reader(),
+                lambda path, files: needs_nothing(self.spec, path, state.get(path), files, now_ms),
+            )
+            staged = None if status is None else _staged(watch.status_reader(), status)
         looked: list[str] = []
         for path in dict.fromkeys(partitions):
             recorded = state.get(path)  # a partition of the state: a valid path
@@ -379,15 +383,17 @@ def _reason(exc: Exception) -> str:
     return str(explain(exc) or exc) if isinstance(exc, OSError) else str(exc)
 
 
-def _stream(reader: TableStatusReader) -> TableStatus | None:
-    """What the stream wrote and the trigger allows (None: unreadable, so every partition's
-    records are read, as before the table state, and no freshness is measured)."""
+def _stream(reader: TableStatusReader, settled: Callable[[str, int], bool]) -> TableStatus | None:
+    """What the stream wrote and the trigger allows, of the partitions the table state
+    does not ``settled`` whole (None: unreadable, so every partition's records are read,
+    as before the table state, and no freshness is measured)."""
     try:
-        return reader.read(find_orphans=False)
+        return reader.read_unsettled(settled)[0]
     except (FsCommitError, OSError):
         return None
 
 
-def _staged(status: TableStatus) -> dict[str, int]:
-    """Each partition's committed files as the sink log counts them."""
-    return {p.staged.path: p.staged.files for p in status.partitions}
+def _staged(reader: TableStatusReader, status: TableStatus) -> dict[str, int]:
+    """Each partition's committed files as the sink log of ``status`` counts them."""
+    assert status.snapshot is not None  # every read has one
+    return reader.staging.counts(status.snapshot)

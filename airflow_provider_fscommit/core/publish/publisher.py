@@ -79,6 +79,7 @@ from airflow_provider_fscommit.core.formats.csv_header import partition_header
 from airflow_provider_fscommit.core.formats.file_format import FileFormat, partition_format
 from airflow_provider_fscommit.core.ledger.ledger import CommitLedger, PartitionLedger
 from airflow_provider_fscommit.core.ledger.lock import TableLock
+from airflow_provider_fscommit.core.ledger.table_state import TableState
 from airflow_provider_fscommit.core.spark.sink_log import SinkLogSnapshot
 from airflow_provider_fscommit.core.spark.staging import StagedFile
 from airflow_provider_fscommit.core.status.committable import PartitionState
@@ -88,6 +89,7 @@ from airflow_provider_fscommit.core.status.work import (
     PUBLISHING,
     Work,
     answered_by_summary,
+    needs_nothing,
     partition_work,
 )
 from airflow_provider_fscommit.core.storage.filesystem import (
@@ -175,13 +177,15 @@ class PartitionOutcome:
 @dataclass(frozen=True)
 class Selection:
     """The partitions a run works on, how many committed files the sink log lists for
-    each, and the stream's progress."""
+    each, how many the table state settles whole (counted, not selected), and the
+    stream's progress."""
 
     partitions: list[str]
     staged_files: dict[str, int]
     snapshot: SinkLogSnapshot | None
     sink_latest_batch: int | None
     watermark_ms: int | None
+    unchanged: int = 0
 
 
 class CompactionPublisher:
@@ -209,21 +213,28 @@ class CompactionPublisher:
         # The partitions this run read the records of: recorded in the table state at its end.
         self._looked: set[str] = set()
 
-    def select(self, partitions: Sequence[str] | None) -> Selection:
-        """The partitions to work on (default: every committable one)."""
-        with self._watch.lock:
-            status = self.reader.read(find_orphans=False)
-        committable = {p.staged.path for p in status.in_state(PartitionState.COMMITTABLE)}
+    def select(self, partitions: Sequence[str] | None, state: TableState, now_ms: int) -> Selection:
+        """The partitions to work on: those named, or every committable one that ``state``
+        does not settle whole (those are counted as unchanged, not judged)."""
         if partitions is None:
-            chosen = sorted(committable)
+            with self._watch.lock:
+                status, unchanged = self.reader.read_unsettled(
+                    lambda path, files: needs_nothing(
+                        self.spec, path, state.get(path), files, now_ms
+                    )
+                )
+            chosen = sorted(p.staged.path for p in status.in_state(PartitionState.COMMITTABLE))
         else:
+            with self._watch.lock:
+                status = self.reader.read(find_orphans=False)
+            unchanged = 0
             for partition in partitions:
                 _, ready = status.judge(partition)  # raises for one it cannot judge
                 staged = status.find(partition)
                 if not ready:
-                    state = staged.state.value if staged else "pending (no committed files)"
+                    state_of = staged.state.value if staged else "pending (no committed files)"
                     raise FsCommitError(
-                        f"partition {partition} is {state}, not committable: the stream may "
+                        f"partition {partition} is {state_of}, not committable: the stream may "
                         "still write to it. Wait until the watermark passes its commit time "
                         "(fscommit status)"
                     )
@@ -235,6 +246,7 @@ class CompactionPublisher:
             snapshot=status.snapshot,
             sink_latest_batch=status.sink_latest_batch,
             watermark_ms=status.checkpoint.watermark_ms,
+            unchanged=unchanged,
         )
 
     def preview(
@@ -260,11 +272,13 @@ class CompactionPublisher:
         published or quarantined, no plan left open) without reading their records: only
         the others are looked at, so a run costs what changed, not the table's age.
         """
-        selection = self.select(partitions)
+        # The state first: the selection counts what it settles (either order is safe: a
+        # partition is settled only while its staged and settled files are equal).
         state = self.ledger.state() if dry_run else self.ledger.upgrade()
         now_ms = int(time.time() * 1000)
+        selection = self.select(partitions, state, now_ms)
         settled: list[PartitionOutcome] = []  # nothing to publish, or refused
-        unchanged = 0  # nothing to do at all: counted, not listed
+        unchanged = selection.unchanged  # nothing to do at all: counted, not listed
         needs: list[str] = []  # the partitions whose records decide
         for partition in selection.partitions:
             summary = state.get(partition)

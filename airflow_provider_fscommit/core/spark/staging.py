@@ -86,9 +86,12 @@ class StagingTable:
         self.default_name = default_name
         self._root = normalize_uri(staging_uri)
         self._log = FileSinkLog(staging_uri)
-        # Logged directory URI -> (relative path, parsed spec), or None when outside the
-        # root: parsed once per partition, not on every poll. Bounded by the partitions.
-        self._directories: dict[str, tuple[str, PartitionSpec] | None] = {}
+        # Logged directory URI -> its partition path, or None when outside the root: found
+        # once per partition, not on every poll (its values are parsed only when a
+        # partition is summarized). Bounded by the partitions.
+        self._paths: dict[str, str | None] = {}
+        # The snapshot :meth:`counts` last counted, and its answer.
+        self._counted: tuple[SinkLogSnapshot, dict[str, int]] | None = None
         # Directory URI -> its partition as last read: reused while unchanged, so a poll
         # of a big table creates objects only for the partitions that got new files.
         self._partitions: dict[str, StagingPartition] = {}
@@ -107,8 +110,33 @@ class StagingTable:
     def snapshot(self) -> SinkLogSnapshot:
         return self._log.read()
 
-    def partitions(self, snapshot: SinkLogSnapshot) -> list[StagingPartition]:
-        """Every partition with committed files, sorted by path."""
+    def counts(self, snapshot: SinkLogSnapshot) -> dict[str, int]:
+        """Each partition's committed files, by partition path: what a run checks its
+        table state against, without a partition's values parsed or its files summarized
+        (a year-old table has thousands of partitions, and a run acts on a few)."""
+        if self._counted is not None and self._counted[0] is snapshot:
+            return self._counted[1]
+        summary = snapshot.directories
+        counts: dict[str, int] = {}
+        outside: list[str] = []
+        for directory, files in strict_zip(
+            summary["dir"].to_pylist(), summary["files"].to_pylist()
+        ):
+            path = self._path(directory)
+            if path is None:
+                outside.append(directory)
+            else:
+                counts[path] = files
+        self._refuse_outside(outside)
+        self._counted = (snapshot, counts)
+        return counts
+
+    def partitions(
+        self, snapshot: SinkLogSnapshot, only: Collection[str] | None = None
+    ) -> list[StagingPartition]:
+        """Every partition with committed files (of ``only``, when given), sorted by path."""
+        if only is not None:
+            return self._some_partitions(snapshot, only)
         if self._listed is not None and self._listed[0] is snapshot:
             return list(self._listed[1])
         summary = snapshot.directories
@@ -135,6 +163,21 @@ class StagingTable:
         listed = sorted(current.values(), key=lambda p: p.path)
         self._listed = (snapshot, listed)
         return list(listed)
+
+    def _some_partitions(
+        self, snapshot: SinkLogSnapshot, only: Collection[str]
+    ) -> list[StagingPartition]:
+        """The partitions of ``only`` with committed files, sorted by path; the others'
+        are neither summarized nor forgotten (their next full listing reuses them)."""
+        counts = self.counts(snapshot)  # refuses a directory outside the root
+        return sorted(
+            (
+                found
+                for path in only
+                if path in counts and (found := self.partition(snapshot, path)) is not None
+            ),
+            key=lambda p: p.path,
+        )
 
     def partition(self, snapshot: SinkLogSnapshot, path: str) -> StagingPartition | None:
         """One partition's committed files, summarized (None: the query wrote none yet).
@@ -174,7 +217,7 @@ class StagingTable:
     def _index(self, summary: pa.Table, indexed: tuple[int | None, int]) -> None:
         """Each logged directory's row, and its partition path (parsed once per directory)."""
         directories = summary["dir"].to_pylist()
-        self._refuse_outside([d for d in directories if self._directory(d) is None])
+        self._refuse_outside([d for d in directories if self._path(d) is None])
         self._rows = {d: i for i, d in enumerate(directories)}
         self._indexed = indexed
 
@@ -194,9 +237,9 @@ class StagingTable:
         out: dict[str, list[StagedFile]] = {p: [] for p in partitions}
         wanted: dict[str, str] = {}
         for directory in snapshot.directories["dir"].to_pylist():
-            known = self._directory(directory)
-            if known is not None and known[0] in out:
-                wanted[directory] = known[0]
+            path = self._path(directory)
+            if path is not None and path in out:
+                wanted[directory] = path
         if not wanted:
             return out
         files = snapshot.files.filter(
@@ -210,15 +253,19 @@ class StagingTable:
 
     def _directory(self, directory: str) -> tuple[str, PartitionSpec] | None:
         """A logged directory's partition path and values (None: outside the root)."""
-        if directory not in self._directories:
-            relative = self._relative(directory)
-            located = None
-            if relative is not None:
-                spec = PartitionSpec.parse(relative, self.partition_keys, self.default_name)
-                located = (relative, spec)
-                self._by_path.setdefault(relative, directory)
-            self._directories[directory] = located
-        return self._directories[directory]
+        path = self._path(directory)
+        if path is None:
+            return None
+        return path, PartitionSpec.parse(path, self.partition_keys, self.default_name)
+
+    def _path(self, directory: str) -> str | None:
+        """A logged directory's partition path (None: outside the root)."""
+        if directory not in self._paths:
+            path = self._relative(directory)
+            if path is not None:
+                self._by_path.setdefault(path, directory)
+            self._paths[directory] = path
+        return self._paths[directory]
 
     def _relative(self, directory: str) -> str | None:
         """A logged directory's path below the root, as named on disk (None: outside).

@@ -8,7 +8,7 @@ the watermark a partition is judged by is never newer than the files seen for it
 from __future__ import annotations
 
 import time
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -264,6 +264,31 @@ class TableStatusReader:
             snapshot=snapshot,
         )
         return self.with_orphans(status) if find_orphans else status
+
+    @store_errors
+    def read_unsettled(
+        self, settled: Callable[[str, int], bool], now_ms: int | None = None
+    ) -> tuple[TableStatus, int]:
+        """The status of the partitions ``settled`` (asked of each staged partition's path
+        and committed files) does not settle, and how many it does: a run judges what
+        changed, not every partition of a year-old table. Without orphans."""
+        look = self.look(now_ms)
+        counts = self.staging.counts(look.snapshot)
+        unsettled = [path for path, files in counts.items() if not settled(path, files)]
+        partitions = [
+            self._judge(p, look.checkpoint, look.now_ms)
+            for p in self.staging.partitions(look.snapshot, only=unsettled)
+        ]
+        self._statuses.update((p.staged.path, p) for p in partitions)
+        status = TableStatus(
+            spec=self.spec,
+            checkpoint=look.checkpoint,
+            sink_latest_batch=look.snapshot.latest_batch,
+            now_ms=look.now_ms,
+            partitions=partitions,
+            snapshot=look.snapshot,
+        )
+        return status, len(counts) - len(unsettled)
 
     @store_errors
     def with_orphans(

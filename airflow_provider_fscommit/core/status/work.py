@@ -85,6 +85,16 @@ def partition_work(
     return _WORKS[bits]
 
 
+def needs_nothing(
+    spec: TableSpec, path: str, summary: PartitionSummary | None, staged_files: int, now_ms: int
+) -> bool:
+    """Whether the table state's ``summary`` settles ``path`` whole: no run has a step
+    for it. Such a partition is up to date whatever its trigger says now (a query
+    restarted from a new checkpoint judges it pending again), so a run counts it without
+    judging it: of a year-old table, a run judges what changed."""
+    return summary is not None and not partition_work(spec, path, summary, staged_files, now_ms)
+
+
 def answered_by_summary(work: Work, summary: PartitionSummary | None, steps: Work) -> bool:
     """Whether a table state's ``summary`` settles what a caller doing ``steps`` needs,
     without the partition's records: it asks for none of them, or the partition is

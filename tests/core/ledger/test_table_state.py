@@ -34,6 +34,7 @@ from airflow_provider_fscommit.core.spark import checkpoint, sink_log, staging
 from airflow_provider_fscommit.core.status.table_report import read_table_report
 from fscommit_dev.aged_table import AgedTable
 from fscommit_dev.counting_fs import counting
+from fscommit_dev.synthetic_log import FIRST_HOUR, write_checkpoint_batch
 from fscommit_dev.tables import table_flags
 
 # Every module of a run that opens, lists or writes a file.
@@ -191,6 +192,17 @@ def test_late_data_after_an_upgrade_is_published_once_and_recorded(tmp_path):
     assert read_table_report(spec).counts() == {"committed": 3, "re-committed": 1}
     again, _ = commit_run(spec)
     assert (again.outcomes, again.unchanged) == ((), 4)
+
+
+def test_a_settled_hour_is_unchanged_whatever_its_trigger_says_now(tmp_path):
+    """A run judges only what the table state does not settle (of a year-old table, what
+    changed): a committed hour stays unchanged when the trigger would call it pending
+    again, as a query restarted on a new checkpoint starts its watermark over."""
+    aged, spec = committed(tmp_path, 4)
+    write_checkpoint_batch(aged.checkpoint, 1, int(FIRST_HOUR.timestamp() * 1000))
+    summary, outcomes = commit_run(spec)
+    assert (summary.outcomes, summary.unchanged, outcomes) == ((), 4, [])
+    assert read_table_report(spec).counts() == {"committed": 4}
 
 
 def test_records_behind_the_state_are_refused_and_nothing_is_published(tmp_path):

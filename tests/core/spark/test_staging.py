@@ -79,6 +79,13 @@ def test_committed_files_are_grouped_by_partition_with_their_values(tmp_path):
         StagedFile(f"file://{staging}/dt=1/hour=00/c.parquet", 30),
     ]
     assert files["dt=2/hour=00"] == []
+    # What a run checks its table state against, and the few partitions it then judges.
+    assert table.counts(snapshot) == {"dt=1/hour=00": 2, f"dt=1/hour={DEFAULT}": 1}
+    fresh = StagingTable(str(staging), ("dt", "hour"), DEFAULT)
+    assert fresh.partitions(snapshot, only=[f"dt=1/hour={DEFAULT}", "dt=2/hour=00"]) == [
+        partitions[1]
+    ]
+    assert fresh.partitions(snapshot) == partitions
 
 
 def test_a_log_listing_files_outside_the_staging_directory_is_refused(tmp_path):
@@ -89,8 +96,9 @@ def test_a_log_listing_files_outside_the_staging_directory_is_refused(tmp_path):
     (copy / "_spark_metadata").mkdir(parents=True)
     (copy / "_spark_metadata" / "0").write_bytes((original / "_spark_metadata" / "0").read_bytes())
     table = StagingTable(str(copy), ("dt", "hour"), DEFAULT)
-    with pytest.raises(SinkLogError, match=r"lists committed files outside it.*was moved"):
-        table.partitions(table.snapshot())
+    for look in (table.partitions, table.counts):
+        with pytest.raises(SinkLogError, match=r"lists committed files outside it.*was moved"):
+            look(table.snapshot())
 
 
 def test_unlogged_files_are_orphans_only_when_older_than_the_latest_commit(tmp_path):
