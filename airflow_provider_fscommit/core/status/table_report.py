@@ -140,8 +140,9 @@ StateRow = tuple[str, PartitionState, "str | None"]
 @dataclass(frozen=True)
 class PartitionStates:
     """Every partition's state at one moment, and no more: what the completeness step
-    needs of a report. A commit run asks it of every partition of the table, a year-old
-    one has thousands, and building each one's full report cost twice its state."""
+    needs of a report. A commit run asks it of every partition of the table; a full
+    report row each (values, fragmentation, receipts) cost a year-old table's no-op
+    commit ~60 ms of its ~0.5 s."""
 
     status: TableStatus
     states: list[StateRow]  # sorted by path
