@@ -206,4 +206,4 @@ def render_summary(summary: CompactionSummary) -> str:
 
 def unchanged_line(count: int) -> str:
     """The partitions that needed nothing, counted: a year-old table has thousands."""
-    return f"{count} partition(s) unchanged: every committed file published and committed"
+    return f"{count} partition(s) unchanged: nothing staged since their last commit or expiry"

@@ -136,7 +136,8 @@ class PartitionCompactOperator(BaseOperator):
     def _log_unchanged(self, count: int) -> None:
         if count:
             self.log.info(
-                "%d partition(s) unchanged: every committed file published and committed", count
+                "%d partition(s) unchanged: nothing staged since their last commit or expiry",
+                count,
             )
 
     def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:

@@ -103,7 +103,7 @@ def test_nothing_committable_then_nothing_to_do(compacted_stream, tmp_path, caps
     assert document["unchanged"] == len(ready)
     assert main(["plan", *flags]) == ExitCode.OK
     assert capsys.readouterr().out == (
-        f"{len(ready)} partition(s) unchanged: every committed file published and committed\n"
+        f"{len(ready)} partition(s) unchanged: nothing staged since their last commit or expiry\n"
     )
     assert main(["status", *flags, *_HEALTHY]) == ExitCode.OK
 

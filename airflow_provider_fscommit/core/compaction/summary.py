@@ -73,8 +73,9 @@ class CompactionSummary:
     started (what the run plans from; no footer since the units read their own).
 
     ``unchanged`` counts the partitions that needed nothing at all (every committed file
-    published, their policies current): a year-old table has thousands, and a run lists
-    only the partitions it had something to say about. A summary stored before this
+    published and their policies current, or dropped by expiration with nothing staged
+    since): a year-old table has thousands, and a run lists only the partitions it had
+    something to say about. A summary stored before this
     count listed them as ``up-to-date`` outcomes; it reads as it was written.
     """
 

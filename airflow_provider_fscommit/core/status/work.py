@@ -69,7 +69,8 @@ def partition_work(
     if summary is None and not committable:
         return Work.NONE
     summary = summary or PartitionSummary()
-    if expired_reason(spec, path, summary, now_ms):
+    # Recorded as expired first: the reason is a sentence, made only for who shows it.
+    if summary.expired_at_ms is not None or expired_reason(spec, path, summary, now_ms):
         return Work.EXPIRED
     # Asked for every partition of a table by every run: the steps are added as integers
     # and made a Work once (Flag arithmetic builds an enum member per operation).
@@ -89,10 +90,17 @@ def needs_nothing(
     spec: TableSpec, path: str, summary: PartitionSummary | None, staged_files: int, now_ms: int
 ) -> bool:
     """Whether the table state's ``summary`` settles ``path`` whole: no run has a step
-    for it. Such a partition is up to date whatever its trigger says now (a query
-    restarted from a new checkpoint judges it pending again), so a run counts it without
-    judging it: of a year-old table, a run judges what changed."""
-    return summary is not None and not partition_work(spec, path, summary, staged_files, now_ms)
+    for it, or expiration dropped it and nothing was staged for it since (a run would only
+    say so again, each run, for every hour a year of expiration drops). Such a partition
+    is unchanged whatever its trigger says now (a query restarted from a new checkpoint
+    judges it pending again), so a run counts it without judging it: of a year-old
+    table, a run judges what changed."""
+    if summary is None:
+        return False
+    work = partition_work(spec, path, summary, staged_files, now_ms)
+    if work & Work.EXPIRED:
+        return summary.expired_at_ms is not None and summary.settles(staged_files)
+    return not work
 
 
 def answered_by_summary(work: Work, summary: PartitionSummary | None, steps: Work) -> bool:

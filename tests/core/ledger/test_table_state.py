@@ -28,6 +28,7 @@ from airflow_provider_fscommit.core.ledger.table_state import (
     PartitionSummary,
     TableState,
 )
+from airflow_provider_fscommit.core.maintenance.expiration import expire_partitions
 from airflow_provider_fscommit.core.maintenance.retention import clean_staging
 from airflow_provider_fscommit.core.publish.publisher import CompactionPublisher
 from airflow_provider_fscommit.core.spark import checkpoint, sink_log, staging
@@ -203,6 +204,21 @@ def test_a_settled_hour_is_unchanged_whatever_its_trigger_says_now(tmp_path):
     summary, outcomes = commit_run(spec)
     assert (summary.outcomes, summary.unchanged, outcomes) == ((), 4, [])
     assert read_table_report(spec).counts() == {"committed": 4}
+
+
+def test_an_expired_hour_is_unchanged_until_late_data_for_it_is_refused(tmp_path):
+    """A year of expiration drops thousands of hours: a run counts them, and names only
+    the one whose late data it refuses."""
+    aged, _ = committed(tmp_path, 4)
+    spec = aged.spec(**{"partition.expiration-time": "1 d"})
+    assert len(expire_partitions(spec, dry_run=False).partitions) == 4
+    summary, outcomes = commit_run(spec)
+    assert (summary.outcomes, summary.unchanged, outcomes) == ((), 4, [])
+    late = aged.add_batch(1)
+    summary, outcomes = commit_run(spec)
+    assert [(o.partition, o.state) for o in summary.outcomes] == [(late, "expired")]
+    assert summary.unchanged == 3
+    assert [(o.partition, o.state) for o in outcomes] == [(late, "expired")]
 
 
 def test_records_behind_the_state_are_refused_and_nothing_is_published(tmp_path):
