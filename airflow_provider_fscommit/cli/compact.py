@@ -17,9 +17,9 @@ from airflow_provider_fscommit.cli.compaction import (
     nothing_committable,
     render_summary,
     run_compaction,
-    unchanged_line,
 )
 from airflow_provider_fscommit.cli.exit_codes import ExitCode
+from airflow_provider_fscommit.core.compaction.summary import unchanged_text
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.errors import FsCommitError
 from airflow_provider_fscommit.core.publish.publisher import CompactionPublisher
@@ -85,5 +85,5 @@ def render_plans(document: dict[str, Any]) -> str:
         )
     lines += [f"{p}: up to date" for p in document["up_to_date"]]
     if document["unchanged"]:
-        lines.append(unchanged_line(document["unchanged"]))
+        lines.append(unchanged_text(document["unchanged"]))
     return "\n".join(lines) or "nothing committable to compact"

@@ -22,6 +22,7 @@ from airflow_provider_fscommit.cli.progress import Progress
 from airflow_provider_fscommit.core.compaction.summary import (
     CompactionSummary,
     PartitionResult,
+    unchanged_text,
 )
 from airflow_provider_fscommit.core.config.quantities import format_size
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
@@ -196,14 +197,9 @@ def render_summary(summary: CompactionSummary) -> str:
     """Totals, and the failures again (each partition was shown as it finished)."""
     lines = [outcome_line(o) for o in summary.outcomes if o.failed]
     if summary.unchanged:
-        lines.append(unchanged_line(summary.unchanged))
+        lines.append(unchanged_text(summary.unchanged))
     lines.append(
         f"{summary.total('files_in')} file(s) in, {summary.total('files_out')} out; "
         f"{summary.total('rows')} rows; {round(summary.seconds, 3)} s in the application"
     )
     return "\n".join(lines)
-
-
-def unchanged_line(count: int) -> str:
-    """The partitions that needed nothing, counted: a year-old table has thousands."""
-    return f"{count} partition(s) unchanged: nothing staged since their last commit or expiry"

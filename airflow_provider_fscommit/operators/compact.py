@@ -7,6 +7,7 @@ from typing import Any, ClassVar
 
 from airflow.sdk import BaseOperator
 
+from airflow_provider_fscommit.core.compaction.summary import unchanged_text
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.hooks.compaction import CompactionHook
 from airflow_provider_fscommit.metrics import TableMetrics
@@ -135,10 +136,7 @@ class PartitionCompactOperator(BaseOperator):
 
     def _log_unchanged(self, count: int) -> None:
         if count:
-            self.log.info(
-                "%d partition(s) unchanged: nothing staged since their last commit or expiry",
-                count,
-            )
+            self.log.info(unchanged_text(count))
 
     def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:
         """Inputs: the streaming query's output; output: the published table."""

@@ -75,8 +75,8 @@ class CompactionSummary:
     ``unchanged`` counts the partitions that needed nothing at all (every committed file
     published and their policies current, or dropped by expiration with nothing staged
     since): a year-old table has thousands, and a run lists only the partitions it had
-    something to say about. A summary stored before this
-    count listed them as ``up-to-date`` outcomes; it reads as it was written.
+    something to say about. A summary stored before this count listed them as
+    ``up-to-date`` outcomes; it reads as it was written.
     """
 
     outcomes: Sequence[PartitionResult] = field(default_factory=tuple)
@@ -141,3 +141,8 @@ class CompactionSummary:
 
 
 _TOTALS = ("files_in", "files_out", "bytes_in", "bytes_out", "rows")
+
+
+def unchanged_text(count: int) -> str:
+    """How the CLI and the operator's log say ``count`` unchanged partitions."""
+    return f"{count} partition(s) unchanged: nothing staged since their last commit or expiry"
