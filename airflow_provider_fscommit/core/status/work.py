@@ -97,8 +97,8 @@ def needs_nothing(
     table, a run judges what changed."""
     if summary is None:
         return False
-    work = partition_work(spec, path, summary, staged_files, now_ms)
-    if work & Work.EXPIRED:
+    work = partition_work(spec, path, summary, staged_files, now_ms).value  # no Flag operation
+    if work & _EXPIRED:
         return summary.expired_at_ms is not None and summary.settles(staged_files)
     return not work
 
