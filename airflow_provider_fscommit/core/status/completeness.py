@@ -29,7 +29,7 @@ says what a reader may conclude, per trigger.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,8 +38,10 @@ from airflow_provider_fscommit.core.config.quantities import epoch_ms, iso_ms
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.errors import ConfigError, LedgerError, PartitionTimeError
 from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
+from airflow_provider_fscommit.core.partition.commit_trigger import PartitionTimeCommitTrigger
 from airflow_provider_fscommit.core.partition.partition_spec import PartitionSpec
 from airflow_provider_fscommit.core.status.committable import PartitionState
+from airflow_provider_fscommit.core.status.partition_times import partition_times_ms
 from airflow_provider_fscommit.core.status.table_report import (
     PartitionStates,
     StateRow,
@@ -253,12 +255,12 @@ def _complete_through(
         spec.time_extractor.validate(spec.partition_keys)
     except ConfigError as exc:
         return None, f"partitions have no time: {exc}"
+    rows = [row for row in states.states if row[1] is not PartitionState.EXPIRED]
+    times = partition_times_ms(spec, [path for path, _, _ in rows])
     timed: list[tuple[int, StateRow]] = []
-    for row in states.states:
-        if row[1] is PartitionState.EXPIRED:
-            continue
+    for row in rows:
         try:
-            timed.append((spec.partition_time_ms(row[0]), row))
+            timed.append((next(times), row))
         except PartitionTimeError as exc:
             return None, (
                 f"partition {row[0]} has no partition time ({exc}); "
@@ -270,7 +272,8 @@ def _complete_through(
     counted = [
         (t, row) for t, row in timed if row[0] in committed and (held_at is None or t < held_at)
     ]
-    ahead = [(t, row) for t, row in counted if not _past_commit_time(spec, row[0], watermark)]
+    past = _past_commit_time(spec, watermark)
+    ahead = [(t, row) for t, row in counted if not past(row[0], t)]
     not_yet = min((t for t, _ in ahead), default=None)  # the watermark has not passed from here
     through = max((t for t, _ in counted if not_yet is None or t < not_yet), default=None)
     if ahead:  # all of them before any partition that holds it back
@@ -290,14 +293,24 @@ def _complete_through(
     return through, reason
 
 
-def _past_commit_time(spec: TableSpec, partition: str, watermark: int | None) -> bool:
-    """Whether the trigger's clock has passed the partition's commit time, under
-    ``partition-time`` (the only trigger whose commit time the partition's path decides)."""
-    if spec.trigger is not TriggerKind.PARTITION_TIME:
-        return True
+def _past_commit_time(spec: TableSpec, watermark: int | None) -> Callable[[str, int], bool]:
+    """Whether the trigger's clock has passed a partition's commit time (asked with its
+    path and its time), under ``partition-time`` (the only trigger whose commit time the
+    partition's path decides; the others' always has)."""
     trigger = spec.clock_trigger
-    values = PartitionSpec.parse(partition, spec.partition_keys, spec.partition_default_name)
-    return trigger.is_committable(trigger.commit_time_ms(values, 0), watermark, 0)
+    if not isinstance(trigger, PartitionTimeCommitTrigger):
+        return lambda partition, time_ms: True
+
+    def past(partition: str, time_ms: int) -> bool:
+        commit_time = trigger.commit_time_of_instant(time_ms)
+        if commit_time is None:
+            values = PartitionSpec.parse(
+                partition, spec.partition_keys, spec.partition_default_name
+            )
+            commit_time = trigger.commit_time_ms(values, 0)
+        return trigger.is_committable(commit_time, watermark, 0)
+
+    return past
 
 
 def _later(a: int | None, b: int | None) -> int | None:
