@@ -11,8 +11,8 @@ interleaved (sizes rotated, stores alternated), each in a fresh process:
 
 - a no-op commit: what ``fscommit commit`` does when nothing is new (the dry run, the
   run, the committer and the completeness step);
-- ``status``: the table report (``read_table_report``, with the orphan listing), as
-  ``fscommit status`` and the status page read it;
+- ``status``: what ``fscommit status`` prints (the table report with the orphan listing,
+  the settled partitions counted, not listed; the completeness; the text);
 - ``plan``: the dry run ``fscommit plan`` shows;
 - a sensor poke: one partition's wait (``check_partition``), as a poke or a trigger's poll.
 
@@ -273,12 +273,15 @@ def _commit(location: str) -> dict[str, Any]:
 
 
 def _status(location: str) -> dict[str, Any]:
+    from airflow_provider_fscommit.cli.status import render_status
+    from airflow_provider_fscommit.core.status.completeness import read_completeness
     from airflow_provider_fscommit.core.status.table_report import read_table_report
 
-    report = read_table_report(_spec(location))
+    report = read_table_report(_spec(location), list_settled=False)
     if report.ledger_error:
         raise RuntimeError(report.ledger_error)
-    return {"states": report.counts()}
+    text = render_status(report, read_completeness(report))
+    return {"states": report.counts(), "lines": text.count("\n") + 1}
 
 
 def _plan(location: str) -> dict[str, Any]:

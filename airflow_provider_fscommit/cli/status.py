@@ -2,7 +2,9 @@
 
 Show the latest committed batch, the safe watermark, the partition time the table is
 complete through (as published by the last commit run, and as the state gives it now),
-every partition with its committed files and state, and orphan files of failed batches.
+the partitions with something left to do or to look at, with their committed files and
+state (the settled ones are counted; --all and --json list them too), and orphan files of
+failed batches.
 Without --partition-keys, the keys and the time pattern are read off the staged
 directories (as init does) and the header says so; anything given explicitly wins.
 """
@@ -63,6 +65,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "table needs attention; no other table flag is needed",
     )
     parser.add_argument(
+        "--all",
+        action="store_true",
+        help="list every partition, the settled ones too: committed (or expired) with "
+        "nothing staged since and nothing left for a run to do (default: they are counted, "
+        "so a year-old table shows what changed, at the cost of a day-old one; --json "
+        "always lists every partition)",
+    )
+    parser.add_argument(
         "--orphans",
         action="store_true",
         help="look for orphan files in the whole staging directory, committed partitions "
@@ -84,7 +94,9 @@ def run(spec: TableSpec, args: argparse.Namespace) -> int:
     if args.partition:
         return run_check(spec, args.partition, stall_timeout, as_json=args.json)
     orphans = OrphanSearch.ALL if args.orphans else OrphanSearch.UNCOMMITTED
-    report = read_table_report(spec, stall_timeout, orphans=orphans)
+    # A script reading the JSON looks partitions up: it lists every one, as it always did.
+    listed = args.all or args.json
+    report = read_table_report(spec, stall_timeout, orphans=orphans, list_settled=listed)
     inferred = args.inference.summary if args.inference else None
     completeness = read_completeness(report)
     if args.json:
@@ -238,7 +250,8 @@ def _snapshot(partition: PartitionReport) -> str:
 
 
 def _partition_table(report: TableReport) -> list[str]:
-    """One aligned row per partition, then the count of each state."""
+    """One aligned row per listed partition, then the count of each state (the settled
+    partitions' too)."""
     rows = [_PARTITION_COLUMNS]
     for p in report.partitions:
         rows.append(
@@ -256,10 +269,15 @@ def _partition_table(report: TableReport) -> list[str]:
                 f"{p.last_origin.dag_id} {p.last_origin.run_id}" if p.last_origin else "",
             )
         )
-    lines = _aligned(rows, _RIGHT_ALIGNED)
+    lines = _aligned(rows, _RIGHT_ALIGNED) if report.partitions else []
     counts = ", ".join(f"{n} {state}" for state, n in report.counts().items())
-    lines.append(f"{len(report.partitions)} partition(s): {counts or 'none'}")
-    fragmented = sum(p.fragmented for p in report.partitions)
+    lines.append(f"{report.partition_count} partition(s): {counts or 'none'}")
+    if report.settled.states:
+        lines.append(
+            f"{len(report.settled.states)} of them settled, not listed: nothing staged or "
+            "left to do since their commit or expiry (--all lists them)"
+        )
+    fragmented = sum(p.fragmented for p in report.partitions)  # never settled
     if fragmented:
         lines.append(
             f"{fragmented} fragmented: late data left them files of several compactions, more "

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,6 +42,7 @@ from airflow_provider_fscommit.core.errors import FsCommitError
 from airflow_provider_fscommit.core.faults import fault_point
 from airflow_provider_fscommit.core.ledger.ledger import CommitLedger, PartitionLedger
 from airflow_provider_fscommit.core.ledger.lock import TableLock
+from airflow_provider_fscommit.core.ledger.table_state import TableState
 from airflow_provider_fscommit.core.partition.partition_spec import PartitionSpec
 from airflow_provider_fscommit.core.publish.published import (
     CommitBatch,
@@ -59,13 +60,16 @@ from airflow_provider_fscommit.core.status.completeness import (
 )
 from airflow_provider_fscommit.core.status.expiry import expired_reason
 from airflow_provider_fscommit.core.status.freshness import committable_since_ms
-from airflow_provider_fscommit.core.status.table_report import read_partition_states
+from airflow_provider_fscommit.core.status.table_report import (
+    SettledPartitions,
+    read_partition_states,
+    read_unsettled,
+)
 from airflow_provider_fscommit.core.status.table_watch import TableWatch, table_watch
 from airflow_provider_fscommit.core.status.work import (
     EVERY_STEP,
     Work,
     answered_by_summary,
-    needs_nothing,
     partition_work,
 )
 from airflow_provider_fscommit.core.storage.object_store import explain, store_errors
@@ -162,6 +166,7 @@ class PartitionCommitter:
         pending: Sequence[CommitContext],
         watch: TableWatch,
         status: TableStatus | None,
+        settled: SettledPartitions,
         now_ms: int,
     ) -> tuple[TableCompleteness, Completeness | None]:
         """The run's one completeness value: what it publishes once ``pending`` is committed.
@@ -171,8 +176,9 @@ class PartitionCommitter:
         and the ledger's record after the policies get the same value, and it is never
         computed again from a state that a failed ledger write left behind (which would be
         lower). Forward only from the published record (:meth:`Completeness.advance`).
-        Of the stream, the run's own look (``status``) decides, as it did the partitions'
-        work; None (it could not be read) is read again here, to say why.
+        Of the stream, the run's own look (``status``, and the partitions it left out as
+        ``settled``) decides, as it did the partitions' work; None (it could not be read)
+        is read again here, to say why.
         A state that cannot be read publishes nothing new, with the reason in ``current``;
         the next run publishes it. Returns it, and the value the ledger is to record (None:
         it holds it already).
@@ -183,7 +189,7 @@ class PartitionCommitter:
             if status is None:  # the run could not read the stream: read again, to say why
                 with watch.lock:
                     status = watch.status_reader().read(now_ms=now_ms, find_orphans=False)
-            states = read_partition_states(self.spec, status, now_ms)
+            states = read_partition_states(self.spec, status, now_ms, settled)
             current = current_completeness(states, committing={c.path for c in pending})
         except (FsCommitError, OSError) as exc:
             reason = _reason(exc)
@@ -258,10 +264,7 @@ class PartitionCommitter:
         known: dict[str, PartitionLedger] = {}  # the records looked at, with what this run wrote
         state = self.ledger.upgrade()
         with watch.lock:
-            status = _stream(
-                watch.status_reader(),
-                lambda path, files: needs_nothing(self.spec, path, state.get(path), files, now_ms),
-            )
+            status, settled = _stream(self.spec, watch.status_reader(), state, now_ms)
             staged = None if status is None else _staged(watch.status_reader(), status)
         looked: list[str] = []
         for path in dict.fromkeys(partitions):
@@ -305,7 +308,7 @@ class PartitionCommitter:
             files = tuple(o["name"] for r in records.live_commits for o in r["outputs"])
             pending.append(CommitContext(self.spec, spec, path, location, summary, origin, files))
             history[path] = records
-        completeness, advanced = self._completeness(pending, watch, status, now_ms)
+        completeness, advanced = self._completeness(pending, watch, status, settled, now_ms)
         published = completeness.published
         batch = CommitBatch(
             tuple(pending), None if published is None else published.table_parameters()
@@ -383,14 +386,16 @@ def _reason(exc: Exception) -> str:
     return str(explain(exc) or exc) if isinstance(exc, OSError) else str(exc)
 
 
-def _stream(reader: TableStatusReader, settled: Callable[[str, int], bool]) -> TableStatus | None:
-    """What the stream wrote and the trigger allows, of the partitions the table state
-    does not ``settled`` whole (None: unreadable, so every partition's records are read,
-    as before the table state, and no freshness is measured)."""
+def _stream(
+    spec: TableSpec, reader: TableStatusReader, state: TableState, now_ms: int
+) -> tuple[TableStatus | None, SettledPartitions]:
+    """What the stream wrote and the trigger allows, of the partitions ``state`` does not
+    settle whole, and those it does (None: unreadable, so every partition's records are
+    read, as before the table state, and no freshness is measured)."""
     try:
-        return reader.read_unsettled(settled)[0]
+        return read_unsettled(spec, reader, state, now_ms)
     except (FsCommitError, OSError):
-        return None
+        return None, SettledPartitions()
 
 
 def _staged(reader: TableStatusReader, status: TableStatus) -> dict[str, int]:

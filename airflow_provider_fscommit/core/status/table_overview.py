@@ -53,8 +53,10 @@ class TableEntry:
     completeness: TableCompleteness | None = None
 
     def count(self, *states: PartitionState) -> int:
-        report = self.report
-        return 0 if report is None else sum(len(report.in_state(s)) for s in states)
+        if self.report is None:
+            return 0
+        counts = self.report.counts()  # the settled partitions' too
+        return sum(counts.get(s.value, 0) for s in states)
 
     @property
     def pending(self) -> int:

@@ -9,7 +9,9 @@ what the trigger tells), so they are merged once, here.
 
 from __future__ import annotations
 
+import heapq
 import time
+from collections import Counter
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -20,7 +22,7 @@ from airflow_provider_fscommit.core.config.quantities import format_duration, is
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.errors import LedgerError
 from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
-from airflow_provider_fscommit.core.ledger.table_state import PartitionSummary
+from airflow_provider_fscommit.core.ledger.table_state import PartitionSummary, TableState
 from airflow_provider_fscommit.core.partition.partition_spec import PartitionSpec
 from airflow_provider_fscommit.core.status.committable import (
     PartitionState,
@@ -35,6 +37,7 @@ from airflow_provider_fscommit.core.status.work import (
     PUBLISHING,
     Work,
     answered_by_summary,
+    needs_nothing,
     partition_work,
 )
 from airflow_provider_fscommit.core.storage.object_store import explain, store_errors
@@ -154,14 +157,34 @@ class PartitionStates:
 
 
 @dataclass(frozen=True)
+class SettledPartitions:
+    """The partitions a report counts without a row each: the table state settles each
+    whole (no run has a step for it, :func:`.work.needs_nothing`), and none is
+    fragmented (a person is told what becomes of those). Of a year-old table a person is
+    shown what changed, as ``git status`` lists no unchanged file; their states
+    (committed, re-committed or expired) still count, and the completeness reads them."""
+
+    states: list[StateRow] = field(default_factory=list)  # sorted by path
+
+    @property
+    def paths(self) -> frozenset[str]:
+        return frozenset(path for path, _, _ in self.states)
+
+
+@dataclass(frozen=True)
 class TableReport:
-    """A table at one moment: the stream's progress and every partition's state."""
+    """A table at one moment: the stream's progress and every partition's state.
+
+    ``partitions``: a row per partition, except those ``settled`` counts (none unless the
+    report was read without them, :func:`read_table_report`).
+    """
 
     status: TableStatus
     partitions: list[PartitionReport]
     stall_timeout: timedelta
     progress_since_ms: int | None
     ledger_error: str | None = None
+    settled: SettledPartitions = field(default_factory=SettledPartitions)
 
     @property
     def spec(self) -> TableSpec:
@@ -187,7 +210,13 @@ class TableReport:
         return is_stalled(self.progress_since_ms, self.stall_timeout, self.now_ms)
 
     def in_state(self, state: PartitionState) -> list[PartitionReport]:
+        """The listed partitions in ``state`` (:meth:`counts` counts the settled too)."""
         return [p for p in self.partitions if p.state == state]
+
+    @property
+    def partition_count(self) -> int:
+        """Every partition of the table, the settled ones included."""
+        return len(self.partitions) + len(self.settled.states)
 
     @property
     def unfinished_policies(self) -> list[PartitionReport]:
@@ -254,13 +283,16 @@ class TableReport:
         )
 
     def states(self) -> PartitionStates:
-        """The report's partitions, their states alone."""
+        """Every partition's state alone, the settled ones included."""
         rows = [(p.partition, p.state, p.error) for p in self.partitions]
-        return PartitionStates(self.status, rows, self.ledger_error)
+        return PartitionStates(self.status, _with_settled(rows, self.settled), self.ledger_error)
 
     def counts(self) -> dict[str, int]:
-        """Partitions per state, in life-cycle order, only states that occur."""
-        return {s.value: len(self.in_state(s)) for s in PartitionState if self.in_state(s)}
+        """Partitions per state, the settled ones included, in life-cycle order, only
+        states that occur."""
+        counted = Counter(p.state for p in self.partitions)
+        counted.update(state for _, state, _ in self.settled.states)
+        return {s.value: counted[s] for s in PartitionState if counted[s]}
 
     def to_dict(self) -> dict[str, Any]:
         return self.status.to_dict() | {
@@ -272,6 +304,7 @@ class TableReport:
             "states": self.counts(),
             "attention": self.attention,
             "partitions": [p.to_dict() for p in self.partitions],
+            "settled_not_listed": len(self.settled.states),
             "fragmented_outlook": self.fragmented_outlook,
             "ledger_error": self.ledger_error,
         }
@@ -305,6 +338,7 @@ def read_table_report(
     shared: bool = False,
     reader: TableStatusReader | None = None,
     status: TableStatus | None = None,
+    list_settled: bool = True,
 ) -> TableReport:
     """Read the stream's status and the ledger (when the spec has a table path) together.
 
@@ -314,38 +348,51 @@ def read_table_report(
     long-lived process such as the api-server should), else through ``reader`` (one the
     caller read the stream with already) or afresh. ``status``: what ``reader`` read of the
     stream already (without orphans), for a caller that looked at it moments ago (the
-    committer): the report is of that look.
+    committer): the report is of that look. ``list_settled=False``: the partitions the
+    table state settles whole are counted (:class:`SettledPartitions`), neither judged by
+    the trigger nor given a row, so what it costs follows what changed, not the table's
+    age (``fscommit status`` without ``--all``); the table state is then read first, to
+    tell them apart.
     """
     now_ms = int(time.time() * 1000) if now_ms is None else now_ms
     if not shared:
         reader = reader or TableStatusReader(spec)
-        return _report(spec, reader, stall_timeout, now_ms, orphans, status)
+        return _report(spec, reader, stall_timeout, now_ms, orphans, status, list_settled)
     watch = table_watch(spec)
     with watch.lock:
-        return _report(spec, watch.status_reader(), stall_timeout, now_ms, orphans)
+        return _report(
+            spec, watch.status_reader(), stall_timeout, now_ms, orphans, list_settled=list_settled
+        )
 
 
 @store_errors
-def read_partition_states(spec: TableSpec, status: TableStatus, now_ms: int) -> PartitionStates:
+def read_partition_states(
+    spec: TableSpec,
+    status: TableStatus,
+    now_ms: int,
+    settled: SettledPartitions | None = None,
+) -> PartitionStates:
     """Every partition's state as :func:`read_table_report` would report it, from
-    ``status`` (a look at the stream moments ago) and the ledger."""
-    merged, error = _merged(spec, status, now_ms)
-    if merged is None:
+    ``status`` (a look at the stream moments ago) and the ledger; ``settled``: the
+    partitions :func:`read_unsettled` left out of ``status``, their states known."""
+    ledger, error = _ledger(spec)
+    if ledger is None:
         rows = [(p.staged.path, p.state, p.error) for p in status.partitions]
         return PartitionStates(status, rows, error)
-    return PartitionStates(
-        status,
-        [
-            (
-                path,
-                partition_state(found, recorded or _NOTHING_RECORDED),
-                found.error if found else None,
-            )
-            if failed is None
-            else (path, PartitionState.ERROR, failed)
-            for path, found, recorded, _, failed in merged
-        ],
-    )
+    settled = settled or SettledPartitions()
+    rows = [
+        (
+            path,
+            partition_state(found, recorded or _NOTHING_RECORDED),
+            found.error if found else None,
+        )
+        if failed is None
+        else (path, PartitionState.ERROR, failed)
+        for path, found, recorded, _, failed in _merged(
+            spec, status, now_ms, *ledger, settled.paths
+        )
+    ]
+    return PartitionStates(status, _with_settled(rows, settled))
 
 
 def _report(
@@ -355,30 +402,90 @@ def _report(
     now_ms: int,
     orphans: OrphanSearch,
     status: TableStatus | None = None,
+    list_settled: bool = True,
 ) -> TableReport:
-    if status is None or orphans is OrphanSearch.ALL:
-        status = reader.read(now_ms=now_ms, find_orphans=orphans is OrphanSearch.ALL)
+    settled = SettledPartitions()
+    if list_settled or status is not None:
+        if status is None or orphans is OrphanSearch.ALL:
+            status = reader.read(now_ms=now_ms, find_orphans=orphans is OrphanSearch.ALL)
+        ledger, error = _ledger(spec)  # after the stream: a commit meanwhile shows committed
+    else:
+        # The state first, to tell the settled partitions apart before the stream is judged:
+        # a commit meanwhile shows its partition as committable until the next look.
+        ledger, error = _ledger(spec)
+        if ledger is None:
+            status = reader.read(now_ms=now_ms, find_orphans=orphans is OrphanSearch.ALL)
+        else:
+            status, settled = read_unsettled(spec, reader, ledger[1], now_ms)
+            if orphans is OrphanSearch.ALL:
+                status = reader.with_orphans(status)
     since = progress_since_ms(status.checkpoint, reader.checkpoint)
-    partitions, error = _partitions(spec, status, now_ms)
+    if ledger is None:
+        partitions = [_from_status(p) for p in status.partitions]
+    else:
+        partitions = [
+            _merge(spec, path, found, recorded, work)
+            if failed is None
+            else _errored(spec, path, found, failed)
+            for path, found, recorded, work, failed in _merged(
+                spec, status, now_ms, *ledger, settled.paths
+            )
+        ]
     if orphans is OrphanSearch.UNCOMMITTED:
         unsettled = [p.partition for p in partitions if p.state not in _SETTLED_STATES]
         status = reader.with_orphans(status, unsettled)
-    return TableReport(status, partitions, stall_timeout, since, error)
+    return TableReport(status, partitions, stall_timeout, since, error, settled)
 
 
-def _partitions(
-    spec: TableSpec, status: TableStatus, now_ms: int
-) -> tuple[list[PartitionReport], str | None]:
-    """Every partition's report, and why the ledger could not be read (if so)."""
-    merged, error = _merged(spec, status, now_ms)
-    if merged is None:
-        return [_from_status(p) for p in status.partitions], error
-    return [
-        _merge(spec, path, found, recorded, work)
-        if failed is None
-        else _errored(spec, path, found, failed)
-        for path, found, recorded, work, failed in merged
-    ], None
+def _ledger(spec: TableSpec) -> tuple[tuple[CommitLedger, TableState] | None, str | None]:
+    """The table's ledger and its state; None without a ledger to consult, and why it
+    could not be read (if so): then the stream alone tells."""
+    if not spec.table_path:
+        return None, None
+    try:
+        ledger = CommitLedger(spec.table_path)
+        return (ledger, ledger.state()), None
+    except (OSError, LedgerError) as exc:
+        # An unreachable table directory or a damaged table state must not hide what the
+        # stream says.
+        reason = explain(exc) or exc if isinstance(exc, OSError) else exc
+        return None, f"cannot read the ledger of {spec.table_path}: {reason}"
+
+
+def read_unsettled(
+    spec: TableSpec, reader: TableStatusReader, state: TableState, now_ms: int
+) -> tuple[TableStatus, SettledPartitions]:
+    """The stream's status (without orphans) of the partitions ``state`` does not settle
+    whole, and those it does, with their states: what a run judges, and what it counts.
+    The report read without the settled partitions and the committer split them alike."""
+    rows: list[StateRow] = []
+    file_size, sorted_table = spec.compaction_file_size, bool(spec.sort_columns)
+
+    def settles(path: str, files: int) -> bool:
+        recorded = state.get(path)
+        if not needs_nothing(spec, path, recorded, files, now_ms):
+            return False
+        assert recorded is not None  # a partition without records is never settled
+        settled = partition_state(None, recorded)
+        if settled is not PartitionState.EXPIRED and recorded.fragmented(file_size, sorted_table):
+            return False
+        rows.append((path, settled, None))
+        return True
+
+    status, _ = reader.read_unsettled(settles, now_ms)
+    rows.sort(key=_path)
+    return status, SettledPartitions(rows)
+
+
+def _with_settled(rows: list[StateRow], settled: SettledPartitions) -> list[StateRow]:
+    """``rows`` (sorted by path) and the settled partitions' together, sorted by path."""
+    if not settled.states:
+        return rows
+    return list(heapq.merge(rows, settled.states, key=_path))
+
+
+def _path(row: StateRow) -> str:
+    return row[0]
 
 
 #: Each partition of the stream or the ledger: its path, its staged files' status (None:
@@ -388,45 +495,35 @@ _Merged = tuple[str, "PartitionStatus | None", "PartitionSummary | None", Work, 
 
 
 def _merged(
-    spec: TableSpec, status: TableStatus, now_ms: int
-) -> tuple[Iterator[_Merged] | None, str | None]:
-    """Every partition's facts, sorted by path; None without a ledger to consult, and
-    why it could not be read (if so): then the stream alone tells.
+    spec: TableSpec,
+    status: TableStatus,
+    now_ms: int,
+    ledger: CommitLedger,
+    state: TableState,
+    settled: frozenset[str] = frozenset(),
+) -> Iterator[_Merged]:
+    """Every partition's facts but the ``settled`` ones', sorted by path.
 
     A partition the table state finds work for is reported from its records, which the
     state may lag (:func:`.work.answered_by_summary`): the report says what a run would do.
     """
-    if not spec.table_path:
-        return None, None
-    try:
-        ledger = CommitLedger(spec.table_path)
-        state = ledger.state()
-    except (OSError, LedgerError) as exc:
-        # An unreachable table directory or a damaged table state must not hide what the
-        # stream says.
-        reason = explain(exc) or exc if isinstance(exc, OSError) else exc
-        return None, f"cannot read the ledger of {spec.table_path}: {reason}"
-
-    def merged() -> Iterator[_Merged]:
-        staged = {p.staged.path: p for p in status.partitions}
-        for path in sorted(set(staged) | set(state.partitions) | set(state.errors)):
-            found = staged.get(path)
-            recorded = state.get(path)
-            files = found.staged.files if found else None
-            committable = found is not None and found.state is PartitionState.COMMITTABLE
-            work = partition_work(spec, path, recorded, files, now_ms, committable)
-            try:
-                if path in state.errors:
-                    raise LedgerError(state.errors[path])
-                if recorded is not None and not answered_by_summary(work, recorded, EVERY_STEP):
-                    recorded = ledger.look(path, state).summary()
-                    work = partition_work(spec, path, recorded, files, now_ms, committable)
-            except LedgerError as exc:
-                yield path, found, recorded, work, str(exc)
-                continue
-            yield path, found, recorded, work, None
-
-    return merged(), None
+    staged = {p.staged.path: p for p in status.partitions}
+    for path in sorted((set(staged) | set(state.partitions) | set(state.errors)) - settled):
+        found = staged.get(path)
+        recorded = state.get(path)
+        files = found.staged.files if found else None
+        committable = found is not None and found.state is PartitionState.COMMITTABLE
+        work = partition_work(spec, path, recorded, files, now_ms, committable)
+        try:
+            if path in state.errors:
+                raise LedgerError(state.errors[path])
+            if recorded is not None and not answered_by_summary(work, recorded, EVERY_STEP):
+                recorded = ledger.look(path, state).summary()
+                work = partition_work(spec, path, recorded, files, now_ms, committable)
+        except LedgerError as exc:
+            yield path, found, recorded, work, str(exc)
+            continue
+        yield path, found, recorded, work, None
 
 
 def _from_status(status: PartitionStatus) -> PartitionReport:

@@ -121,7 +121,7 @@ def test_partitions_are_registered_once_with_sparks_types_and_prune_by_their_key
     shown = {p.partition: snapshot_of(p.receipts) for p in report.partitions}
     assert {shown[p] for p in PARTITIONS} == {snapshot.snapshot_id}
     flags = table_flags(table_options(stream, spec.table_path))
-    assert main(["status", *flags, "--stall-timeout", "365 d"]) == 0
+    assert main(["status", *flags, "--all", "--stall-timeout", "365 d"]) == 0  # settled: --all
     lines = [line for line in capsys.readouterr().out.splitlines() if "hour=01" in line]
     assert len(lines) == 1 and f"(snapshot {snapshot.snapshot_id})" in lines[0]
     page = render_page([TableEntry("events", "events.yaml", report=report)], report.now_ms, "")

@@ -99,6 +99,16 @@ def test_states_follow_a_partition_from_pending_to_re_committed(stream, spark, t
     assert f"{DAY}/hour=00  late-data" in human
     assert f"{RUN_1['dag_id']} {RUN_1['run_id']}" in human
     assert "6 partition(s): 1 pending, 2 committable, 2 committed, 1 late-data" in human
+    # 01 is settled (nothing staged since its commit): counted, listed only with --all; the
+    # empty 23 has nothing staged to settle against, so it is listed.
+    assert f"{DAY}/hour=01" not in human and "dt=2026-11-19/hour=23" in human
+    assert "1 of them settled, not listed" in human
+    assert main([*args, "--all"]) == 0
+    assert f"{DAY}/hour=01  committed" in capsys.readouterr().out
+    lean = read_table_report(spec, list_settled=False)
+    assert [p.partition for p in lean.partitions] == sorted(set(states(late)) - {f"{DAY}/hour=01"})
+    assert lean.settled.states == [(f"{DAY}/hour=01", PartitionState.COMMITTED, None)]
+    assert lean.states().states == late.states().states and lean.counts() == late.counts()
     assert main([*args, "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert {p["partition"]: p["state"] for p in out["partitions"]} == states(late)
