@@ -69,8 +69,11 @@ def partition_work(
     if summary is None and not committable:
         return Work.NONE
     summary = summary or PartitionSummary()
-    # Recorded as expired first: the reason is a sentence, made only for who shows it.
-    if summary.expired_at_ms is not None or expired_reason(spec, path, summary, now_ms):
+    # Recorded as expired first: the reason is a sentence, made only for who shows it; a
+    # table that sets no expiration has none to make (asked of every partition, each run).
+    if summary.expired_at_ms is not None or (
+        spec.expiration_time is not None and expired_reason(spec, path, summary, now_ms)
+    ):
         return Work.EXPIRED
     # Asked for every partition of a table by every run: the steps are added as integers
     # and made a Work once (Flag arithmetic builds an enum member per operation).
