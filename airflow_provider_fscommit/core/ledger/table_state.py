@@ -467,5 +467,5 @@ def _summary(facts: tuple[Any, ...]) -> PartitionSummary:
     ``object.__setattr__``, 6 us a summary, and a year-old table's checkpoint has 8,760
     (the summary checks nothing of its facts, so the two make equal summaries)."""
     summary = object.__new__(PartitionSummary)
-    summary.__dict__.update(zip(_DEFAULTS, facts))
+    summary.__dict__.update(strict_zip(_DEFAULTS, facts))
     return summary
