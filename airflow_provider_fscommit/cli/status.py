@@ -318,7 +318,7 @@ def run_overview(args: argparse.Namespace) -> int:
     any table needs attention (stalled, partitions in error...: for a monitoring
     script), else 0."""
     stall_timeout = parse_duration(args.stall_timeout, "--stall-timeout")
-    entries = read_tables(args.specs, stall_timeout)
+    entries = read_tables(args.specs, stall_timeout, list_settled=False)
     if args.json:
         print(json.dumps({"tables": [e.to_dict() for e in entries]}, indent=2))
     else:

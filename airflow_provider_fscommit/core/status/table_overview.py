@@ -134,12 +134,15 @@ def read_tables(
     now_ms: int | None = None,
     shared: bool = False,
     storage: Callable[[], AbstractContextManager[Any]] = nullcontext,
+    list_settled: bool = True,
 ) -> list[TableEntry]:
     """One entry per spec file the patterns name: its report, or the error reading it.
 
     ``shared`` keeps sink-log snapshots between calls (a long-lived server's reads);
     ``storage`` is entered around each table's reading (an Airflow AWS connection's
     settings), so a connection that fails shows on each line, not as a failed page.
+    ``list_settled=False``: each report counts its settled partitions (a line per table
+    shows counts, never a partition that is settled; the page's cards list them all).
     """
     entries = []
     for path in spec_files(patterns):
@@ -147,7 +150,9 @@ def read_tables(
         try:
             spec = TableSpec.from_file(path)
             with storage():
-                report = read_table_report(spec, stall_timeout, now_ms=now_ms, shared=shared)
+                report = read_table_report(
+                    spec, stall_timeout, now_ms=now_ms, shared=shared, list_settled=list_settled
+                )
                 completeness = read_completeness(report)
         except FsCommitError as exc:
             entries.append(TableEntry(name, path, error=str(exc)))
