@@ -304,7 +304,6 @@ class TableReport:
             "states": self.counts(),
             "attention": self.attention,
             "partitions": [p.to_dict() for p in self.partitions],
-            "settled_not_listed": len(self.settled.states),
             "fragmented_outlook": self.fragmented_outlook,
             "ledger_error": self.ledger_error,
         }
