@@ -18,10 +18,11 @@ from tests.support.compaction import publish_and_commit
 _HEALTHY = ("--stall-timeout", "365 d")  # the suite's streams stopped when they were built
 
 
-def stopped_long_ago(stream) -> None:
-    """The query of ``stream`` (the test's own copy) stopped two hours ago: its batches
-    were planned then, which is what the stall check reads."""
-    then = time.time() - 2 * 3600
+def last_progressed(stream, hours_ago: float) -> None:
+    """The query of ``stream`` (the test's own copy) last planned a batch ``hours_ago``,
+    which is what the stall check reads. Set both ways: the suite's shared streams were
+    built when the run started, which on a slow run is past the default 30 minutes."""
+    then = time.time() - hours_ago * 3600
     for offset in (Path(stream.checkpoint) / "offsets").iterdir():
         os.utime(offset, (then, then))
 
@@ -38,9 +39,10 @@ def test_the_help_prints_the_table_and_every_code_has_one_meaning(capsys):
 
 
 def test_a_stalled_stream_needs_attention_in_status_and_for_one_partition(hourly_stream, capsys):
+    last_progressed(hourly_stream, 0)
     assert main(status_args(hourly_stream)) == ExitCode.OK  # just run: moving
     capsys.readouterr()
-    stopped_long_ago(hourly_stream)
+    last_progressed(hourly_stream, 2)
     assert main(status_args(hourly_stream)) == ExitCode.ATTENTION  # default: 30 min
     assert "Attention  the stream is stalled: no progress since 20" in capsys.readouterr().out
     assert main(status_args(hourly_stream, "--json")) == 4
@@ -69,9 +71,10 @@ def test_status_specs_alerts_on_the_table_that_needs_attention(hourly_stream, tm
     (specs / "hourly.yaml").write_text(json.dumps(options))
     argv = ["status", "--specs", f"{specs}/*.yaml"]
     # Committable work is no alert: the next run commits it.
+    last_progressed(hourly_stream, 0)
     assert main(argv) == ExitCode.OK
     capsys.readouterr()
-    stopped_long_ago(hourly_stream)
+    last_progressed(hourly_stream, 2)
     assert main(argv) == ExitCode.ATTENTION
     assert "hourly: attention: the stream is stalled" in capsys.readouterr().out
     (specs / "typo.yaml").write_text("staging_path: /s\ncheckpoint_path: /c\npartition_kyes: dt\n")
