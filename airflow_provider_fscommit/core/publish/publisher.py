@@ -89,7 +89,6 @@ from airflow_provider_fscommit.core.status.work import (
     PUBLISHING,
     Work,
     answered_by_summary,
-    needs_nothing,
     partition_work,
 )
 from airflow_provider_fscommit.core.storage.filesystem import (
@@ -218,11 +217,8 @@ class CompactionPublisher:
         does not settle whole (those are counted as unchanged, not judged)."""
         if partitions is None:
             with self._watch.lock:
-                status, unchanged = self.reader.read_unsettled(
-                    lambda path, files: needs_nothing(
-                        self.spec, path, state.get(path), files, now_ms
-                    )
-                )
+                status, settled = self.reader.read_unsettled(state, now_ms)
+            unchanged = len(settled)
             chosen = sorted(p.staged.path for p in status.in_state(PartitionState.COMMITTABLE))
         else:
             with self._watch.lock:

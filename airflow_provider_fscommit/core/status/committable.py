@@ -8,7 +8,7 @@ the watermark a partition is judged by is never newer than the files seen for it
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Collection
+from collections.abc import Collection
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -18,10 +18,12 @@ from airflow_provider_fscommit.core.config.quantities import iso_ms
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.errors import CheckpointError, PartitionTimeError
 from airflow_provider_fscommit.core.formats.file_format import FileFormat, table_format
+from airflow_provider_fscommit.core.ledger.table_state import PartitionSummary, TableState
 from airflow_provider_fscommit.core.partition.partition_spec import PartitionGlob, PartitionSpec
 from airflow_provider_fscommit.core.spark.checkpoint import CheckpointReader, CheckpointState
 from airflow_provider_fscommit.core.spark.sink_log import SinkLogSnapshot
 from airflow_provider_fscommit.core.spark.staging import StagingPartition, StagingTable
+from airflow_provider_fscommit.core.status.work import settled_as
 from airflow_provider_fscommit.core.storage.object_store import store_errors
 
 
@@ -238,6 +240,11 @@ class TableStatusReader:
         # on the same clock (a run's dry run, its run, its committer and its completeness
         # step, on a partition-time table whose watermark did not move) judges nothing again.
         self._judged: tuple[SinkLogSnapshot, int | None, list[PartitionStatus]] | None = None
+        # Partition path -> the summary and committed files it was last settled against,
+        # and the verdict (:func:`.work.settled_as`). A run's dry run, its run and its
+        # committer ask it of the same summaries (a table state's checkpoint is decoded
+        # once per process), so a year-old table's partitions are settled once a process.
+        self._settled: dict[str, tuple[PartitionSummary, int, bool | None]] = {}
 
     @store_errors
     def read(self, now_ms: int | None = None, find_orphans: bool = True) -> TableStatus:
@@ -267,14 +274,20 @@ class TableStatusReader:
 
     @store_errors
     def read_unsettled(
-        self, settled: Callable[[str, int], bool], now_ms: int | None = None
-    ) -> tuple[TableStatus, int]:
-        """The status of the partitions ``settled`` (asked of each staged partition's path
-        and committed files) does not settle, and how many it does: a run judges what
+        self, state: TableState, now_ms: int | None = None, list_fragmented: bool = False
+    ) -> tuple[TableStatus, dict[str, bool]]:
+        """The status of the partitions ``state`` does not settle whole against the sink
+        log, and those it does, each with whether it is fragmented (judged and in the
+        status too with ``list_fragmented``, as a report lists them): a run judges what
         changed, not every partition of a year-old table. Without orphans."""
         look = self.look(now_ms)
         counts = self.staging.counts(look.snapshot)
-        unsettled = [path for path, files in counts.items() if not settled(path, files)]
+        settled = self._settlement(state, counts, look.now_ms)
+        unsettled = [
+            path
+            for path in counts
+            if (fragmented := settled.get(path)) is None or (list_fragmented and fragmented)
+        ]
         partitions = [
             self._judge(p, look.checkpoint, look.now_ms)
             for p in self.staging.partitions(look.snapshot, only=unsettled)
@@ -288,7 +301,29 @@ class TableStatusReader:
             partitions=partitions,
             snapshot=look.snapshot,
         )
-        return status, len(counts) - len(unsettled)
+        return status, settled
+
+    def _settlement(
+        self, state: TableState, counts: dict[str, int], now_ms: int
+    ) -> dict[str, bool]:
+        """:func:`.work.settled_as` of every partition ``state`` settles, asked again only
+        of a partition whose summary or committed files changed since this reader last
+        asked. Under expiration a verdict moves with the clock, so none is kept."""
+        spec = self.spec
+        known = self._settled if spec.expiration_time is None else {}
+        summaries = state.partitions
+        settled: dict[str, bool] = {}
+        for path, files in counts.items():
+            summary = summaries.get(path)
+            if summary is None:  # no records: never settled
+                continue
+            verdict = known.get(path)
+            if verdict is None or verdict[0] is not summary or verdict[1] != files:
+                verdict = (summary, files, settled_as(spec, path, summary, files, now_ms))
+                known[path] = verdict
+            if verdict[2] is not None:
+                settled[path] = verdict[2]
+        return settled
 
     @store_errors
     def with_orphans(

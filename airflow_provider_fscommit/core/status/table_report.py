@@ -37,7 +37,6 @@ from airflow_provider_fscommit.core.status.work import (
     PUBLISHING,
     Work,
     answered_by_summary,
-    needs_nothing,
     partition_work,
 )
 from airflow_provider_fscommit.core.storage.object_store import explain, store_errors
@@ -457,21 +456,12 @@ def read_unsettled(
     """The stream's status (without orphans) of the partitions ``state`` does not settle
     whole, and those it does, with their states: what a run judges, and what it counts.
     The report read without the settled partitions and the committer split them alike."""
-    rows: list[StateRow] = []
-    file_size, sorted_table = spec.compaction_file_size, bool(spec.sort_columns)
-
-    def settles(path: str, files: int) -> bool:
-        recorded = state.get(path)
-        if not needs_nothing(spec, path, recorded, files, now_ms):
-            return False
-        assert recorded is not None  # a partition without records is never settled
-        settled = partition_state(None, recorded)
-        if settled is not PartitionState.EXPIRED and recorded.fragmented(file_size, sorted_table):
-            return False
-        rows.append((path, settled, None))
-        return True
-
-    status, _ = reader.read_unsettled(settles, now_ms)
+    status, settled = reader.read_unsettled(state, now_ms, list_fragmented=True)
+    rows: list[StateRow] = [
+        (path, partition_state(None, state.partitions[path]), None)
+        for path, fragmented in settled.items()
+        if not fragmented
+    ]
     rows.sort(key=_path)
     return status, SettledPartitions(rows)
 

@@ -106,6 +106,21 @@ def needs_nothing(
     return not work
 
 
+def settled_as(
+    spec: TableSpec, path: str, summary: PartitionSummary | None, staged_files: int, now_ms: int
+) -> bool | None:
+    """Whether ``summary`` settles ``path`` whole (:func:`needs_nothing`; None: it does
+    not) and, if so, whether the partition is fragmented. A run counts a settled partition
+    either way; a status lists a fragmented one, as it says what becomes of it. An expired
+    partition is never fragmented: nothing becomes of it."""
+    if not needs_nothing(spec, path, summary, staged_files, now_ms):
+        return None
+    assert summary is not None  # a partition without records is never settled
+    if summary.expired_at_ms is not None:
+        return False
+    return summary.fragmented(spec.compaction_file_size, bool(spec.sort_columns))
+
+
 def answered_by_summary(work: Work, summary: PartitionSummary | None, steps: Work) -> bool:
     """Whether a table state's ``summary`` settles what a caller doing ``steps`` needs,
     without the partition's records: it asks for none of them, or the partition is

@@ -12,6 +12,7 @@ import pytest
 from airflow_provider_fscommit.core.config.quantities import iso_ms
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.errors import CheckpointError, PartitionPathError, SinkLogError
+from airflow_provider_fscommit.core.ledger.table_state import PartitionSummary, TableState
 from airflow_provider_fscommit.core.status.committable import (
     PartitionState,
     TableStatusReader,
@@ -258,8 +259,26 @@ def test_idle_time_trigger_waits_for_the_newest_file_and_late_files_move_it(spar
     assert judged[hour02] == PartitionState.COMMITTABLE
     assert check_partition(spec, hour02, now_ms=now).committable
 
+    # A table state that settles every hour (each committed file published, its policies
+    # current): the reader judges none of them, and judges hour 02 again once it has late
+    # rows, though the state and the reader are the ones that settled it.
+    state = TableState(
+        3,
+        {
+            p.staged.path: PartitionSummary(
+                settled_files=p.staged.files, latest_commit=0, policies_current=True
+            )
+            for p in status.partitions
+        },
+    )
+    unsettled, settled = reader.read_unsettled(state, now)
+    assert (unsettled.partitions, settled) == ([], dict.fromkeys(newest, False))
+
     hourly_stream.add_batches([row(60, "2026-11-20T02:40:00Z")])  # late rows for hour 02
     hourly_stream.run(spark)
+    unsettled, settled = reader.read_unsettled(state, now)
+    assert [p.staged.path for p in unsettled.partitions] == [hour02]
+    assert hour02 not in settled and len(settled) == len(newest) - 1
     later = reader.read(now_ms=now)
     moved = later.find(hour02)
     assert moved.staged.last_modified_ms > newest[hour02]

@@ -76,6 +76,10 @@ def test_states_follow_a_partition_from_pending_to_re_committed(stream, spark, t
     PartitionCommitter(spec, create_policies(spec)).commit(
         ["dt=2026-11-19/hour=23"], commit_empty=True
     )
+    # This process's reader (a long-lived one's: shared) settles 00 and 01 now; the late
+    # rows below unsettle 00 for it.
+    settled = read_table_report(spec, shared=True, list_settled=False).settled.states
+    assert [path for path, _, _ in settled] == [f"{DAY}/hour=00", f"{DAY}/hour=01"]
     # Late rows for 00 (and 01's hour moves the watermark to 04:10).
     stream.add_batches([row(900, "2026-11-20T00:50:00Z"), row(901, "2026-11-20T04:50:00Z")])
     stream.run(spark)
@@ -105,7 +109,7 @@ def test_states_follow_a_partition_from_pending_to_re_committed(stream, spark, t
     assert "1 of them settled, not listed" in human
     assert main([*args, "--all"]) == 0
     assert f"{DAY}/hour=01  committed" in capsys.readouterr().out
-    lean = read_table_report(spec, list_settled=False)
+    lean = read_table_report(spec, shared=True, list_settled=False)
     assert [p.partition for p in lean.partitions] == sorted(set(states(late)) - {f"{DAY}/hour=01"})
     assert lean.settled.states == [(f"{DAY}/hour=01", PartitionState.COMMITTED, None)]
     assert lean.states().states == late.states().states and lean.counts() == late.counts()
@@ -125,6 +129,8 @@ def test_states_follow_a_partition_from_pending_to_re_committed(stream, spark, t
         p.stat().st_size for p in (table / DAY / "hour=00").glob("*.parquet")
     )
     assert hour_00.to_dict()["committed_by"] == RUN_2 | {"task_id": None}
+    lean = read_table_report(spec, shared=True, list_settled=False)  # 00's summary changed
+    assert lean.states().states == again.states().states and lean.counts() == again.counts()
     hour_01 = next(p for p in again.partitions if p.partition == f"{DAY}/hour=01")
     assert hour_01.state == PartitionState.COMMITTED and hour_01.last_origin is None
     assert hour_01.last_commit_ms is not None and hour_01.published_rows == 3
