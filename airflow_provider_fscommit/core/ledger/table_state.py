@@ -48,6 +48,7 @@ import pyarrow.json as pajson
 from airflow_provider_fscommit.core.compaction.fragmentation import Fragmentation
 from airflow_provider_fscommit.core.compat import strict_zip
 from airflow_provider_fscommit.core.errors import LedgerError
+from airflow_provider_fscommit.core.gc_pause import gc_paused
 from airflow_provider_fscommit.core.storage.conditional_writes import ConditionalStore
 from airflow_provider_fscommit.core.storage.filesystem import (
     delete_if_exists,
@@ -229,10 +230,11 @@ class StateLog:
             raw = self._read_bytes(path, required)
             if raw is None:
                 return None
-            if checkpoint[1] == _ARROW_FORMAT:
-                summaries = self._columns(path, raw)
-            else:
-                summaries = self._summaries(self._decode(path, raw), path)
+            with gc_paused():  # a summary per partition: thousands of a year-old table
+                if checkpoint[1] == _ARROW_FORMAT:
+                    summaries = self._columns(path, raw)
+                else:
+                    summaries = self._summaries(self._decode(path, raw), path)
             known = (stamp, summaries)
             with _DECODED_LOCK:
                 _DECODED[path] = known

@@ -18,6 +18,7 @@ from airflow_provider_fscommit.core.config.quantities import iso_ms
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.errors import CheckpointError, PartitionTimeError
 from airflow_provider_fscommit.core.formats.file_format import FileFormat, table_format
+from airflow_provider_fscommit.core.gc_pause import gc_paused
 from airflow_provider_fscommit.core.ledger.table_state import PartitionSummary, TableState
 from airflow_provider_fscommit.core.partition.partition_spec import PartitionGlob, PartitionSpec
 from airflow_provider_fscommit.core.spark.checkpoint import CheckpointReader, CheckpointState
@@ -281,13 +282,14 @@ class TableStatusReader:
         status too with ``list_fragmented``, as a report lists them): a run judges what
         changed, not every partition of a year-old table. Without orphans."""
         look = self.look(now_ms)
-        counts = self.staging.counts(look.snapshot)
-        settled = self._settlement(state, counts, look.now_ms)
-        unsettled = [
-            path
-            for path in counts
-            if (fragmented := settled.get(path)) is None or (list_fragmented and fragmented)
-        ]
+        with gc_paused():  # a count and a verdict per partition: thousands of a year-old table
+            counts = self.staging.counts(look.snapshot)
+            settled = self._settlement(state, counts, look.now_ms)
+            unsettled = [
+                path
+                for path in counts
+                if (fragmented := settled.get(path)) is None or (list_fragmented and fragmented)
+            ]
         partitions = [
             self._judge(p, look.checkpoint, look.now_ms)
             for p in self.staging.partitions(look.snapshot, only=unsettled)
