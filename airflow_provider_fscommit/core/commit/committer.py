@@ -264,7 +264,7 @@ class PartitionCommitter:
         known: dict[str, PartitionLedger] = {}  # the records looked at, with what this run wrote
         state = self.ledger.upgrade()
         with watch.lock:
-            status, settled = _stream(self.spec, watch.status_reader(), state, now_ms)
+            status, settled = _stream(watch.status_reader(), state, now_ms)
             staged = None if status is None else _staged(watch.status_reader(), status)
         looked: list[str] = []
         for path in dict.fromkeys(partitions):
@@ -387,13 +387,13 @@ def _reason(exc: Exception) -> str:
 
 
 def _stream(
-    spec: TableSpec, reader: TableStatusReader, state: TableState, now_ms: int
+    reader: TableStatusReader, state: TableState, now_ms: int
 ) -> tuple[TableStatus | None, SettledPartitions]:
     """What the stream wrote and the trigger allows, of the partitions ``state`` does not
     settle whole, and those it does (None: unreadable, so every partition's records are
     read, as before the table state, and no freshness is measured)."""
     try:
-        return read_unsettled(spec, reader, state, now_ms)
+        return read_unsettled(reader, state, now_ms)
     except (FsCommitError, OSError):
         return None, SettledPartitions()
 

@@ -414,7 +414,7 @@ def _report(
         if ledger is None:
             status = reader.read(now_ms=now_ms, find_orphans=orphans is OrphanSearch.ALL)
         else:
-            status, settled = read_unsettled(spec, reader, ledger[1], now_ms)
+            status, settled = read_unsettled(reader, ledger[1], now_ms)
             if orphans is OrphanSearch.ALL:
                 status = reader.with_orphans(status)
     since = progress_since_ms(status.checkpoint, reader.checkpoint)
@@ -451,7 +451,7 @@ def _ledger(spec: TableSpec) -> tuple[tuple[CommitLedger, TableState] | None, st
 
 
 def read_unsettled(
-    spec: TableSpec, reader: TableStatusReader, state: TableState, now_ms: int
+    reader: TableStatusReader, state: TableState, now_ms: int
 ) -> tuple[TableStatus, SettledPartitions]:
     """The stream's status (without orphans) of the partitions ``state`` does not settle
     whole, and those it does, with their states: what a run judges, and what it counts.
