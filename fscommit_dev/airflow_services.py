@@ -46,6 +46,10 @@ def services_env(port: int) -> dict[str, str]:
         "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_ALL_ADMINS": "True",
         "AIRFLOW__SCHEDULER__SCHEDULER_HEARTBEAT_SEC": "1",
         "AIRFLOW__SCHEDULER__TASK_QUEUED_TIMEOUT": "600",
+        # A task's supervisor waits this long for the api-server (Airflow 3.1.1 and later;
+        # default 5 s, retried for ~30 s): on a loaded 2-core CI host the api-server was
+        # seen answering nothing for 40 s, and a task that never started failed its run.
+        "AIRFLOW__WORKERS__EXECUTION_API_TIMEOUT": "120",
         "AIRFLOW__TRIGGERER__JOB_HEARTBEAT_SEC": "1",
         "AIRFLOW__DAG_PROCESSOR__REFRESH_INTERVAL": "5",
     }
