@@ -73,6 +73,7 @@ def is_hidden(name: str) -> bool:
 _LISTING_PAGE = 1000
 # What a URI's normalization could change in a path: escapes, empty or dot segments.
 _NOT_PLAIN = re.compile(r"%|//|(^|/)\.|/$")
+_EMPTY_OR_NOT_PLAIN = f"^$|{_NOT_PLAIN.pattern}"
 
 
 class StagingTable:
@@ -119,10 +120,9 @@ class StagingTable:
         summary = snapshot.directories
         counts: dict[str, int] = {}
         outside: list[str] = []
-        for directory, files in strict_zip(
-            summary["dir"].to_pylist(), summary["files"].to_pylist()
+        for directory, path, files in strict_zip(
+            *self._paths_of(summary["dir"]), summary["files"].to_pylist()
         ):
-            path = self._path(directory)
             if path is None:
                 outside.append(directory)
             else:
@@ -216,8 +216,8 @@ class StagingTable:
 
     def _index(self, summary: pa.Table, indexed: tuple[int | None, int]) -> None:
         """Each logged directory's row, and its partition path (parsed once per directory)."""
-        directories = summary["dir"].to_pylist()
-        self._refuse_outside([d for d in directories if self._path(d) is None])
+        directories, paths = self._paths_of(summary["dir"])
+        self._refuse_outside([d for d, p in strict_zip(directories, paths) if p is None])
         self._rows = {d: i for i, d in enumerate(directories)}
         self._indexed = indexed
 
@@ -237,11 +237,11 @@ class StagingTable:
         out: dict[str, list[StagedFile]] = {p: [] for p in partitions}
         if not out:  # a run with nothing to read records of: no pass over a year's log
             return out
-        wanted: dict[str, str] = {}
-        for directory in snapshot.directories["dir"].to_pylist():
-            path = self._path(directory)
-            if path is not None and path in out:
-                wanted[directory] = path
+        wanted = {
+            directory: path
+            for directory, path in strict_zip(*self._paths_of(snapshot.directories["dir"]))
+            if path is not None and path in out
+        }
         if not wanted:
             return out
         files = snapshot.files.filter(
@@ -259,6 +259,29 @@ class StagingTable:
         if path is None:
             return None
         return path, PartitionSpec.parse(path, self.partition_keys, self.default_name)
+
+    def _paths_of(self, directories: pa.ChunkedArray) -> tuple[list[str], list[str | None]]:
+        """The logged ``directories`` and each one's partition path (None: outside the
+        root), as :meth:`_path` finds them. Where the log spells every directory plainly
+        under the root it spells once (:meth:`_relative`), the paths are cut from the
+        column by Arrow's kernels: a year-old log has thousands of directories."""
+        names = directories.to_pylist()
+        if names and self._logged_prefix is None:
+            self._path(names[0])  # learns how the log spells the root, if it is plain
+        prefix = self._logged_prefix
+        if prefix is None or not names or all(name in self._paths for name in names):
+            return names, [self._path(name) for name in names]
+        # No Python value as an operand: converting one to an Arrow scalar imports pandas.
+        rest = pc.utf8_slice_codeunits(directories, len(prefix))
+        elsewhere = pc.invert(pc.starts_with(directories, prefix))
+        if pc.any(pc.or_(elsewhere, pc.match_substring_regex(rest, _EMPTY_OR_NOT_PLAIN))).as_py():
+            return names, [self._path(name) for name in names]
+        paths: list[str | None] = rest.to_pylist()
+        self._paths.update(strict_zip(names, paths))
+        by_path = self._by_path
+        for directory, path in strict_zip(names, paths):
+            by_path.setdefault(path, directory)
+        return names, paths
 
     def _path(self, directory: str) -> str | None:
         """A logged directory's partition path (None: outside the root)."""
