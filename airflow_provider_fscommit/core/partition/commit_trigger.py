@@ -138,13 +138,14 @@ class PartitionTimeCommitTrigger(PartitionCommitTrigger):
             self._commit_times[partition] = commit_time
         return commit_time
 
-    def commit_time_of_instant(self, partition_time_ms: int) -> int | None:
-        """The commit time of a partition whose time, placed in the zone, is
-        ``partition_time_ms``, where the zone has a fixed offset and the delay is whole
-        milliseconds: the delay after it. None where the zone's transitions may move it:
-        the partition's local time decides (:meth:`commit_time_ms`)."""
+    @property
+    def fixed_delay_ms(self) -> int | None:
+        """How long after a partition's time, placed in the zone, its commit time is, where
+        the zone has a fixed offset and the delay is whole milliseconds: the same for every
+        partition. None where the zone's transitions may move it: each partition's local
+        time decides (:meth:`commit_time_ms`)."""
         if isinstance(self.zone, timezone) and not self.delay % _MS:
-            return partition_time_ms + self.delay // _MS
+            return self.delay // _MS
         return None
 
     def clock_ms(self, watermark_ms: int | None, now_ms: int) -> int | None:

@@ -206,6 +206,18 @@ def test_process_time_and_idle_time_count_committed_partitions_past_the_watermar
         "not passed its commit time"
     )
     assert bounded.published == done.published  # reading publishes nothing
+    # On a zone whose offset moves, each partition's local time decides: the watermark is
+    # 01:10 in New York, past the commit time of hour 00 there (01:00) and of no later one.
+    zoned_spec = TableSpec.from_options(
+        table_options(stream, table)
+        | {"sink.partition-commit.watermark-time-zone": "America/New_York"}
+    )
+    zoned = read_completeness(read_table_report(zoned_spec)).current
+    assert zoned.complete_through_ms == at(5)  # 00:00 in New York
+    assert zoned.reason == (
+        f"{DAY}/hour=01 is committed, but the watermark 2026-11-20T06:10:00.000+00:00 has "
+        "not passed its commit time"
+    )
 
 
 def check_honest_by_files(spec: TableSpec, completeness: TableCompleteness) -> None:
