@@ -158,7 +158,7 @@ class PartitionStates:
 @dataclass(frozen=True)
 class SettledPartitions:
     """The partitions a report counts without a row each: the table state settles each
-    whole (no run has a step for it, :func:`.work.needs_nothing`), and none is
+    whole (no run has a step for it, :func:`.work.settled_as`), and none is
     fragmented (a person is told what becomes of those). Of a year-old table a person is
     shown what changed, as ``git status`` lists no unchanged file; their states
     (committed, re-committed or expired) still count, and the completeness reads them."""

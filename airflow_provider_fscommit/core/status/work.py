@@ -89,35 +89,28 @@ def partition_work(
     return _WORKS[bits]
 
 
-def needs_nothing(
-    spec: TableSpec, path: str, summary: PartitionSummary | None, staged_files: int, now_ms: int
-) -> bool:
-    """Whether the table state's ``summary`` settles ``path`` whole: no run has a step
-    for it, or expiration dropped it and nothing was staged for it since (a run would only
-    say so again, each run, for every hour a year of expiration drops). Such a partition
-    is unchanged whatever its trigger says now (a query restarted from a new checkpoint
-    judges it pending again), so a run counts it without judging it: of a year-old
-    table, a run judges what changed."""
-    if summary is None:
-        return False
-    work = partition_work(spec, path, summary, staged_files, now_ms).value  # no Flag operation
-    if work & _EXPIRED:
-        return summary.expired_at_ms is not None and summary.settles(staged_files)
-    return not work
-
-
 def settled_as(
     spec: TableSpec, path: str, summary: PartitionSummary | None, staged_files: int, now_ms: int
 ) -> bool | None:
-    """Whether ``summary`` settles ``path`` whole (:func:`needs_nothing`; None: it does
-    not) and, if so, whether the partition is fragmented. A run counts a settled partition
-    either way; a status lists a fragmented one, as it says what becomes of it. An expired
-    partition is never fragmented: nothing becomes of it."""
-    if not needs_nothing(spec, path, summary, staged_files, now_ms):
+    """Whether the table state's ``summary`` settles ``path`` whole (None: it does not)
+    and, if so, whether the partition is fragmented.
+
+    Settled: no run has a step for it, or expiration dropped it and nothing was staged for
+    it since (a run would only say so again, each run, for every hour a year of expiration
+    drops). Such a partition is unchanged whatever its trigger says now (a query restarted
+    from a new checkpoint judges it pending again), so a run counts it without judging it:
+    of a year-old table, a run judges what changed. A status lists a fragmented one, as it
+    says what becomes of it; an expired partition is never fragmented: nothing becomes of
+    it. Asked of every partition of a table, once a process (:mod:`.committable`).
+    """
+    if summary is None:
         return None
-    assert summary is not None  # a partition without records is never settled
-    if summary.expired_at_ms is not None:
-        return False
+    work = partition_work(spec, path, summary, staged_files, now_ms).value  # no Flag operation
+    if work & _EXPIRED:  # settled once recorded as expired, with nothing staged since
+        dropped = summary.expired_at_ms is not None and summary.settles(staged_files)
+        return False if dropped else None
+    if work:
+        return None
     return summary.fragmented(spec.compaction_file_size, bool(spec.sort_columns))
 
 
