@@ -88,6 +88,24 @@ def test_committed_files_are_grouped_by_partition_with_their_values(tmp_path):
     assert fresh.partitions(snapshot) == partitions
 
 
+def test_a_logged_directory_spelt_otherwise_is_read_as_its_name_on_disk(tmp_path):
+    """The log spells directories as URIs: an escaped value (``:`` is ``%3A`` on disk,
+    ``%253A`` in the URI) or a dot segment is read one by one, as the others' plain
+    spelling is cut from the column; every route gives the name on disk."""
+    staging = tmp_path / "staging"
+    write_log(staging, 0, {"dt=1/hour=00/a.parquet": 10, "dt=1/hour=01/b.parquet": 20})
+    write_log(staging, 1, {"dt=1/hour=a%253Ab/c.parquet": 30, "dt=1/./hour=02/d.parquet": 40})
+    table = StagingTable(str(staging), ("dt", "hour"), DEFAULT)
+    first = table.snapshot()
+    expected = {"dt=1/hour=00": 1, "dt=1/hour=01": 1, "dt=1/hour=a%3Ab": 1, "dt=1/hour=02": 1}
+    assert table.counts(first) == expected
+    assert table.partition(first, "dt=1/hour=a%3Ab") is not None
+    assert [p.path for p in table.partitions(first)] == sorted(expected)
+    # A later batch: the directories read before are not parsed again.
+    write_log(staging, 2, {"dt=1/hour=03/e.parquet": 50})
+    assert table.counts(table.snapshot()) == expected | {"dt=1/hour=03": 1}
+
+
 def test_a_log_listing_files_outside_the_staging_directory_is_refused(tmp_path):
     """The log holds absolute paths: a staging directory copied elsewhere points back."""
     original = tmp_path / "original"
