@@ -69,7 +69,7 @@ _APPEND_ATTEMPTS = 20
 # Checkpoint path -> (its size and modification time, its summaries), for the last few
 # tables read: a checkpoint is created once and never changed, so a file of the same size
 # and time is the one decoded (a table state deleted and made again gets new times).
-_DECODED: dict[str, tuple[tuple[int, object], dict[str, PartitionSummary]]] = {}
+_DECODED: dict[str, tuple[tuple[int, object], dict[str, PartitionSummary], pa.Table | None]] = {}
 _DECODED_CHECKPOINTS = 16
 _DECODED_LOCK = threading.Lock()
 
@@ -130,7 +130,7 @@ class PartitionSummary(NamedTuple):
     def to_dict(self) -> dict[str, Any]:
         """The summary as the state log keeps it: its fields, shallow (a checkpoint encodes
         one per partition of the table)."""
-        return dict(zip(self._fields, self))
+        return dict(strict_zip(self._fields, self))
 
     def fragmentation(self, target_file_size: int) -> Fragmentation:
         """The partition's published files against one compaction of their bytes. A
@@ -179,12 +179,19 @@ class TableState:
     ``version`` -1: the table has no state log yet (a table of today's layout, read
     partition by partition, or a new table). ``errors``: partitions whose records could
     not be read when the state was made from them (never in the state log itself).
+
+    ``columns``: the Arrow checkpoint the state was read from (a row per partition, a
+    column per fact), for a step that asks something of every partition at once
+    (:mod:`..status.settlement`); its rows are the summaries of ``partitions`` but for
+    those of ``changed`` (entries after the checkpoint, or this process's appends).
     """
 
     version: int
     partitions: dict[str, PartitionSummary]
     checkpoint_version: int = -1
     errors: dict[str, str] = field(default_factory=dict)
+    columns: pa.Table | None = field(default=None, compare=False)
+    changed: frozenset[str] = field(default=frozenset(), compare=False)
 
     def get(self, partition: str) -> PartitionSummary | None:
         return self.partitions.get(partition)
@@ -204,25 +211,26 @@ class StateLog:
     def read(self) -> TableState | None:
         """The latest state (None: the table has no state log yet)."""
         hinted = self._hinted_checkpoint()
-        partitions = None if hinted is None else self._read_checkpoint(hinted, required=False)
+        read = None if hinted is None else self._read_checkpoint(hinted, required=False)
         checkpoint = hinted
-        if partitions is None:  # no hint yet, or its checkpoint was cleaned away meanwhile
+        if read is None:  # no hint yet, or its checkpoint was cleaned away meanwhile
             checkpoint = self._listed_checkpoint()
             if checkpoint is None:
                 return None
-            partitions = self._read_checkpoint(checkpoint, required=True)
-        assert partitions is not None and checkpoint is not None
+            read = self._read_checkpoint(checkpoint, required=True)
+        assert read is not None and checkpoint is not None
         version = checkpoint[0]
-        return self._forward(TableState(version, partitions, version))
+        partitions, columns = read
+        return self._forward(TableState(version, partitions, version, columns=columns))
 
     def _read_checkpoint(
         self, checkpoint: tuple[int, int], required: bool
-    ) -> dict[str, PartitionSummary] | None:
+    ) -> tuple[dict[str, PartitionSummary], pa.Table | None] | None:
         """A checkpoint's summaries (``checkpoint``: its version and format), read and
         decoded once per process: a run reads the state several times (its dry run, under
         the lock, the committer, the completeness step), and a year-old table's checkpoint
         holds thousands (on S3 a GET each time); a look at its size and time tells it is
-        the same."""
+        the same. Its Arrow table too (None: a JSON checkpoint's)."""
         path = self._checkpoint_path(*checkpoint)
         info = self.filesystem.get_file_info(path)
         if info.type == pafs.FileType.NotFound and not required:
@@ -233,28 +241,37 @@ class StateLog:
             raw = self._read_bytes(path, required)
             if raw is None:
                 return None
+            table = None
             with gc_paused():  # a summary per partition: thousands of a year-old table
                 if checkpoint[1] == _ARROW_FORMAT:
-                    summaries = self._columns(path, raw)
+                    summaries, table = self._columns(path, raw)
                 else:
                     summaries = self._summaries(self._decode(path, raw), path)
-            known = (stamp, summaries)
+            known = (stamp, summaries, table)
             with _DECODED_LOCK:
                 _DECODED[path] = known
                 while len(_DECODED) > _DECODED_CHECKPOINTS:
                     del _DECODED[next(iter(_DECODED))]
-        return dict(known[1])
+        return dict(known[1]), known[2]
 
     def _forward(self, state: TableState) -> TableState:
         """``state`` with every entry after its version applied, in version order."""
-        version, partitions = state.version, dict(state.partitions)
+        version, partitions, changed = state.version, dict(state.partitions), set(state.changed)
         while True:
             path = self._entry_path(version + 1)
             document = self._read(path, required=False)
             if document is None:
-                return TableState(version, partitions, state.checkpoint_version)
+                return TableState(
+                    version,
+                    partitions,
+                    state.checkpoint_version,
+                    columns=state.columns,
+                    changed=frozenset(changed),
+                )
             version += 1
-            partitions.update(self._summaries(document, path))
+            summaries = self._summaries(document, path)
+            partitions.update(summaries)
+            changed.update(summaries)
 
     def create_checkpoint(self, state: TableState, store: ConditionalStore) -> None:
         """Make ``state`` the one readers start from (created once per version)."""
@@ -281,7 +298,11 @@ class StateLog:
             version = state.version + 1
             if store.create(self._entry_path(version), _encode(version, changes)) is not None:
                 state = TableState(
-                    version, {**state.partitions, **changes}, state.checkpoint_version
+                    version,
+                    {**state.partitions, **changes},
+                    state.checkpoint_version,
+                    columns=state.columns,
+                    changed=state.changed.union(changes),
                 )
                 if state.entries_since_checkpoint >= CHECKPOINT_INTERVAL:
                     self.create_checkpoint(state, store)
@@ -348,10 +369,10 @@ class StateLog:
         _check_format(path, document.get("format", STATE_FORMAT))
         return document
 
-    def _columns(self, path: str, raw: bytes) -> dict[str, PartitionSummary]:
-        """An Arrow checkpoint's summaries: each fact decoded as a column, then a summary
-        per row (a fact the file lacks takes its default; one it adds is left out, as in
-        :meth:`PartitionSummary.from_dict`)."""
+    def _columns(self, path: str, raw: bytes) -> tuple[dict[str, PartitionSummary], pa.Table]:
+        """An Arrow checkpoint's summaries and its table: each fact decoded as a column,
+        then a summary per row (a fact the file lacks takes its default; one it adds is
+        left out, as in :meth:`PartitionSummary.from_dict`)."""
         try:
             table = pa.ipc.open_file(pa.py_buffer(raw)).read_all()
             _check_format(path, int((table.schema.metadata or {}).get(b"format", b"0")))
@@ -366,7 +387,8 @@ class StateLog:
                     values = [None if v is None else json.loads(v) for v in values]
                 columns.append(values)
             partitions = table.column("partition").to_pylist()
-            return dict(strict_zip(partitions, map(PartitionSummary._make, strict_zip(*columns))))
+            summaries = map(PartitionSummary._make, strict_zip(*columns))
+            return dict(strict_zip(partitions, summaries)), table
         except (pa.ArrowException, KeyError, TypeError, ValueError) as exc:
             raise LedgerError(_unreadable(path, exc, self.directory)) from None
 

@@ -19,12 +19,12 @@ from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.errors import CheckpointError, PartitionTimeError
 from airflow_provider_fscommit.core.formats.file_format import FileFormat, table_format
 from airflow_provider_fscommit.core.gc_pause import gc_paused
-from airflow_provider_fscommit.core.ledger.table_state import PartitionSummary, TableState
+from airflow_provider_fscommit.core.ledger.table_state import TableState
 from airflow_provider_fscommit.core.partition.partition_spec import PartitionGlob, PartitionSpec
 from airflow_provider_fscommit.core.spark.checkpoint import CheckpointReader, CheckpointState
 from airflow_provider_fscommit.core.spark.sink_log import SinkLogSnapshot
 from airflow_provider_fscommit.core.spark.staging import StagingPartition, StagingTable
-from airflow_provider_fscommit.core.status.work import settled_as
+from airflow_provider_fscommit.core.status.settlement import settled_partitions
 from airflow_provider_fscommit.core.storage.object_store import store_errors
 
 
@@ -241,11 +241,6 @@ class TableStatusReader:
         # on the same clock (a run's dry run, its run, its committer and its completeness
         # step, on a partition-time table whose watermark did not move) judges nothing again.
         self._judged: tuple[SinkLogSnapshot, int | None, list[PartitionStatus]] | None = None
-        # Partition path -> the summary and committed files it was last settled against,
-        # and the verdict (:func:`.work.settled_as`). A run's dry run, its run and its
-        # committer ask it of the same summaries (a table state's checkpoint is decoded
-        # once per process), so a year-old table's partitions are settled once a process.
-        self._settled: dict[str, tuple[PartitionSummary, int, bool | None]] = {}
 
     @store_errors
     def read(self, now_ms: int | None = None, find_orphans: bool = True) -> TableStatus:
@@ -284,7 +279,7 @@ class TableStatusReader:
         look = self.look(now_ms)
         with gc_paused():  # a count and a verdict per partition: thousands of a year-old table
             counts = self.staging.counts(look.snapshot)
-            settled = self._settlement(state, counts, look.now_ms)
+            settled = settled_partitions(self.spec, state, counts, look.now_ms)
             unsettled = [
                 path
                 for path in counts
@@ -304,28 +299,6 @@ class TableStatusReader:
             snapshot=look.snapshot,
         )
         return status, settled
-
-    def _settlement(
-        self, state: TableState, counts: dict[str, int], now_ms: int
-    ) -> dict[str, bool]:
-        """:func:`.work.settled_as` of every partition ``state`` settles, asked again only
-        of a partition whose summary or committed files changed since this reader last
-        asked. Under expiration a verdict moves with the clock, so none is kept."""
-        spec = self.spec
-        known = self._settled if spec.expiration_time is None else {}
-        summaries = state.partitions
-        settled: dict[str, bool] = {}
-        for path, files in counts.items():
-            summary = summaries.get(path)
-            if summary is None:  # no records: never settled
-                continue
-            verdict = known.get(path)
-            if verdict is None or verdict[0] is not summary or verdict[1] != files:
-                verdict = (summary, files, settled_as(spec, path, summary, files, now_ms))
-                known[path] = verdict
-            if verdict[2] is not None:
-                settled[path] = verdict[2]
-        return settled
 
     @store_errors
     def with_orphans(
