@@ -69,7 +69,9 @@ _APPEND_ATTEMPTS = 20
 # Checkpoint path -> (its size and modification time, its summaries), for the last few
 # tables read: a checkpoint is created once and never changed, so a file of the same size
 # and time is the one decoded (a table state deleted and made again gets new times).
-_DECODED: dict[str, tuple[tuple[int, object], dict[str, PartitionSummary], pa.Table | None]] = {}
+_DECODED: dict[
+    str, tuple[tuple[int, object], dict[str, PartitionSummary], CheckpointColumns | None]
+] = {}
 _DECODED_CHECKPOINTS = 16
 _DECODED_LOCK = threading.Lock()
 
@@ -173,6 +175,15 @@ _FIELDS = frozenset(PartitionSummary._fields)
 
 
 @dataclass(frozen=True)
+class CheckpointColumns:
+    """An Arrow checkpoint as decoded: a row per partition and a column per fact, and each
+    partition's row, for a step that asks something of every partition at once."""
+
+    table: pa.Table
+    rows: dict[str, int]
+
+
+@dataclass(frozen=True)
 class TableState:
     """Every partition's summary at one version of the state log.
 
@@ -180,17 +191,17 @@ class TableState:
     partition by partition, or a new table). ``errors``: partitions whose records could
     not be read when the state was made from them (never in the state log itself).
 
-    ``columns``: the Arrow checkpoint the state was read from (a row per partition, a
-    column per fact), for a step that asks something of every partition at once
-    (:mod:`..status.settlement`); its rows are the summaries of ``partitions`` but for
-    those of ``changed`` (entries after the checkpoint, or this process's appends).
+    ``columns``: the Arrow checkpoint the state was read from, for a step that asks
+    something of every partition at once (:mod:`..status.settlement`); its rows are the
+    summaries of ``partitions`` but for those of ``changed`` (entries after the
+    checkpoint, or this process's appends).
     """
 
     version: int
     partitions: dict[str, PartitionSummary]
     checkpoint_version: int = -1
     errors: dict[str, str] = field(default_factory=dict)
-    columns: pa.Table | None = field(default=None, compare=False)
+    columns: CheckpointColumns | None = field(default=None, compare=False)
     changed: frozenset[str] = field(default=frozenset(), compare=False)
 
     def get(self, partition: str) -> PartitionSummary | None:
@@ -225,7 +236,7 @@ class StateLog:
 
     def _read_checkpoint(
         self, checkpoint: tuple[int, int], required: bool
-    ) -> tuple[dict[str, PartitionSummary], pa.Table | None] | None:
+    ) -> tuple[dict[str, PartitionSummary], CheckpointColumns | None] | None:
         """A checkpoint's summaries (``checkpoint``: its version and format), read and
         decoded once per process: a run reads the state several times (its dry run, under
         the lock, the committer, the completeness step), and a year-old table's checkpoint
@@ -241,13 +252,13 @@ class StateLog:
             raw = self._read_bytes(path, required)
             if raw is None:
                 return None
-            table = None
+            columns = None
             with gc_paused():  # a summary per partition: thousands of a year-old table
                 if checkpoint[1] == _ARROW_FORMAT:
-                    summaries, table = self._columns(path, raw)
+                    summaries, columns = self._columns(path, raw)
                 else:
                     summaries = self._summaries(self._decode(path, raw), path)
-            known = (stamp, summaries, table)
+            known = (stamp, summaries, columns)
             with _DECODED_LOCK:
                 _DECODED[path] = known
                 while len(_DECODED) > _DECODED_CHECKPOINTS:
@@ -369,8 +380,10 @@ class StateLog:
         _check_format(path, document.get("format", STATE_FORMAT))
         return document
 
-    def _columns(self, path: str, raw: bytes) -> tuple[dict[str, PartitionSummary], pa.Table]:
-        """An Arrow checkpoint's summaries and its table: each fact decoded as a column,
+    def _columns(
+        self, path: str, raw: bytes
+    ) -> tuple[dict[str, PartitionSummary], CheckpointColumns]:
+        """An Arrow checkpoint's summaries and columns: each fact decoded as a column,
         then a summary per row (a fact the file lacks takes its default; one it adds is
         left out, as in :meth:`PartitionSummary.from_dict`)."""
         try:
@@ -388,7 +401,8 @@ class StateLog:
                 columns.append(values)
             partitions = table.column("partition").to_pylist()
             summaries = map(PartitionSummary._make, strict_zip(*columns))
-            return dict(strict_zip(partitions, summaries)), table
+            rows = {partition: row for row, partition in enumerate(partitions)}
+            return dict(strict_zip(partitions, summaries)), CheckpointColumns(table, rows)
         except (pa.ArrowException, KeyError, TypeError, ValueError) as exc:
             raise LedgerError(_unreadable(path, exc, self.directory)) from None
 

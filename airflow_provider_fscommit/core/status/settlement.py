@@ -22,7 +22,7 @@ import pyarrow.compute as pc
 
 from airflow_provider_fscommit.core.compat import strict_zip
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
-from airflow_provider_fscommit.core.formats.arrow_arrays import booleans, numbers, string_array
+from airflow_provider_fscommit.core.formats.arrow_arrays import booleans, numbers
 from airflow_provider_fscommit.core.formats.file_format import FileFormat
 from airflow_provider_fscommit.core.ledger.table_state import TableState
 from airflow_provider_fscommit.core.status.work import settled_as
@@ -70,18 +70,18 @@ def _column_verdicts(
 ) -> list[int] | None:
     """Each partition's verdict by the checkpoint's columns, in the order of ``paths``
     (None: the columns cannot answer; a partition without a row is not settled)."""
-    columns = state.columns
+    checkpoint = state.columns
     if (
-        columns is None
-        or not columns.num_rows
+        checkpoint is None
+        or not checkpoint.rows
         or not paths
         or spec.expiration_time is not None
-        or not all(name in columns.column_names for name in _FACTS)
+        or not all(name in checkpoint.table.column_names for name in _FACTS)
     ):
         return None
-    rows = pc.index_in(string_array(paths), value_set=columns["partition"].combine_chunks())
-    found = booleans(rows.is_valid())
-    row = np.where(found, numbers(rows), 0)
+    columns, rows = checkpoint.table, checkpoint.rows
+    row = np.fromiter((rows.get(path, -1) for path in paths), np.int64, len(paths))
+    found = row >= 0
 
     def fact(name: str) -> np.ndarray:
         return numbers(columns[name])[row]
