@@ -66,9 +66,10 @@ _ENTRY = re.compile(r"(\d{10})\.json")
 _CHECKPOINT = re.compile(r"(\d{10})\.checkpoint\.(json|arrow)")
 _CHECKPOINT_SUFFIX = {1: "checkpoint.json", _ARROW_FORMAT: "checkpoint.arrow"}
 _APPEND_ATTEMPTS = 20
-# Checkpoint path -> (its size and modification time, its summaries), for the last few
-# tables read: a checkpoint is created once and never changed, so a file of the same size
-# and time is the one decoded (a table state deleted and made again gets new times).
+# Checkpoint path -> (its size and modification time, its summaries, its columns), for the
+# last few tables read: a checkpoint is created once and never changed, so a file of the
+# same size and time is the one decoded (a table state deleted and made again gets new
+# times).
 _DECODED: dict[
     str, tuple[tuple[int, object], dict[str, PartitionSummary], CheckpointColumns | None]
 ] = {}
@@ -241,7 +242,7 @@ class StateLog:
         decoded once per process: a run reads the state several times (its dry run, under
         the lock, the committer, the completeness step), and a year-old table's checkpoint
         holds thousands (on S3 a GET each time); a look at its size and time tells it is
-        the same. Its Arrow table too (None: a JSON checkpoint's)."""
+        the same. Its columns too (None: a JSON checkpoint's)."""
         path = self._checkpoint_path(*checkpoint)
         info = self.filesystem.get_file_info(path)
         if info.type == pafs.FileType.NotFound and not required:
