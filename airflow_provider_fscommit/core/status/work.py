@@ -101,7 +101,8 @@ def settled_as(
     from a new checkpoint judges it pending again), so a run counts it without judging it:
     of a year-old table, a run judges what changed. A status lists a fragmented one, as it
     says what becomes of it; an expired partition is never fragmented: nothing becomes of
-    it. Asked of every partition of a table, once a process (:mod:`.committable`).
+    it. :mod:`.settlement` answers it for most partitions of a table at once, from the
+    table state's columns, and is checked against this, the one definition.
     """
     if summary is None:
         return None

@@ -101,7 +101,7 @@ def test_a_logged_directory_spelt_otherwise_is_read_as_its_name_on_disk(tmp_path
     assert table.counts(first) == expected
     assert table.partition(first, "dt=1/hour=a%3Ab") is not None
     assert [p.path for p in table.partitions(first)] == sorted(expected)
-    # A later batch: the directories read before are not parsed again.
+    # A later batch's directory beside them.
     write_log(staging, 2, {"dt=1/hour=03/e.parquet": 50})
     assert table.counts(table.snapshot()) == expected | {"dt=1/hour=03": 1}
 
