@@ -50,6 +50,11 @@ def services_env(port: int) -> dict[str, str]:
         # default 5 s, retried for ~30 s): on a loaded 2-core CI host the api-server was
         # seen answering nothing for 40 s, and a task that never started failed its run.
         "AIRFLOW__WORKERS__EXECUTION_API_TIMEOUT": "120",
+        # And retries a refused connection for minutes, not seconds (Airflow's 5 tries wait
+        # a random 1-2, 1-4, 1-8, 1-16 s between them): the services start together, and
+        # under load 5 tasks the scheduler started 12 s before the api-server listened
+        # failed (the soak that ran them recovered, but a test could not).
+        "AIRFLOW__WORKERS__EXECUTION_API_RETRIES": "10",
         "AIRFLOW__TRIGGERER__JOB_HEARTBEAT_SEC": "1",
         "AIRFLOW__DAG_PROCESSOR__REFRESH_INTERVAL": "5",
     }
