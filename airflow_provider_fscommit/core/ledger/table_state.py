@@ -34,13 +34,15 @@ look at the partition, which then records it again; it never publishes anything 
 from __future__ import annotations
 
 import io
+import itertools
 import json
 import re
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, ItemsView, Iterable, Iterator, Mapping, Sequence, ValuesView
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.json as pajson
@@ -48,6 +50,7 @@ import pyarrow.json as pajson
 from airflow_provider_fscommit.core.compaction.fragmentation import Fragmentation
 from airflow_provider_fscommit.core.compat import strict_zip
 from airflow_provider_fscommit.core.errors import LedgerError
+from airflow_provider_fscommit.core.formats.arrow_arrays import booleans, numbers
 from airflow_provider_fscommit.core.gc_pause import gc_paused
 from airflow_provider_fscommit.core.storage.conditional_writes import ConditionalStore
 from airflow_provider_fscommit.core.storage.filesystem import (
@@ -66,13 +69,13 @@ _ENTRY = re.compile(r"(\d{10})\.json")
 _CHECKPOINT = re.compile(r"(\d{10})\.checkpoint\.(json|arrow)")
 _CHECKPOINT_SUFFIX = {1: "checkpoint.json", _ARROW_FORMAT: "checkpoint.arrow"}
 _APPEND_ATTEMPTS = 20
-# Checkpoint path -> (its size and modification time, its summaries, its columns), for the
-# last few tables read: a checkpoint is created once and never changed, so a file of the
-# same size and time is the one decoded (a table state deleted and made again gets new
-# times).
-_DECODED: dict[
-    str, tuple[tuple[int, object], dict[str, PartitionSummary], CheckpointColumns | None]
-] = {}
+# Checkpoint path -> (its size and modification time, its summaries: a JSON checkpoint's,
+# or an Arrow checkpoint's columns), for the last few tables read: a checkpoint is created
+# once and never changed, so a file of the same size and time is the one decoded (a table
+# state deleted and made again gets new times).
+_DECODED: dict[str, tuple[tuple[int, object], dict[str, PartitionSummary] | CheckpointColumns]] = {}
+# Rows made one at a time before the rest are made at once (:class:`CheckpointColumns`).
+_ONE_BY_ONE = 64
 _DECODED_CHECKPOINTS = 16
 _DECODED_LOCK = threading.Lock()
 
@@ -175,13 +178,163 @@ class PartitionSummary(NamedTuple):
 _FIELDS = frozenset(PartitionSummary._fields)
 
 
-@dataclass(frozen=True)
 class CheckpointColumns:
     """An Arrow checkpoint as decoded: a row per partition and a column per fact, and each
-    partition's row, for a step that asks something of every partition at once."""
+    partition's row, for a step that asks something of every partition at once.
 
-    table: pa.Table
-    rows: dict[str, int]
+    Its summaries are made from their rows as they are asked for: a routine run of a
+    year-old table asks for the few partitions with work (the columns settle the rest,
+    :mod:`..status.settlement`), and making all 8,760 costs 25-45 ms. A row alone costs
+    ~10 us (after ~2 ms to view the columns), a few times what it costs among all of them,
+    so once ``_ONE_BY_ONE`` rows were asked (a step that walks every partition:
+    expiration, a new checkpoint) the rest are made at once. Shared by every read of the
+    same checkpoint in the process (it never changes).
+    """
+
+    def __init__(self, table: pa.Table, path: str, directory: str) -> None:
+        self.table = table
+        self.rows = {p: row for row, p in enumerate(table.column("partition").to_pylist())}
+        self._path, self._directory = path, directory
+        self._made: dict[str, PartitionSummary] = {}
+        self._all: dict[str, PartitionSummary] | None = None
+        self._facts: list[Callable[[int], Any]] | None = None
+
+    def summary(self, partition: str) -> PartitionSummary:
+        """The partition's summary (KeyError: the checkpoint has no row for it)."""
+        if self._all is not None:
+            return self._all[partition]
+        made = self._made.get(partition)
+        if made is None:
+            row = self.rows[partition]
+            if len(self._made) >= _ONE_BY_ONE:
+                return self.summaries()[partition]
+            facts = self._facts if self._facts is not None else self._row_facts()
+            made = self._made[partition] = PartitionSummary._make(fact(row) for fact in facts)
+        return made
+
+    def summaries(self) -> dict[str, PartitionSummary]:
+        """Every row's summary, by partition (made at once, then kept)."""
+        if self._all is None:
+            rows = self.table.num_rows
+            with gc_paused():  # a summary per partition: thousands of a year-old table
+                columns = []
+                for name, default in _DEFAULTS.items():
+                    if name not in self.table.column_names:
+                        columns.append([default] * rows)
+                        continue
+                    values = self.table.column(name).to_pylist()
+                    if name in _JSON_FIELDS:
+                        values = [self._document(v) for v in values]
+                    columns.append(values)
+                summaries = map(PartitionSummary._make, strict_zip(*columns))
+                self._all = dict(strict_zip(self.rows, summaries))
+        return self._all
+
+    def _row_facts(self) -> list[Callable[[int], Any]]:
+        """Each fact of a row, in the summary's order, read from its column as numpy views
+        where it is an integer or a flag (an Arrow scalar costs microseconds)."""
+        facts = []
+        for name, default in _DEFAULTS.items():
+            if name not in self.table.column_names:
+                facts.append(lambda row, default=default: default)
+                continue
+            column = self.table.column(name).combine_chunks()
+            valid = booleans(column.is_valid()) if column.null_count else None
+            if pa.types.is_int64(column.type) or pa.types.is_boolean(column.type):
+                kind = int if pa.types.is_int64(column.type) else bool
+                values = numbers(column) if kind is int else booleans(column)
+                facts.append(_fact(values, valid, kind))
+            elif name in _JSON_FIELDS:
+                facts.append(lambda row, column=column: self._document(column[row].as_py()))
+            else:
+                facts.append(lambda row, column=column: column[row].as_py())
+        self._facts = facts
+        return facts
+
+    def _document(self, text: str | None) -> Any:
+        try:
+            return None if text is None else json.loads(text)
+        except ValueError as exc:
+            raise LedgerError(_unreadable(self._path, exc, self._directory)) from None
+
+
+class RowFacts:
+    """Some partitions' facts in a checkpoint's columns, as numpy arrays in the order the
+    partitions were given, for a verdict over all of them at once. ``found``: whether each
+    has a row (where not, its facts are undefined); ``rows``: each one's row."""
+
+    def __init__(self, checkpoint: CheckpointColumns, partitions: Sequence[str]) -> None:
+        if not checkpoint.rows:
+            raise ValueError("an empty checkpoint has no rows to read facts from")
+        self.table, known = checkpoint.table, checkpoint.rows
+        found = map(known.get, partitions, itertools.repeat(-1))
+        self.rows = np.fromiter(found, np.int64, len(partitions))
+        self.found = self.rows >= 0
+
+    def has(self, names: Iterable[str]) -> bool:
+        """Whether the checkpoint has each fact (an older one may lack some)."""
+        return all(name in self.table.column_names for name in names)
+
+    def number(self, name: str) -> np.ndarray:
+        """An integer fact (a null's: undefined, see :meth:`present`)."""
+        return numbers(self.table[name])[self.rows]
+
+    def present(self, name: str) -> np.ndarray:
+        """Whether a fact is not null."""
+        return booleans(self.table[name].combine_chunks().is_valid())[self.rows]
+
+    def flag(self, name: str) -> np.ndarray:
+        """A flag (a null's: false)."""
+        return booleans(self.table[name].combine_chunks())[self.rows] & self.present(name)
+
+
+def _fact(values: np.ndarray, valid: np.ndarray | None, kind: type) -> Callable[[int], Any]:
+    if valid is None:
+        return lambda row: kind(values[row])
+    return lambda row: kind(values[row]) if valid[row] else None
+
+
+class PartitionSummaries(Mapping[str, PartitionSummary]):
+    """A state read from an Arrow checkpoint: its rows (:class:`CheckpointColumns`), and
+    the summaries entries after it changed (``changes``), which win. A row is made a
+    summary where it is asked for: a routine run asks for few of a year-old table's."""
+
+    def __init__(
+        self, checkpoint: CheckpointColumns, changes: Mapping[str, PartitionSummary]
+    ) -> None:
+        self.checkpoint = checkpoint
+        self.changes = dict(changes)
+
+    def __getitem__(self, partition: str) -> PartitionSummary:
+        changed = self.changes.get(partition)
+        return self.checkpoint.summary(partition) if changed is None else changed
+
+    def __contains__(self, partition: object) -> bool:
+        return partition in self.changes or partition in self.checkpoint.rows
+
+    def __iter__(self) -> Iterator[str]:
+        rows = iter(self.checkpoint.rows)
+        if not self.changes:
+            return rows
+        return itertools.chain(self.changes, itertools.filterfalse(self.changes.__contains__, rows))
+
+    def __len__(self) -> int:
+        return len(self.checkpoint.rows) + sum(p not in self.checkpoint.rows for p in self.changes)
+
+    def items(self) -> ItemsView[str, PartitionSummary]:  # every row: made at once
+        return {**self.checkpoint.summaries(), **self.changes}.items()
+
+    def values(self) -> ValuesView[PartitionSummary]:
+        return {**self.checkpoint.summaries(), **self.changes}.values()
+
+
+def _updated(
+    partitions: Mapping[str, PartitionSummary], changes: Mapping[str, PartitionSummary]
+) -> Mapping[str, PartitionSummary]:
+    """``partitions`` with ``changes`` over them, a checkpoint's rows still unmade."""
+    if isinstance(partitions, PartitionSummaries):
+        return PartitionSummaries(partitions.checkpoint, {**partitions.changes, **changes})
+    return {**partitions, **changes}
 
 
 @dataclass(frozen=True)
@@ -194,12 +347,13 @@ class TableState:
 
     ``columns``: the Arrow checkpoint the state was read from, for a step that asks
     something of every partition at once (:mod:`..status.settlement`); its rows are the
-    summaries of ``partitions`` but for those of ``changed`` (entries after the
-    checkpoint, or this process's appends).
+    summaries of ``partitions`` (then :class:`PartitionSummaries`, each made from its
+    row when asked) but for those of ``changed`` (entries after the checkpoint, or this
+    process's appends).
     """
 
     version: int
-    partitions: dict[str, PartitionSummary]
+    partitions: Mapping[str, PartitionSummary]
     checkpoint_version: int = -1
     errors: dict[str, str] = field(default_factory=dict)
     columns: CheckpointColumns | None = field(default=None, compare=False)
@@ -232,17 +386,21 @@ class StateLog:
             read = self._read_checkpoint(checkpoint, required=True)
         assert read is not None and checkpoint is not None
         version = checkpoint[0]
-        partitions, columns = read
-        return self._forward(TableState(version, partitions, version, columns=columns))
+        if isinstance(read, CheckpointColumns):
+            state = TableState(version, PartitionSummaries(read, {}), version, columns=read)
+        else:
+            state = TableState(version, dict(read), version)
+        return self._forward(state)
 
     def _read_checkpoint(
         self, checkpoint: tuple[int, int], required: bool
-    ) -> tuple[dict[str, PartitionSummary], CheckpointColumns | None] | None:
+    ) -> dict[str, PartitionSummary] | CheckpointColumns | None:
         """A checkpoint's summaries (``checkpoint``: its version and format), read and
         decoded once per process: a run reads the state several times (its dry run, under
         the lock, the committer, the completeness step), and a year-old table's checkpoint
         holds thousands (on S3 a GET each time); a look at its size and time tells it is
-        the same. Its columns too (None: a JSON checkpoint's)."""
+        the same. An Arrow checkpoint's are its columns, each row made a summary when
+        asked."""
         path = self._checkpoint_path(*checkpoint)
         info = self.filesystem.get_file_info(path)
         if info.type == pafs.FileType.NotFound and not required:
@@ -253,22 +411,21 @@ class StateLog:
             raw = self._read_bytes(path, required)
             if raw is None:
                 return None
-            columns = None
-            with gc_paused():  # a summary per partition: thousands of a year-old table
-                if checkpoint[1] == _ARROW_FORMAT:
-                    summaries, columns = self._columns(path, raw)
-                else:
-                    summaries = self._summaries(self._decode(path, raw), path)
-            known = (stamp, summaries, columns)
+            if checkpoint[1] == _ARROW_FORMAT:
+                decoded: dict[str, PartitionSummary] | CheckpointColumns = self._columns(path, raw)
+            else:
+                with gc_paused():  # a summary per partition: thousands of a year-old table
+                    decoded = self._summaries(self._decode(path, raw), path)
+            known = (stamp, decoded)
             with _DECODED_LOCK:
                 _DECODED[path] = known
                 while len(_DECODED) > _DECODED_CHECKPOINTS:
                     del _DECODED[next(iter(_DECODED))]
-        return dict(known[1]), known[2]
+        return known[1]
 
     def _forward(self, state: TableState) -> TableState:
         """``state`` with every entry after its version applied, in version order."""
-        version, partitions, changed = state.version, dict(state.partitions), set(state.changed)
+        version, partitions, changed = state.version, state.partitions, set(state.changed)
         while True:
             path = self._entry_path(version + 1)
             document = self._read(path, required=False)
@@ -282,7 +439,7 @@ class StateLog:
                 )
             version += 1
             summaries = self._summaries(document, path)
-            partitions.update(summaries)
+            partitions = _updated(partitions, summaries)
             changed.update(summaries)
 
     def create_checkpoint(self, state: TableState, store: ConditionalStore) -> None:
@@ -311,7 +468,7 @@ class StateLog:
             if store.create(self._entry_path(version), _encode(version, changes)) is not None:
                 state = TableState(
                     version,
-                    {**state.partitions, **changes},
+                    _updated(state.partitions, changes),
                     state.checkpoint_version,
                     columns=state.columns,
                     changed=state.changed.union(changes),
@@ -381,29 +538,13 @@ class StateLog:
         _check_format(path, document.get("format", STATE_FORMAT))
         return document
 
-    def _columns(
-        self, path: str, raw: bytes
-    ) -> tuple[dict[str, PartitionSummary], CheckpointColumns]:
-        """An Arrow checkpoint's summaries and columns: each fact decoded as a column,
-        then a summary per row (a fact the file lacks takes its default; one it adds is
-        left out, as in :meth:`PartitionSummary.from_dict`)."""
+    def _columns(self, path: str, raw: bytes) -> CheckpointColumns:
+        """An Arrow checkpoint's columns (a fact the file lacks takes its default; one it
+        adds is left out, as in :meth:`PartitionSummary.from_dict`)."""
         try:
             table = pa.ipc.open_file(pa.py_buffer(raw)).read_all()
             _check_format(path, int((table.schema.metadata or {}).get(b"format", b"0")))
-            rows = table.num_rows
-            columns = []
-            for name, default in _DEFAULTS.items():
-                if name not in table.column_names:
-                    columns.append([default] * rows)
-                    continue
-                values = table.column(name).to_pylist()
-                if name in _JSON_FIELDS:
-                    values = [None if v is None else json.loads(v) for v in values]
-                columns.append(values)
-            partitions = table.column("partition").to_pylist()
-            summaries = map(PartitionSummary._make, strict_zip(*columns))
-            rows = {partition: row for row, partition in enumerate(partitions)}
-            return dict(strict_zip(partitions, summaries)), CheckpointColumns(table, rows)
+            return CheckpointColumns(table, path, self.directory)
         except (pa.ArrowException, KeyError, TypeError, ValueError) as exc:
             raise LedgerError(_unreadable(path, exc, self.directory)) from None
 
@@ -437,8 +578,8 @@ def _encode_checkpoint(version: int, partitions: Mapping[str, PartitionSummary])
     Python values to Arrow would import pandas (:mod:`..formats.arrow_arrays`).
     """
     lines = []
-    for name in sorted(partitions):
-        row = partitions[name].to_dict()
+    for name, summary in sorted(partitions.items()):
+        row = summary.to_dict()
         for fact in _JSON_FIELDS:
             if row[fact] is not None:
                 row[fact] = _json_text(row[fact])

@@ -280,11 +280,9 @@ class TableStatusReader:
         with gc_paused():  # a count and a verdict per partition: thousands of a year-old table
             counts = self.staging.counts(look.snapshot)
             settled = settled_partitions(self.spec, state, counts, look.now_ms)
-            unsettled = [
-                path
-                for path in counts
-                if (fragmented := settled.get(path)) is None or (list_fragmented and fragmented)
-            ]
+            unsettled = counts.keys() - settled.keys()
+            if list_fragmented:
+                unsettled |= {path for path, fragmented in settled.items() if fragmented}
         partitions = [
             self._judge(p, look.checkpoint, look.now_ms)
             for p in self.staging.partitions(look.snapshot, only=unsettled)

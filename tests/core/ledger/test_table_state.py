@@ -8,6 +8,7 @@ import sys
 from datetime import timedelta
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
 
 from airflow_provider_fscommit.cli.arguments import DEPRECATED_FLAGS
@@ -301,6 +302,61 @@ def test_a_json_checkpoint_of_an_earlier_build_is_read_and_the_next_one_is_arrow
     (folder / "_last_checkpoint.json").write_text(json.dumps({"format": 3, "version": 10}))
     with pytest.raises(LedgerError, match="newer format than this release reads; upgrade"):
         CommitLedger(str(aged.table)).state()
+
+
+def test_a_checkpoints_rows_are_the_summaries_written_asked_one_by_one_or_all_at_once(
+    tmp_path,
+):
+    """A routine run asks a year-old table's state for the few partitions with work, each
+    made from its checkpoint row; a step that walks every partition has them made at once.
+    Both give the summaries written, every fact, null and document included, and an entry
+    after the checkpoint wins over its row."""
+    variants = [
+        PartitionSummary(),
+        PartitionSummary(settled_files=3, latest_commit=2, policies_current=True, format="json"),
+        PartitionSummary(
+            policy_commits=2,
+            last_commit_ms=1_700_000_000_000,
+            last_origin={"dag_id": "hourly", "run_id": "manual__1"},
+            receipts={"iceberg": {"snapshot_id": 7}},
+            published_compactions=2,
+            retire_pending=True,
+            expired_at_ms=5,
+        ),
+    ]
+    written = {
+        f"dt=2026-11-{1 + n % 28:02d}/hour={n % 24:02d}/n={n}": variants[n % 3] for n in range(200)
+    }
+    root = tmp_path / "_fscommit"
+    ledger = CommitLedger(str(tmp_path))
+    log, store = ledger.state_log, ledger.store
+    (root / "state").mkdir(parents=True)
+    log.create_checkpoint(TableState(0, written, 0), store)
+    state = log.read()
+    assert state is not None and state.columns is not None
+    # One by one (the first rows asked are made alone, the rest at once), then all.
+    assert {path: state.partitions[path] for path in written} == written
+    assert state.get("dt=2026-12-01/hour=00/n=0") is None and len(state.partitions) == 200
+    changed = {next(iter(written)): variants[1]}
+    after = log.append(changed, state, store)
+    assert dict(after.partitions.items()) == written | changed and after.changed == changed.keys()
+    # A document the checkpoint holds unreadably is named when asked for, with the fix.
+    arrow = root / "state" / "0000000000.checkpoint.arrow"
+    table = pa.ipc.open_file(arrow.read_bytes()).read_all()
+    broken = table.set_column(
+        table.schema.get_field_index("receipts"),
+        "receipts",
+        pa.array(["{"] * table.num_rows, pa.string()),
+    )
+    other = tmp_path / "broken"
+    (other / "_fscommit" / "state").mkdir(parents=True)
+    with pa.ipc.new_file(
+        other / "_fscommit/state/0000000000.checkpoint.arrow", broken.schema
+    ) as out:
+        out.write_table(broken)
+    broken_state = CommitLedger(str(other)).state()
+    with pytest.raises(LedgerError, match=r"0000000000\.checkpoint\.arrow is unreadable.*restore"):
+        broken_state.partitions[next(iter(written))]
 
 
 def test_entries_of_runs_that_raced_both_land_in_order(tmp_path):

@@ -1,4 +1,5 @@
-"""The table state's columns settle each partition as :func:`.work.settled_as` does.
+"""The table state's columns settle each partition as :func:`.work.settled_as` does, and
+give each settled partition the state :func:`.table_report.partition_state` gives it.
 
 Every combination of the facts the verdict reads, on the specs that change it (a catalog
 that rewrites fragmented partitions, a sorted table, expiration), written as a real Arrow
@@ -16,8 +17,9 @@ import pytest
 from airflow_provider_fscommit.core.compat import strict_zip
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.ledger.table_state import PartitionSummary, StateLog, TableState
-from airflow_provider_fscommit.core.status import settlement
+from airflow_provider_fscommit.core.status import settlement, table_report
 from airflow_provider_fscommit.core.status.settlement import settled_partitions
+from airflow_provider_fscommit.core.status.table_report import partition_state
 from airflow_provider_fscommit.core.status.work import settled_as
 from airflow_provider_fscommit.core.storage.conditional_writes import conditional_store
 from fscommit_dev.tables import hourly_table
@@ -69,8 +71,15 @@ def read_state(tmp_path_factory) -> tuple[TableState, dict[str, int]]:
     """A checkpoint of every combination (twice: each staged count), an entry after it that
     changes some, and a staged partition without records; the state as a run reads it."""
     combinations = list(itertools.product(*FACTS.values(), STAGED))
+    # The facts a settled partition's state reads besides, cycled within every 144 rows
+    # (each value of the verdict's facts but the last three): each of their combinations
+    # meets each combination of expiry and current policies.
     summaries = {
-        hour(n): PartitionSummary(**dict(strict_zip(FACTS, facts[:-1])))
+        hour(n): PartitionSummary(
+            **dict(strict_zip(FACTS, facts[:-1])),
+            policy_commits=n // 2 % 3,
+            latest_commit=4 if n // 6 % 2 else None,
+        )
         for n, facts in enumerate(combinations)
     }
     counts = {hour(n): facts[-1] for n, facts in enumerate(combinations)}
@@ -109,3 +118,26 @@ def test_the_columns_settle_each_partition_as_the_rule_does(name, read_state, mo
     # settled, fragmented and not settled all occur: each branch of the rule is compared.
     assert sorted(asked) == sorted(state.changed)
     assert {True, False} <= set(expected.values()) and len(expected) < len(counts) - 1
+
+
+def test_the_columns_give_each_partition_the_state_its_summary_gives(read_state, monkeypatch):
+    state, counts = read_state
+    paths = sorted(path for path in counts if path in state.partitions)
+    expected = [partition_state(None, state.partitions[path]) for path in paths]
+    asked = []
+    monkeypatch.setattr(
+        table_report,
+        "partition_state",
+        lambda status, summary: asked.append(summary) or partition_state(status, summary),
+    )
+    assert table_report.settled_states(state, paths) == expected
+    # Every state occurs; only the partitions entries changed are asked one at a time.
+    assert {s.value for s in expected} == {
+        "expired",
+        "committable",
+        "pending",
+        "late-data",
+        "re-committed",
+        "committed",
+    }
+    assert len(asked) == len(state.changed)
