@@ -7,7 +7,8 @@ plans' URIs as S3A writes them, then uploaded). Each table is upgraded by one fi
 (measured apart: it reads every partition's records once, which on the S3 server takes
 ~10 requests per partition, half an hour for the year: the larger S3 tables are upgraded
 on the local disk before their upload instead, by the same code), then, per repetition,
-interleaved (sizes rotated, stores alternated), each in a fresh process:
+interleaved (stores alternated; each operation run on every size in turn, the sizes
+rotated), each in a fresh process:
 
 - a no-op commit: what ``fscommit commit`` does when nothing is new (the dry run, the
   run, the committer and the completeness step);
@@ -103,10 +104,12 @@ def run_ledger_scale(settings: BenchSettings) -> dict[str, Any]:
                 print(f"  {hours:>5} {store:<5} upgrade run {first['wall_s']:.1f} s"
                       f"{_requests_text(first)}", flush=True)  # fmt: skip
         for rep in range(settings.reps):
+            # The ages side by side, operation by operation: the ratio compares runs seconds
+            # apart, whatever the host does over the minutes of a repetition.
             order = sizes[rep % len(sizes) :] + sizes[: rep % len(sizes)]
-            for hours in order:
-                for store in STORES if rep % 2 == 0 else STORES[::-1]:
-                    for operation in ROUTINE:
+            for store in STORES if rep % 2 == 0 else STORES[::-1]:
+                for operation in ROUTINE:
+                    for hours in order:
                         result = measure(hours, store, operation, str(rep))
                         _add(samples, hours, store, operation, result)
             print(f"  rep {rep + 1}/{settings.reps} done", flush=True)
