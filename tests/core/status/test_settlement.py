@@ -71,9 +71,9 @@ def read_state(tmp_path_factory) -> tuple[TableState, dict[str, int]]:
     """A checkpoint of every combination (twice: each staged count), an entry after it that
     changes some, and a staged partition without records; the state as a run reads it."""
     combinations = list(itertools.product(*FACTS.values(), STAGED))
-    # The facts a settled partition's state reads besides, cycled within every 144 rows
-    # (each value of the verdict's facts but the last three): each of their combinations
-    # meets each combination of expiry and current policies.
+    # The facts a settled partition's state reads besides, cycled every 12 rows: each of
+    # their combinations occurs within the 144 rows that share an expiry and the facts
+    # before it (current policies among them).
     summaries = {
         hour(n): PartitionSummary(
             **dict(strict_zip(FACTS, facts[:-1])),
