@@ -321,11 +321,15 @@ class PartitionSummaries(Mapping[str, PartitionSummary]):
     def __len__(self) -> int:
         return len(self.checkpoint.rows) + sum(p not in self.checkpoint.rows for p in self.changes)
 
-    def items(self) -> ItemsView[str, PartitionSummary]:  # every row: made at once
-        return {**self.checkpoint.summaries(), **self.changes}.items()
+    def items(self) -> ItemsView[str, PartitionSummary]:
+        return self._whole().items()
 
     def values(self) -> ValuesView[PartitionSummary]:
-        return {**self.checkpoint.summaries(), **self.changes}.values()
+        return self._whole().values()
+
+    def _whole(self) -> dict[str, PartitionSummary]:
+        """Every partition's summary: the rows made at once, then the changes over them."""
+        return {**self.checkpoint.summaries(), **self.changes}
 
 
 def _updated(
@@ -345,22 +349,34 @@ class TableState:
     partition by partition, or a new table). ``errors``: partitions whose records could
     not be read when the state was made from them (never in the state log itself).
 
-    ``columns``: the Arrow checkpoint the state was read from, for a step that asks
-    something of every partition at once (:mod:`..status.settlement`); its rows are the
-    summaries of ``partitions`` (then :class:`PartitionSummaries`, each made from its
-    row when asked) but for those of ``changed`` (entries after the checkpoint, or this
-    process's appends).
+    A state read from an Arrow checkpoint holds its ``partitions`` as
+    :class:`PartitionSummaries`: the checkpoint's rows, each made a summary when asked,
+    under the summaries of the entries after it.
     """
 
     version: int
     partitions: Mapping[str, PartitionSummary]
     checkpoint_version: int = -1
     errors: dict[str, str] = field(default_factory=dict)
-    columns: CheckpointColumns | None = field(default=None, compare=False)
-    changed: frozenset[str] = field(default=frozenset(), compare=False)
 
     def get(self, partition: str) -> PartitionSummary | None:
         return self.partitions.get(partition)
+
+    @property
+    def columns(self) -> CheckpointColumns | None:
+        """The Arrow checkpoint the state was read from, for a step that asks something of
+        every partition at once (:mod:`..status.settlement`); its rows are the summaries of
+        ``partitions`` but for those of :attr:`changed`. None: no Arrow checkpoint read."""
+        partitions = self.partitions
+        return partitions.checkpoint if isinstance(partitions, PartitionSummaries) else None
+
+    @property
+    def changed(self) -> frozenset[str]:
+        """The partitions whose summary is not their checkpoint row: entries after the
+        checkpoint, or this process's appends (none without :attr:`columns`)."""
+        partitions = self.partitions
+        changes = partitions.changes if isinstance(partitions, PartitionSummaries) else {}
+        return frozenset(changes)
 
     @property
     def entries_since_checkpoint(self) -> int:
@@ -387,7 +403,7 @@ class StateLog:
         assert read is not None and checkpoint is not None
         version = checkpoint[0]
         if isinstance(read, CheckpointColumns):
-            state = TableState(version, PartitionSummaries(read, {}), version, columns=read)
+            state = TableState(version, PartitionSummaries(read, {}), version)
         else:
             state = TableState(version, dict(read), version)
         return self._forward(state)
@@ -425,22 +441,14 @@ class StateLog:
 
     def _forward(self, state: TableState) -> TableState:
         """``state`` with every entry after its version applied, in version order."""
-        version, partitions, changed = state.version, state.partitions, set(state.changed)
+        version, partitions = state.version, state.partitions
         while True:
             path = self._entry_path(version + 1)
             document = self._read(path, required=False)
             if document is None:
-                return TableState(
-                    version,
-                    partitions,
-                    state.checkpoint_version,
-                    columns=state.columns,
-                    changed=frozenset(changed),
-                )
+                return TableState(version, partitions, state.checkpoint_version)
             version += 1
-            summaries = self._summaries(document, path)
-            partitions = _updated(partitions, summaries)
-            changed.update(summaries)
+            partitions = _updated(partitions, self._summaries(document, path))
 
     def create_checkpoint(self, state: TableState, store: ConditionalStore) -> None:
         """Make ``state`` the one readers start from (created once per version)."""
@@ -467,11 +475,7 @@ class StateLog:
             version = state.version + 1
             if store.create(self._entry_path(version), _encode(version, changes)) is not None:
                 state = TableState(
-                    version,
-                    _updated(state.partitions, changes),
-                    state.checkpoint_version,
-                    columns=state.columns,
-                    changed=state.changed.union(changes),
+                    version, _updated(state.partitions, changes), state.checkpoint_version
                 )
                 if state.entries_since_checkpoint >= CHECKPOINT_INTERVAL:
                     self.create_checkpoint(state, store)
