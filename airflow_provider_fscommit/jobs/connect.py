@@ -18,16 +18,17 @@ Runs of the same code share one server-side session (:func:`code_session_id`), k
 after each run, so the Python workers that imported pyarrow and the compactor serve the
 next run too; each run tags its operations, so cancelling one (``on_kill``, ^C) leaves the
 others running. The client reads what it plans from (no input footer: the units read their
-own, once each) while it connects and uploads the artifact; then, while it plans, a warm-up
-job starts those workers when there are none yet and learns the server's parallelism, so
-planning and worker start overlap.
+own, once each) while it connects. The first run of this code in a session then uploads
+the artifact and, while it plans, a warm-up job starts those workers and learns the
+server's parallelism, so planning and worker start overlap; it notes the parallelism in
+the session, and later runs find the note in one round trip instead of uploading the
+artifact and running the job again (:func:`_workers`).
 """
 
 from __future__ import annotations
 
 import contextlib
 import functools
-import hashlib
 import pickle
 import re
 import tempfile
@@ -43,13 +44,15 @@ from airflow_provider_fscommit.core.compaction.summary import CompactionSummary,
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.errors import ConnectError
 from airflow_provider_fscommit.jobs.driver import run_and_record, run_group, unit_groups
-from airflow_provider_fscommit.jobs.launch import package_zip
+from airflow_provider_fscommit.jobs.launch import package_digest, package_zip
 
 if TYPE_CHECKING:
     import pyarrow as pa
     from pyspark.sql.connect.session import SparkSession
 
 REMOTE_ENV = "SPARK_REMOTE"
+# A server-side session's note that this code's workers were started (its parallelism).
+WARM_CONF = "fscommit.connect.warm"
 # Retries of an unanswered call: the first look fails fast (a server that is down); a
 # running job tolerates about a minute of silence (backoff 50 ms x4 up to 60 s) before the
 # run fails and leaves its plan to the next run's recovery.
@@ -89,15 +92,14 @@ class ConnectCompaction:
             tempfile.TemporaryDirectory(prefix="fscommit-") as scratch,
             ThreadPoolExecutor(1, thread_name_prefix="fscommit-warmup") as pool,
         ):
-            archive = package_zip(scratch)
+            digest = package_digest()
             warm_up: list[Future[int]] = []
 
             def start() -> None:  # while the client reads what it plans from
-                session = self._connect(code_session_id(archive))
+                session = self._connect(code_session_id(digest))
                 session.addTag(tag)
                 self._session, self._tag = session, tag
-                session.addArtifacts(archive, pyfile=True)
-                warm_up.append(pool.submit(_warm_up, session, tag))
+                warm_up.append(_workers(session, tag, digest, scratch, pool))
 
             def run_units(tasks: list[UnitTask]) -> list[UnitResult]:
                 assert self._session is not None
@@ -184,16 +186,36 @@ class ConnectCompaction:
         return [result for row in rows for result in pickle.loads(row.results)]
 
 
-def code_session_id(archive: str) -> str:
-    """The server-side session of this exact code: the zip's content names it.
+def code_session_id(digest: str) -> str:
+    """The server-side session of this exact code (:func:`~.launch.package_digest`).
 
     Runs of the same provider version share one session on the server, so its Python
     workers, which have pyarrow and the compactor imported, serve the next run (about 2 s
     saved per run); a session cannot replace an artifact, so other code gets its own.
     """
-    with open(archive, "rb") as source:
-        digest = hashlib.file_digest(source, "sha256").hexdigest()
     return str(uuid.uuid5(uuid.NAMESPACE_URL, f"fscommit:{digest}"))
+
+
+def _workers(
+    session: SparkSession, tag: str, digest: str, scratch: str, pool: ThreadPoolExecutor
+) -> Future[int]:
+    """The server's parallelism, once its Python workers can run this code's units.
+
+    The first run of this code in a server-side session uploads it and starts the workers
+    with a warm-up job, beside planning; the job then notes the parallelism in the session.
+    A later run finds that note in one round trip and does neither: the session keeps its
+    artifacts, and Spark keeps its Python workers for reuse (were they ended since, the
+    units' job starts them itself). The note names the code, since a user's own
+    ``session_id`` may hold another version's.
+    """
+    note = f"{WARM_CONF}.{digest[:16]}"
+    known = session.conf.get(note, None)
+    if known is not None:
+        found: Future[int] = Future()
+        found.set_result(int(known))
+        return found
+    session.addArtifacts(package_zip(scratch), pyfile=True)
+    return pool.submit(_warm_up, session, tag, note)
 
 
 def _with_session(remote: str, session_id: str) -> str:
@@ -205,14 +227,17 @@ def _with_session(remote: str, session_id: str) -> str:
     return f"{remote};session_id={session_id}"
 
 
-def _warm_up(session: SparkSession, tag: str) -> int:
-    """Start the server's Python workers with the compactor imported; its parallelism.
+def _warm_up(session: SparkSession, tag: str, note: str) -> int:
+    """Start the server's Python workers with the compactor imported; its parallelism,
+    noted in the session as ``note``.
 
     ``range`` without a partition count has the server's default parallelism: one row per
     partition comes back. Tags are per thread: this one's operation carries the run's too.
     """
     session.addTag(tag)
-    return len(session.range(1 << 16).mapInArrow(_import_compactor, "partition int").collect())
+    rows = session.range(1 << 16).mapInArrow(_import_compactor, "partition int").collect()
+    session.conf.set(note, str(len(rows)))
+    return len(rows)
 
 
 def _import_compactor(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:

@@ -6,6 +6,7 @@ it into a spark-submit command line, the hook hands it to the Spark provider.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import sys
@@ -119,9 +120,29 @@ def package_zip(directory: str | None = None) -> str:
         Path(directory or tempfile.mkdtemp(prefix="fscommit-")) / "airflow_provider_fscommit.zip"
     )
     with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as archive:
-        for path in sorted(PACKAGE_DIR.rglob("*.py")):
+        for path in _package_files(PACKAGE_DIR):
             archive.write(path, path.relative_to(PACKAGE_DIR.parent))
     return str(target)
+
+
+def package_digest(package: Path = PACKAGE_DIR) -> str:
+    """A hash of the code :func:`package_zip` ships: each file's name and content.
+
+    Not of the zip itself, whose entries carry the files' modification times: the same
+    code installed twice hashes the same, and it is known without zipping it.
+    """
+    digest = hashlib.sha256()
+    for path in _package_files(package):
+        name = path.relative_to(package).as_posix().encode()
+        content = path.read_bytes()
+        digest.update(b"%d:%s%d:" % (len(name), name, len(content)))
+        digest.update(content)
+    return digest.hexdigest()
+
+
+def _package_files(package: Path) -> list[Path]:
+    """The package's Python sources, in a stable order: what travels to the executors."""
+    return sorted(package.rglob("*.py"))
 
 
 def job_arguments(

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import threading
@@ -20,7 +21,7 @@ from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.faults import FAULT_ENV, STALL_ENV
 from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
 from airflow_provider_fscommit.jobs.connect import ConnectCompaction, _with_session, code_session_id
-from airflow_provider_fscommit.jobs.launch import package_zip
+from airflow_provider_fscommit.jobs.launch import PACKAGE_DIR, package_digest
 from fscommit_dev.listeners import free_port
 from fscommit_dev.spark_connect import ConnectServer, worker_python
 from fscommit_dev.streams import StreamingTable
@@ -229,15 +230,20 @@ def test_a_server_killed_mid_run_fails_the_run_and_the_next_publishes_once(
 
 
 def test_runs_of_the_same_code_share_a_session_and_other_code_gets_its_own(tmp_path):
-    """The server's warm workers serve the same code only: a session keeps its artifacts."""
-    (tmp_path / "a").mkdir()
-    (tmp_path / "b").mkdir()
-    first = code_session_id(package_zip(str(tmp_path / "a")))
-    again = tmp_path / "b"
-    assert code_session_id(package_zip(str(again))) == first
-    other = tmp_path / "other.zip"
-    other.write_bytes(Path(package_zip(str(again))).read_bytes() + b"\0")
-    assert code_session_id(str(other)) != first
+    """The server's warm workers serve the same code only: a session keeps its artifacts.
+
+    The same code installed again (other modification times) names the same session."""
+    first = code_session_id(package_digest())
+    again = tmp_path / "again"
+    shutil.copytree(PACKAGE_DIR, again, copy_function=shutil.copy)  # new times, same bytes
+    os.utime(again / "jobs" / "connect.py", (1, 1))
+    assert code_session_id(package_digest(again)) == first
+    changed = again / "jobs" / "connect.py"
+    changed.write_bytes(changed.read_bytes() + b"\n")
+    assert code_session_id(package_digest(again)) != first
+    changed.write_bytes((PACKAGE_DIR / "jobs" / "connect.py").read_bytes())
+    changed.rename(again / "jobs" / "connected.py")  # the same bytes under another name
+    assert code_session_id(package_digest(again)) != first
 
 
 @pytest.mark.parametrize(
