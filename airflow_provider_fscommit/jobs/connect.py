@@ -51,8 +51,6 @@ if TYPE_CHECKING:
     from pyspark.sql.connect.session import SparkSession
 
 REMOTE_ENV = "SPARK_REMOTE"
-# A server-side session's note that this code's workers were started (its parallelism).
-WARM_CONF = "fscommit.connect.warm"
 # Retries of an unanswered call: the first look fails fast (a server that is down); a
 # running job tolerates about a minute of silence (backoff 50 ms x4 up to 60 s) before the
 # run fails and leaves its plan to the next run's recovery.
@@ -208,7 +206,7 @@ def _workers(
     units' job starts them itself). The note names the code, since a user's own
     ``session_id`` may hold another version's.
     """
-    note = f"{WARM_CONF}.{digest[:16]}"
+    note = warm_note(digest)
     known = session.conf.get(note, None)
     if known is not None:
         found: Future[int] = Future()
@@ -216,6 +214,12 @@ def _workers(
         return found
     session.addArtifacts(package_zip(scratch), pyfile=True)
     return pool.submit(_warm_up, session, tag, note)
+
+
+def warm_note(digest: str) -> str:
+    """The session conf in which a run of this code notes that it started the server's
+    workers (their parallelism)."""
+    return f"fscommit.connect.warm.{digest[:16]}"
 
 
 def _with_session(remote: str, session_id: str) -> str:

@@ -21,10 +21,10 @@ from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.faults import FAULT_ENV, STALL_ENV
 from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
 from airflow_provider_fscommit.jobs.connect import (
-    WARM_CONF,
     ConnectCompaction,
     _with_session,
     code_session_id,
+    warm_note,
 )
 from airflow_provider_fscommit.jobs.launch import PACKAGE_DIR, package_digest
 from fscommit_dev.listeners import free_port
@@ -79,7 +79,7 @@ def test_a_run_on_connect_publishes_exactly_once_with_the_shipped_code(
     files = visible_data_files(str(table))
     # The later runs of this code (the other stream's, the tests') find its workers
     # started: they neither upload the code nor run a warm-up job, yet run the code above.
-    assert warm_note(connect_server.url) == "2"
+    assert warm_workers(connect_server.url) == "2"
 
     again = compact(
         stream.staging, stream.checkpoint, str(table), "--spark-remote", connect_server.url
@@ -89,7 +89,7 @@ def test_a_run_on_connect_publishes_exactly_once_with_the_shipped_code(
     assert visible_data_files(str(table)) == files
 
 
-def warm_note(remote: str) -> str | None:
+def warm_workers(remote: str) -> str | None:
     """What this code's server-side session says of its workers' parallelism, if anything."""
     from pyspark.sql.connect.session import SparkSession
 
@@ -97,7 +97,7 @@ def warm_note(remote: str) -> str | None:
     session = SparkSession.builder.remote(_with_session(remote, code_session_id(digest))).create()
     session.release_session_on_close = False
     try:
-        return session.conf.get(f"{WARM_CONF}.{digest[:16]}", None)
+        return session.conf.get(warm_note(digest), None)
     finally:
         session.stop()
 
