@@ -119,9 +119,10 @@ def _fscommit_connect_sorted_command(staged: WorkloadInput, out: Path) -> list[s
 
 
 def fscommit_seconds(measurement: Measurement) -> float:
-    """The job's own work: its run (``seconds``) and the footers it read while its
-    executors started (``read_ahead_seconds``), counted although the whole run does not
-    wait for them; every partition must publish."""
+    """The job's own work: its run (``seconds``) and its read-ahead
+    (``read_ahead_seconds``: the dry run that reads what it plans from, while a
+    spark-submit's executors start or as a Connect client's look for work), counted
+    although a spark-submit does not wait for it; every partition must publish."""
     result = json.loads(measurement.stdout)
     failed = [p for p in result["partitions"] if p["state"] != "published"]
     if failed:

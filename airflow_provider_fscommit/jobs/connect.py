@@ -18,11 +18,12 @@ Runs of the same code share one server-side session (:func:`code_session_id`), k
 after each run, so the Python workers that imported pyarrow and the compactor serve the
 next run too; each run tags its operations, so cancelling one (``on_kill``, ^C) leaves the
 others running. The client reads what it plans from (no input footer: the units read their
-own, once each) while it connects. The first run of this code in a session then uploads
-the artifact and, while it plans, a warm-up job starts those workers and learns the
-server's parallelism, so planning and worker start overlap; it notes the parallelism in
-the session, and later runs find the note in one round trip instead of uploading the
-artifact and running the job again (:func:`_workers`).
+own, once each) once, in the launcher's look for work, which the run continues. The first
+run of this code in a session then uploads the artifact and, while it plans, a warm-up
+job starts those workers and learns the server's parallelism, so planning and worker
+start overlap; it notes the parallelism in the session, and later runs find the note in
+one round trip instead of uploading the artifact and running the job again
+(:func:`_workers`).
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ from airflow_provider_fscommit.core.compaction.plan import CompactionPlan
 from airflow_provider_fscommit.core.compaction.summary import CompactionSummary, PartitionResult
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.errors import ConnectError
+from airflow_provider_fscommit.core.publish.publisher import CompactionPublisher
 from airflow_provider_fscommit.jobs.driver import run_and_record, run_group, unit_groups
 from airflow_provider_fscommit.jobs.launch import package_digest, package_zip
 
@@ -78,8 +80,13 @@ class ConnectCompaction:
         run_id: str,
         progress: Callable[[PartitionResult], None] | None = None,
         planned: Callable[[list[CompactionPlan]], None] | None = None,
+        publisher: CompactionPublisher | None = None,
     ) -> CompactionSummary:
         """Compact and publish, as the spark-submit application does; returns its summary.
+
+        ``publisher``: one whose look for work (the launcher's) read what the run plans
+        from; the run continues its reads. Without one, the client reads them while it
+        connects.
 
         A server that cannot be reached is a :class:`ConnectError` before anything is
         planned; one that fails mid-run leaves the run's plan open, unpublished, for the
@@ -105,7 +112,15 @@ class ConnectCompaction:
 
             try:
                 return run_and_record(
-                    spec, partitions, run_id, self.codec, run_units, progress, planned, start
+                    spec,
+                    partitions,
+                    run_id,
+                    self.codec,
+                    run_units,
+                    progress,
+                    planned,
+                    start,
+                    publisher,
                 )
             except BaseException:  # ^C, a kill: end this run's work on the server too
                 self.interrupt()

@@ -147,6 +147,7 @@ def run_and_record(
     progress: Callable[[PartitionResult], None] | None = None,
     planned: Callable[[list[CompactionPlan]], None] | None = None,
     start: Callable[[], None] | None = None,
+    publisher: CompactionPublisher | None = None,
 ) -> CompactionSummary:
     """The driver's part of a run, wherever the units run: the whole protocol, then the
     run summary stored in the ledger under ``run_id`` (what a launcher that cannot see the
@@ -154,15 +155,20 @@ def run_and_record(
 
     ``start`` brings the executors up (a Spark session, a Connect server's) and may refuse
     them (:func:`require_floors`); what the run plans from is read meanwhile (no footer:
-    the units read their own), and nothing is planned before it returns. An error that
-    stops the whole run (executors below the floors, the lock, the checkpoint, the store)
-    becomes the summary's ``error`` and is not stored: a refused run writes nothing to
-    the table; a failed partition is in its ``partitions``.
+    the units read their own), and nothing is planned before it returns. A ``publisher``
+    given has read it already (a launcher's look for work in this process): the run
+    continues its reads, and ``start`` runs alone. An error that stops the whole run
+    (executors below the floors, the lock, the checkpoint, the store) becomes the
+    summary's ``error`` and is not stored: a refused run writes nothing to the table; a
+    failed partition is in its ``partitions``.
     """
     try:
-        publisher = CompactionPublisher(spec, codec)
-        if start is not None:
-            _start_reading_ahead(publisher, partitions, start)
+        if publisher is None:
+            publisher = CompactionPublisher(spec, codec)
+            if start is not None:
+                _start_reading_ahead(publisher, partitions, start)
+        elif start is not None:
+            start()
         summary = publisher.run(run_units, partitions, progress, planned)
     except FsCommitError as exc:
         return CompactionSummary.stopped(str(exc))

@@ -107,31 +107,33 @@ class CompactionRunner:
         Raises only when there is no summary to give: the application died (killed, out of
         memory) or the store holding the ledger cannot be reached.
         """
-        idle = self.run_here_if_idle()
+        publisher = CompactionPublisher(self.spec, self.codec)
+        idle = self.run_here_if_idle(publisher)
         if idle is not None:
             launcher.launching(Launch.HERE)
             return idle
         if self.remote is not None:
             launcher.launching(Launch.CONNECT)
-            return self._on_connect(self.remote)
+            return self._on_connect(self.remote, publisher)
         launcher.launching(Launch.SPARK_SUBMIT)
         return self._submitted(launcher)
 
-    def run_here_if_idle(self) -> CompactionSummary | None:
+    def run_here_if_idle(self, publisher: CompactionPublisher) -> CompactionSummary | None:
         """Finish a run that has nothing to compact without starting a Spark application.
 
-        The dry run decides (it also refuses partitions that are not committable, before
-        anything is submitted); the run itself is the same protocol, so recovery
-        (discarding a crashed run's plan, finishing a publish) still happens. Should late
-        rows arrive between the two looks, their units run in this process, with the same
-        code the executors run. Returns None when there is work for Spark.
+        ``publisher``'s dry run decides (it also refuses partitions that are not
+        committable, before anything is submitted); the run itself is the same protocol,
+        so recovery (discarding a crashed run's plan, finishing a publish) still happens.
+        Should late rows arrive between the two looks, their units run in this process,
+        with the same code the executors run. Returns None when there is work for Spark;
+        a run on Spark Connect then continues with ``publisher``, whose dry run was its
+        read-ahead.
 
         Whether a plan's columns suit the table's sort order is left to the run, whose
         units read the footers: a wrong column is refused there, before anything is
         published.
         """
-        publisher = CompactionPublisher(self.spec, self.codec)
-        if publisher.preview(self.partitions, check_layout=False).plans:
+        if publisher.look_ahead(self.partitions).plans:
             return None
         return publisher.run(run_group, self.partitions)
 
@@ -141,8 +143,9 @@ class CompactionRunner:
         if connect is not None:
             connect.interrupt()
 
-    def _on_connect(self, remote: str) -> CompactionSummary:
-        """The protocol in this process, the units on the Spark Connect server."""
+    def _on_connect(self, remote: str, publisher: CompactionPublisher) -> CompactionSummary:
+        """The protocol in this process, continuing ``publisher``'s look for work; the
+        units on the Spark Connect server."""
         progress = self.progress
         self._connect = ConnectCompaction(remote, self.codec)
         try:
@@ -152,6 +155,7 @@ class CompactionRunner:
                 uuid.uuid4().hex,
                 progress.partition_done if progress else None,
                 (lambda plans: progress.planned(len(plans))) if progress else None,
+                publisher,
             )
         finally:
             self._connect = None

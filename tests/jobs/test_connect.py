@@ -20,13 +20,20 @@ import pytest
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.faults import FAULT_ENV, STALL_ENV
 from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
+from airflow_provider_fscommit.core.publish.publisher import CompactionPublisher
 from airflow_provider_fscommit.jobs.connect import (
     ConnectCompaction,
     _with_session,
     code_session_id,
     warm_note,
 )
-from airflow_provider_fscommit.jobs.launch import PACKAGE_DIR, package_digest
+from airflow_provider_fscommit.jobs.launch import (
+    PACKAGE_DIR,
+    CompactionSubmission,
+    SparkInstallation,
+    package_digest,
+)
+from airflow_provider_fscommit.jobs.runner import CompactionRunner, Launch
 from fscommit_dev.listeners import free_port
 from fscommit_dev.spark_connect import ConnectServer, worker_python
 from fscommit_dev.streams import StreamingTable
@@ -119,6 +126,52 @@ def test_spark_remote_is_read_from_the_environment(
     assert result.returncode == 0, result.stderr
     ready = committable(hourly_stream.staging, hourly_stream.checkpoint)
     assert check_exactly_once(spark, hourly_stream.staging, str(table), ready) > 0
+
+
+class ConnectOnly:
+    """A launcher for runs that go to a Connect server: it records how, and submits nothing."""
+
+    def __init__(self) -> None:
+        self.told: list[Launch] = []
+
+    def launching(self, how: Launch) -> None:
+        self.told.append(how)
+
+    def installation(self) -> SparkInstallation:
+        raise AssertionError("a run on Spark Connect looks for no Spark installation")
+
+    def environment(self) -> dict[str, str]:
+        raise AssertionError("a run on Spark Connect starts no process")
+
+    def driver_here(self) -> bool:
+        raise AssertionError("a run on Spark Connect has no driver of its own")
+
+    def submit(self, submission: CompactionSubmission) -> None:
+        raise AssertionError("a run on Spark Connect submits nothing")
+
+
+@pytest.mark.slow
+def test_the_look_for_work_is_the_runs_read_ahead(
+    spark, connect_server, hourly_stream, tmp_path, monkeypatch
+):
+    """What a run plans from is read once before it plans: a second dry run while the
+    client connected cost each run of workload (a) 0.07-0.18 s."""
+    looks: list[bool] = []
+    preview = CompactionPublisher.preview
+
+    def counted(publisher: CompactionPublisher, *args, **kwargs):
+        looks.append(True)
+        return preview(publisher, *args, **kwargs)
+
+    monkeypatch.setattr(CompactionPublisher, "preview", counted)
+    table = str(tmp_path / "table")
+    spec = TableSpec.from_options(table_options(hourly_stream, table))
+    launcher = ConnectOnly()
+    summary = CompactionRunner(spec, None, remote=connect_server.url).run(launcher)
+    assert launcher.told == [Launch.CONNECT] and not summary.failed
+    assert looks == [True] and summary.read_ahead_seconds > 0
+    ready = committable(hourly_stream.staging, hourly_stream.checkpoint)
+    assert summary.total("rows") == check_exactly_once(spark, hourly_stream.staging, table, ready)
 
 
 @pytest.mark.slow

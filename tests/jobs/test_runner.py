@@ -85,7 +85,8 @@ def test_a_sorted_tables_idle_check_reads_no_footer_and_its_run_refuses_a_missin
     monkeypatch.setattr(
         publisher_module, "read_plan_schema", lambda *a: reads.append(1) or read(*a)
     )
-    assert CompactionRunner(spec, None).run_here_if_idle() is None and reads == []
+    idle = CompactionRunner(spec, None).run_here_if_idle(CompactionPublisher(spec))
+    assert idle is None and reads == []
     summary = CompactionPublisher(spec).run(compact_units)
     assert summary.outcomes and all(
         o.state is CompactionState.FAILED

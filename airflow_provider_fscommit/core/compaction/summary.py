@@ -69,8 +69,10 @@ class CompactionSummary:
     ``error`` is set when the run stopped before it could work on partitions (executors
     below the floors, the table lock, the checkpoint, the store); a failed partition is
     one of ``outcomes``, the others being published. ``seconds`` is the protocol's run,
-    once the executors are up; ``read_ahead_seconds`` the dry run done before, while they
-    started (what the run plans from; no footer since the units read their own).
+    once the executors are up; ``read_ahead_seconds`` the dry run done before (what the
+    run plans from; no footer, since the units read their own): while a spark-submit's
+    executors started, or the launcher's look for work that a run in its process
+    continues (on Spark Connect, or with nothing for Spark).
 
     ``unchanged`` counts the partitions that needed nothing at all (every committed file
     published and their policies current, or dropped by expiration with nothing staged

@@ -421,20 +421,31 @@ class CompactionPublisher:
             known = self._csv_headers[partition] = (tuple(uris), decided)
         return known[1]
 
-    def read_ahead(self, partitions: Sequence[str] | None) -> None:
-        """Read what the run will plan from (the checkpoint, the sink log, the table
-        state), while its executors start; writes nothing, and reads no footer.
+    def look_ahead(self, partitions: Sequence[str] | None) -> CompactionPreview:
+        """A dry run that reads no footer, timed as the run's read-ahead: what the run
+        will plan from (the checkpoint, the sink log, the table state), read, and whether
+        there is work. Writes nothing.
 
-        A Spark session takes seconds to start and a Connect client to connect; the run's
-        reads after this dry run's are incremental. The footers are the units' to read,
-        once each: reading them here too cost workload (b) 3.1-3.5 s of 9,602 footers,
-        which the units then read again. Errors are left to the run, which meets them
-        again and reports them; so is everything else if Spark never starts.
+        The run's reads after it are incremental. The launcher's look for work is one:
+        a run in this process (on Spark Connect) continues from it instead of reading
+        everything again in a read-ahead of its own (:meth:`read_ahead`).
         """
         started = time.monotonic()
+        try:
+            return self.preview(partitions, check_layout=False)
+        finally:
+            self._read_ahead_seconds = time.monotonic() - started
+
+    def read_ahead(self, partitions: Sequence[str] | None) -> None:
+        """:meth:`look_ahead` while the executors start, its errors left to the run.
+
+        A Spark session takes seconds to start. The footers are the units' to read,
+        once each: reading them here too cost workload (b) 3.1-3.5 s of 9,602 footers,
+        which the units then read again. The run meets an error of this dry run again
+        and reports it (nothing does, if Spark never starts).
+        """
         with contextlib.suppress(FsCommitError):
-            self.preview(partitions, check_layout=False)
-        self._read_ahead_seconds = time.monotonic() - started
+            self.look_ahead(partitions)
 
     def recover(self, partition: str, reason: str = "unfinished by an earlier run") -> None:
         """Abandon unfinished plans, delete what they left, roll committed ones forward."""
