@@ -42,7 +42,6 @@ from typing import TYPE_CHECKING
 from airflow_provider_fscommit.core.compaction.compactor import UnitResult, UnitTask
 from airflow_provider_fscommit.core.compaction.plan import CompactionPlan
 from airflow_provider_fscommit.core.compaction.summary import CompactionSummary, PartitionResult
-from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.errors import ConnectError
 from airflow_provider_fscommit.core.publish.publisher import CompactionPublisher
 from airflow_provider_fscommit.jobs.driver import run_and_record, run_group, unit_groups
@@ -64,29 +63,24 @@ class ConnectCompaction:
     """Runs compactions with a Spark Connect server as the executors.
 
     :param remote: the server, ``sc://host:port`` (pyspark's URL, ``;token=…`` included).
-    :param codec: Parquet codec of the outputs.
     """
 
-    def __init__(self, remote: str, codec: str = "snappy") -> None:
+    def __init__(self, remote: str) -> None:
         self.remote = remote
-        self.codec = codec
         self._session: SparkSession | None = None
         self._tag = ""
 
     def run(
         self,
-        spec: TableSpec,
+        publisher: CompactionPublisher,
         partitions: Sequence[str] | None,
         run_id: str,
         progress: Callable[[PartitionResult], None] | None = None,
         planned: Callable[[list[CompactionPlan]], None] | None = None,
-        publisher: CompactionPublisher | None = None,
     ) -> CompactionSummary:
-        """Compact and publish, as the spark-submit application does; returns its summary.
-
-        ``publisher``: one whose look for work (the launcher's) read what the run plans
-        from; the run continues its reads. Without one, the client reads them while it
-        connects.
+        """Compact and publish with ``publisher`` (its table and codec), as the
+        spark-submit application does; returns its summary. The run continues the
+        publisher's reads: its look for work (the launcher's) read what the run plans from.
 
         A server that cannot be reached is a :class:`ConnectError` before anything is
         planned; one that fails mid-run leaves the run's plan open, unpublished, for the
@@ -100,7 +94,7 @@ class ConnectCompaction:
             digest = package_digest()
             warm_up: list[Future[int]] = []
 
-            def start() -> None:  # while the client reads what it plans from
+            def start() -> None:
                 session = self._connect(code_session_id(digest))
                 session.addTag(tag)
                 self._session, self._tag = session, tag
@@ -112,10 +106,10 @@ class ConnectCompaction:
 
             try:
                 return run_and_record(
-                    spec,
+                    publisher.spec,
                     partitions,
                     run_id,
-                    self.codec,
+                    publisher.codec,
                     run_units,
                     progress,
                     planned,

@@ -147,15 +147,14 @@ class CompactionRunner:
         """The protocol in this process, continuing ``publisher``'s look for work; the
         units on the Spark Connect server."""
         progress = self.progress
-        self._connect = ConnectCompaction(remote, self.codec)
+        self._connect = ConnectCompaction(remote)
         try:
             return self._connect.run(
-                self.spec,
+                publisher,
                 self.partitions,
                 uuid.uuid4().hex,
                 progress.partition_done if progress else None,
                 (lambda plans: progress.planned(len(plans))) if progress else None,
-                publisher,
             )
         finally:
             self._connect = None

@@ -349,7 +349,7 @@ def test_interrupting_a_run_cancels_its_units_and_publishes_nothing(
 
     interrupter = threading.Thread(target=interrupt_once_units_run)
     interrupter.start()
-    result = runner.run(spec, None, "interrupted")
+    result = runner.run(CompactionPublisher(spec), None, "interrupted")
     interrupter.join()
     assert "OPERATION_CANCELED" in result.error
     assert "nothing of this run was published" in result.error
