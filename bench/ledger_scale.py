@@ -250,7 +250,7 @@ def _commit(location: str) -> dict[str, Any]:
     from airflow_provider_fscommit.core.commit.committer import PartitionCommitter
     from airflow_provider_fscommit.core.commit.policy_factory import create_policies
     from airflow_provider_fscommit.core.publish.publisher import CompactionPublisher
-    from airflow_provider_fscommit.jobs.driver import run_group
+    from airflow_provider_fscommit.jobs.executor import run_group
 
     spec = _spec(location)
     publisher = CompactionPublisher(spec)

@@ -44,11 +44,11 @@ from airflow_provider_fscommit.core.compaction.plan import CompactionPlan
 from airflow_provider_fscommit.core.compaction.summary import CompactionSummary, PartitionResult
 from airflow_provider_fscommit.core.errors import ConnectError
 from airflow_provider_fscommit.core.publish.publisher import CompactionPublisher
-from airflow_provider_fscommit.jobs.driver import run_and_record, run_group, unit_groups
+from airflow_provider_fscommit.jobs.driver import run_and_record, unit_groups
+from airflow_provider_fscommit.jobs.executor import report_partition, run_payload
 from airflow_provider_fscommit.jobs.launch import package_digest, package_zip
 
 if TYPE_CHECKING:
-    import pyarrow as pa
     from pyspark.sql.connect.session import SparkSession
 
 REMOTE_ENV = "SPARK_REMOTE"
@@ -177,7 +177,7 @@ class ConnectCompaction:
         """Run the units on the server, balanced over a few tasks per server core."""
         try:
             groups = unit_groups(tasks, parallelism.result())
-            job = functools.partial(_run_payload, pickle.dumps(groups))
+            job = functools.partial(run_payload, pickle.dumps(groups))
             with _quiet():
                 rows = (
                     session.range(0, len(groups), 1, len(groups))
@@ -248,31 +248,9 @@ def _warm_up(session: SparkSession, tag: str, note: str) -> int:
     partition comes back. Tags are per thread: this one's operation carries the run's too.
     """
     session.addTag(tag)
-    rows = session.range(1 << 16).mapInArrow(_import_compactor, "partition int").collect()
+    rows = session.range(1 << 16).mapInArrow(report_partition, "partition int").collect()
     session.conf.set(note, str(len(rows)))
     return len(rows)
-
-
-def _import_compactor(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    import pyarrow as pa
-    from pyspark import TaskContext
-
-    import airflow_provider_fscommit.core.compaction.compactor  # noqa: F401 -- what a unit imports
-
-    for _ in batches:
-        pass
-    partition = TaskContext.get().partitionId()  # type: ignore[union-attr]
-    yield pa.RecordBatch.from_pydict({"partition": pa.array([partition], pa.int32())})
-
-
-def _run_payload(payload: bytes, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    """One Spark task on the server: the groups whose indexes its rows hold."""
-    import pyarrow as pa
-
-    groups: list[list[UnitTask]] = pickle.loads(payload)
-    for batch in batches:
-        results = [pickle.dumps(run_group(groups[i])) for i in batch.column(0).to_pylist()]
-        yield pa.RecordBatch.from_pydict({"results": pa.array(results, pa.binary())})
 
 
 @contextlib.contextmanager

@@ -7,7 +7,7 @@ no input footer: each unit reads its own inputs' footers, once. The units of all
 plans are balanced by input bytes over a few Spark tasks per core (a task costs tens of
 milliseconds of overhead, which hundreds of small units would pay each), so the work
 spreads over a cluster. The driver runs the core's :class:`CompactionPublisher`;
-executors run :func:`compact_units` with pyarrow.
+executors run :func:`~.executor.run_group` (the compactor, with pyarrow).
 
 It prints ``FSCOMMIT_PLANNED`` once its plans are made, one ``FSCOMMIT_PROGRESS <json>``
 line per partition as it is done and, at its end, the run's :class:`CompactionSummary` as
@@ -29,13 +29,14 @@ from typing import Any
 
 from airflow_provider_fscommit.console import messages_to_stderr
 from airflow_provider_fscommit.core.compaction.bin_packing import balance
-from airflow_provider_fscommit.core.compaction.compactor import UnitResult, UnitTask, compact_units
+from airflow_provider_fscommit.core.compaction.compactor import UnitResult, UnitTask
 from airflow_provider_fscommit.core.compaction.plan import CompactionPlan
 from airflow_provider_fscommit.core.compaction.summary import CompactionSummary, PartitionResult
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.errors import FsCommitError
 from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
 from airflow_provider_fscommit.core.publish.publisher import CompactionPublisher
+from airflow_provider_fscommit.jobs.executor import run_group
 from airflow_provider_fscommit.jobs.floors import refusal, runtime
 
 PLANNED_PREFIX = "FSCOMMIT_PLANNED "
@@ -131,11 +132,6 @@ def require_floors(context: Any) -> None:
 def unit_groups(tasks: list[UnitTask], parallelism: int) -> list[list[UnitTask]]:
     """The units balanced by input bytes over ``TASKS_PER_CORE`` Spark tasks per core."""
     return balance(tasks, lambda t: t.bytes, TASKS_PER_CORE * max(parallelism, 1))
-
-
-def run_group(group: list[UnitTask]) -> list[UnitResult]:
-    """One Spark task's work: its units, one after the other."""
-    return compact_units(group)
 
 
 def run_and_record(

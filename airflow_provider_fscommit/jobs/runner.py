@@ -32,12 +32,8 @@ from airflow_provider_fscommit.core.ledger.ledger import CommitLedger
 from airflow_provider_fscommit.core.publish.publisher import CompactionPublisher
 from airflow_provider_fscommit.jobs.class_archive import ClassArchive
 from airflow_provider_fscommit.jobs.connect import ConnectCompaction
-from airflow_provider_fscommit.jobs.driver import (
-    PLANNED_PREFIX,
-    PROGRESS_PREFIX,
-    RESULT_PREFIX,
-    run_group,
-)
+from airflow_provider_fscommit.jobs.driver import PLANNED_PREFIX, PROGRESS_PREFIX, RESULT_PREFIX
+from airflow_provider_fscommit.jobs.executor import run_group
 from airflow_provider_fscommit.jobs.launch import CompactionSubmission, SparkInstallation
 
 

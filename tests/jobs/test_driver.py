@@ -11,7 +11,8 @@ from pathlib import Path
 from airflow_provider_fscommit.core.compaction.summary import CompactionSummary
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.errors import FsCommitError
-from airflow_provider_fscommit.jobs.driver import report, run_and_record, run_group
+from airflow_provider_fscommit.jobs.driver import report, run_and_record
+from airflow_provider_fscommit.jobs.executor import run_group
 from airflow_provider_fscommit.jobs.runner import ApplicationOutput
 from tests.support.compaction import table_options
 
