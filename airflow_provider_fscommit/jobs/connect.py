@@ -106,15 +106,7 @@ class ConnectCompaction:
 
             try:
                 return run_and_record(
-                    publisher.spec,
-                    partitions,
-                    run_id,
-                    publisher.codec,
-                    run_units,
-                    progress,
-                    planned,
-                    start,
-                    publisher,
+                    publisher, partitions, run_id, run_units, progress, planned, start
                 )
             except BaseException:  # ^C, a kill: end this run's work on the server too
                 self.interrupt()

@@ -87,21 +87,24 @@ def _run(args: argparse.Namespace) -> int:
         summary = [{"partition": p.partition, "files": len(p.inputs)} for p in plans]
         print(PLANNED_PREFIX + json.dumps(summary), flush=True)
 
-    spec = TableSpec.from_json(args.spec)
     refused = refusal("driver", runtime())
+    if refused is None:
+        try:
+            publisher = CompactionPublisher(TableSpec.from_json(args.spec), args.codec)
+        except FsCommitError as exc:
+            refused = str(exc)
     if refused is not None:
         report(CompactionSummary.stopped(refused))
         return 1
     try:
         summary = run_and_record(
-            spec,
+            publisher,
             args.partitions,
             args.run_id,
-            args.codec,
             run_units,
             progress,
             planned,
-            start,
+            lambda: _start_reading_ahead(publisher, args.partitions, start),
         )
     finally:
         for session in sessions:
@@ -135,40 +138,33 @@ def unit_groups(tasks: list[UnitTask], parallelism: int) -> list[list[UnitTask]]
 
 
 def run_and_record(
-    spec: TableSpec,
+    publisher: CompactionPublisher,
     partitions: Sequence[str] | None,
     run_id: str,
-    codec: str,
     run_units: Callable[[list[UnitTask]], list[UnitResult]],
     progress: Callable[[PartitionResult], None] | None = None,
     planned: Callable[[list[CompactionPlan]], None] | None = None,
     start: Callable[[], None] | None = None,
-    publisher: CompactionPublisher | None = None,
 ) -> CompactionSummary:
-    """The driver's part of a run, wherever the units run: the whole protocol, then the
-    run summary stored in the ledger under ``run_id`` (what a launcher that cannot see the
-    output reads back).
+    """The driver's part of a run, wherever the units run: the whole protocol with
+    ``publisher`` (its table and codec), then the run summary stored in the ledger under
+    ``run_id`` (what a launcher that cannot see the output reads back).
 
     ``start`` brings the executors up (a Spark session, a Connect server's) and may refuse
-    them (:func:`require_floors`); what the run plans from is read meanwhile (no footer:
-    the units read their own), and nothing is planned before it returns. A ``publisher``
-    given has read it already (a launcher's look for work in this process): the run
-    continues its reads, and ``start`` runs alone. An error that stops the whole run
-    (executors below the floors, the lock, the checkpoint, the store) becomes the
-    summary's ``error`` and is not stored: a refused run writes nothing to the table; a
-    failed partition is in its ``partitions``.
+    them (:func:`require_floors`); nothing is planned before it returns. What the run plans
+    from is read by then: by the publisher's own look for work (a launcher in this
+    process), or meanwhile (the application's, while its session starts). An error that
+    stops the whole run (executors below the floors, the lock, the checkpoint, the store)
+    becomes the summary's ``error`` and is not stored: a refused run writes nothing to the
+    table; a failed partition is in its ``partitions``.
     """
     try:
-        if publisher is None:
-            publisher = CompactionPublisher(spec, codec)
-            if start is not None:
-                _start_reading_ahead(publisher, partitions, start)
-        elif start is not None:
+        if start is not None:
             start()
         summary = publisher.run(run_units, partitions, progress, planned)
     except FsCommitError as exc:
         return CompactionSummary.stopped(str(exc))
-    CommitLedger(spec.require_table_path()).write_run(run_id, summary.to_dict())
+    CommitLedger(publisher.table_path).write_run(run_id, summary.to_dict())
     return summary
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from airflow_provider_fscommit.core.compaction.summary import CompactionSummary
 from airflow_provider_fscommit.core.config.table_spec import TableSpec
 from airflow_provider_fscommit.core.errors import FsCommitError
+from airflow_provider_fscommit.core.publish.publisher import CompactionPublisher
 from airflow_provider_fscommit.jobs.driver import report, run_and_record
 from airflow_provider_fscommit.jobs.executor import run_group
 from airflow_provider_fscommit.jobs.runner import ApplicationOutput
@@ -34,6 +35,6 @@ def test_a_run_refused_at_its_start_writes_nothing_to_the_table(compacted_stream
     def refuse() -> None:
         raise FsCommitError("the compaction job's executors run with no pyarrow")
 
-    summary = run_and_record(spec, None, "r1", "snappy", run_group, start=refuse)
+    summary = run_and_record(CompactionPublisher(spec), None, "r1", run_group, start=refuse)
     assert summary.error == "the compaction job's executors run with no pyarrow"
     assert not Path(table).exists()
